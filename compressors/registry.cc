@@ -1,0 +1,51 @@
+#include "compressors/registry.h"
+
+#include <cstdlib>
+
+#include "compressors/internal/text_util.h"
+#include "compressors/repetition.h"
+
+namespace caveman {
+namespace {
+
+using Factory = std::unique_ptr<Compressor> (*)(const RegistryOptions&);
+
+struct Entry {
+  std::string_view content_type;
+  Factory factory;
+};
+
+// The registry table: one row per compressor of §5. Order is documentation order; lookup is
+// by content type. A content type without a row passes through (§1.3 step 5).
+const Entry kEntries[] = {
+    {"repetition", [](const RegistryOptions&) { return NewRepetitionCompressor(); }},
+};
+
+}  // namespace
+
+RegistryOptions RegistryOptions::FromEnv() {
+  RegistryOptions o;
+  const char* v = std::getenv("CAVE_ENGINE_TOON");
+  o.toon_best_of = v != nullptr && internal::AsciiLower(v) == "best-of";
+  return o;
+}
+
+Registry::Registry(RegistryOptions options) {
+  for (const Entry& e : kEntries) compressors_.push_back(e.factory(options));
+}
+Registry::~Registry() = default;
+
+const Compressor* Registry::Find(std::string_view content_type) const {
+  for (const auto& c : compressors_) {
+    if (c->content_type() == content_type) return c.get();
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> Registry::content_types() const {
+  std::vector<std::string_view> out;
+  for (const auto& c : compressors_) out.push_back(c->content_type());
+  return out;
+}
+
+}  // namespace caveman

@@ -1,0 +1,129 @@
+// Engine API (§2): the public entry point of the library.
+//
+// HowTo:
+//   auto store = caveman::OpenSqliteStore(*caveman::StoreOptions::FromEnv());
+//   caveman::Engine engine({.store = store->get()});
+//   caveman::CompressOptions o; o.mode = caveman::Mode::kCompress;
+//   auto source = caveman::NewFdSource(0);
+//   caveman::CompressResult r = engine.Compress(*source, o, *caveman::NewFdSink(1));
+//
+// Compress reads the input in chunks, computing SHA-256, the token count and the zstd frame
+// of the original while reading; the transformed output is spooled (bounded memory, spill to
+// a 0600 temporary file) until the size gate decides; the original is committed to the store
+// before any transformed byte is written to the sink (§1.3, §1.4).
+//
+// Thread-safety: an Engine is immutable after construction except for the store it points
+// to; use one Engine per thread when they share a store object.
+#ifndef CAVEMAN_ENGINE_ENGINE_H_
+#define CAVEMAN_ENGINE_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "store/store.h"
+#include "stream/byte_io.h"
+#include "stream/status.h"
+#include "stream/tokens.h"
+
+namespace caveman {
+
+class Registry;
+
+enum class Mode : uint8_t { kRecord, kCompress };
+
+// Parses §2.2 mode strings: "compress" → kCompress, anything else (empty, unknown) → kRecord.
+Mode ParseMode(std::string_view mode);
+
+struct CompressOptions {
+  Mode mode = Mode::kRecord;         // Default: record (pass-through).
+  std::string type;                  // forced content type; empty or "auto" = detect
+  std::string query;                 // empty = no query
+  bool external_recovery = false;    // caller stores the original itself
+  // Reject inputs larger than this many bytes with kResourceExhausted before anything is
+  // emitted. Default: no limit (the CLI sets 64 MiB).
+  uint64_t max_input_bytes = UINT64_MAX;
+};
+
+struct CompressResult {
+  std::string content_type;
+  uint64_t tokens_before = 0;
+  uint64_t tokens_after = 0;
+  std::string token_count_basis;
+  double ratio = 0;
+  std::string recovery_handle;          // empty unless stored
+  std::string method;                   // empty on pass-through
+  std::optional<bool> lossless_to_model;  // empty on pass-through
+  std::string error;                    // cave_ccr_budget_exceeded / cave_ccr_unavailable
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+  bool passed_through() const { return method.empty(); }
+  // §8.1 report line (without LF).
+  std::string ReportJson() const;
+};
+
+struct SimResult {
+  std::string content_type;
+  uint64_t tokens_before = 0;
+  uint64_t tokens_after = 0;
+  std::string token_count_basis;
+  double ratio = 0;
+  std::string method;
+  bool would_compress = false;
+  std::string output;
+};
+
+struct EngineOptions {
+  RecoveryStore* store = nullptr;           // not owned; nullptr = no store
+  const TokenCounter* counter = nullptr;    // nullptr = DefaultTokenCounter()
+  const Registry* registry = nullptr;       // nullptr = default registry (env-aware)
+  std::string temp_dir;                     // spill directory for spools; empty = $TMPDIR
+  size_t spool_memory_limit = 8 * 1024 * 1024;
+};
+
+class Engine {
+ public:
+  explicit Engine(EngineOptions options = {});
+  ~Engine();
+
+  // Compresses `in` into `out` (§1.3). The payload (output or original) is written to `out`
+  // only after the gate and the store have decided. Status errors: kResourceExhausted when
+  // the input exceeds max_input_bytes (nothing written), kIoError for read/write failures of
+  // `in`/`out`. A store failure is not a Status: the original passes through and
+  // result.error says why.
+  Result<CompressResult> Compress(ByteSource& in, const CompressOptions& options, ByteSink& out);
+  // Byte-span convenience; the output is returned in `out`.
+  Result<CompressResult> Compress(std::string_view input, const CompressOptions& options,
+                                  std::string* out);
+
+  std::string Detect(std::string_view input) const;
+  Result<SimResult> Simulate(std::string_view input, const CompressOptions& options);
+
+  // Errors: kNotFound, kCorruption, kNotSupported (no store).
+  Status Retrieve(std::string_view handle, ByteSink& out);
+  Status RetrieveQuery(std::string_view handle, std::string_view query, ByteSink& out);
+  Result<std::string> RetrieveMetadata(std::string_view handle);
+  Result<StoreStats> Stats();
+
+  const TokenCounter& counter() const { return *counter_; }
+
+ private:
+  EngineOptions options_;
+  const TokenCounter* counter_;
+  std::unique_ptr<Registry> owned_registry_;
+  const Registry* registry_;
+};
+
+// §2.6 narrowing of an original for a query (pure function of the bytes).
+std::string NarrowForQuery(std::string_view original, std::string_view query);
+
+// §8.1 number formatting of ratios.
+std::string FormatRatio(double r);
+// CJ string escaping of §0.3 (with the quotes).
+std::string JsonQuote(std::string_view s);
+
+}  // namespace caveman
+
+#endif  // CAVEMAN_ENGINE_ENGINE_H_

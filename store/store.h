@@ -1,0 +1,115 @@
+// Recovery store (§6): the exact original of every lossy result, zstd-compressed (streaming
+// API, content checksum on) in chunk rows of a SQLite database, written in one transaction
+// per record so a record is visible only when complete.
+//
+// HowTo (write):
+//   auto w = store->BeginRecord();          // before reading input
+//   w->Append(chunk) ... for every chunk    // compresses into a temporary spool
+//   w->Commit(handle, info)  or  w->Abandon()
+// HowTo (read): store->Get(handle, sink) writes the original only after it has been fully
+// decompressed and verified (checksum, length, SHA-256 prefix); on failure nothing is
+// written to `sink`.
+//
+// Thread-safety: a RecoveryStore may be used by one thread at a time; several processes may
+// write one database at once (WAL, busy timeout 5 s).
+//
+// Error messages are user-facing and exact (§9): kNotFound "ccr: recovery handle not found",
+// kCorruption "ccr: corrupt recovery record", kResourceExhausted "ccr: storage budget
+// exceeded"; open failures carry the full CLI message ("cannot create ~/.caveman: E",
+// "cannot resolve home directory: E", "cannot open recovery store: E").
+#ifndef CAVEMAN_STORE_STORE_H_
+#define CAVEMAN_STORE_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "stream/byte_io.h"
+#include "stream/status.h"
+
+namespace caveman {
+
+inline constexpr uint64_t kDefaultStoreCapacity = 536870912;  // 512 MiB of stored bytes
+
+struct StoreOptions {
+  // Database path; ":memory:" (or empty with in_memory) for a private in-memory store.
+  std::string path;
+  // Capacity in stored (compressed) bytes. Default: 512 MiB.
+  uint64_t max_bytes = kDefaultStoreCapacity;
+  // zstd level for originals, 1..19. Default: 3.
+  int zstd_level = 3;
+
+  // Resolves §6.2/§9 environment: CAVEMAN_CCR_DB, CAVEMAN_HOME, HOME; CAVEMAN_CCR_MAX_BYTES,
+  // CAVEMAN_CCR_ZSTD_LEVEL. Creates the home directory (0700) when it is the default or
+  // CAVEMAN_HOME. Errors: kInvalidArgument (bad variable, message names it), kIoError with
+  // the CLI message.
+  static Result<StoreOptions> FromEnv();
+};
+
+struct RecordInfo {
+  std::string content_type;
+  std::string compressor;
+  uint64_t tokens_before = 0;
+  uint64_t tokens_after = 0;
+  std::string metadata;  // recovery metadata blob (may be empty)
+};
+
+class RecordWriter {
+ public:
+  virtual ~RecordWriter() = default;
+  // Appends original bytes. Errors: kIoError (spool).
+  virtual Status Append(std::string_view data) = 0;
+  // Finishes the frame and writes the record in one transaction under `handle`
+  // (ccr_<32 hex>, computed by the caller from the bytes appended). Put semantics of §6.5.
+  // Errors: kResourceExhausted (capacity or disk full), kIoError / kInternal otherwise.
+  virtual Status Commit(const std::string& handle, const RecordInfo& info) = 0;
+  // Drops everything appended. Idempotent.
+  virtual void Abandon() = 0;
+};
+
+struct ContentTypeTotals {
+  uint64_t count = 0;
+  uint64_t tokens_before = 0;
+  uint64_t tokens_after = 0;
+};
+
+struct StoreStats {
+  ContentTypeTotals totals;
+  std::map<std::string, ContentTypeTotals> by_content_type;  // sorted by type
+  uint64_t storage_bytes = 0;
+  uint64_t max_storage_bytes = 0;
+};
+
+struct GcResult {
+  uint64_t removed = 0;        // records deleted (or that would be, with dry_run)
+  uint64_t freed_bytes = 0;    // their stored bytes + orphan chunk bytes
+  uint64_t orphan_chunks = 0;  // chunk rows without a record
+  uint64_t storage_bytes = 0;  // after the run
+  uint64_t max_storage_bytes = 0;
+};
+
+class RecoveryStore {
+ public:
+  virtual ~RecoveryStore() = default;
+  virtual Result<std::unique_ptr<RecordWriter>> BeginRecord() = 0;
+  // Writes the verified original to `out` (nothing on error).
+  virtual Status Get(std::string_view handle, ByteSink& out) = 0;
+  virtual Result<std::string> GetMetadata(std::string_view handle) = 0;
+  virtual Result<StoreStats> Stats() = 0;
+  // older_than_seconds: records created earlier than now - age are removed; nullopt removes
+  // only orphan chunks. Always checkpoints the WAL (unless dry_run).
+  virtual Result<GcResult> Gc(std::optional<uint64_t> older_than_seconds, bool dry_run) = 0;
+};
+
+// Opens (creating if needed) the SQLite store at options.path with the file rules of §6.2.
+// Errors: message "cannot open recovery store: E".
+Result<std::unique_ptr<RecoveryStore>> OpenSqliteStore(const StoreOptions& options);
+// A private in-memory SQLite store with the same code paths (for tests and library users).
+Result<std::unique_ptr<RecoveryStore>> OpenMemoryStore(const StoreOptions& options = {});
+
+}  // namespace caveman
+
+#endif  // CAVEMAN_STORE_STORE_H_

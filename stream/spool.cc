@@ -1,0 +1,157 @@
+#include "stream/spool.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace caveman {
+namespace {
+
+Result<int> OpenAnonymousTempFile(const std::string& dir_opt) {
+  std::string dir = dir_opt;
+  if (dir.empty()) {
+    const char* t = std::getenv("TMPDIR");
+    dir = (t != nullptr && *t != '\0') ? t : "/tmp";
+  }
+  std::string tmpl = dir + "/caveman-spool-XXXXXX";
+  std::vector<char> path(tmpl.begin(), tmpl.end());
+  path.push_back('\0');
+  int fd = ::mkostemp(path.data(), O_CLOEXEC);  // mode 0600
+  if (fd < 0) return Status::IoError("create spool file in " + dir + ": " + std::strerror(errno));
+  ::unlink(path.data());
+  ::fchmod(fd, 0600);
+  return fd;
+}
+
+Status WriteFully(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::IoError(std::string("write spool: ") + std::strerror(errno));
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::OK();
+}
+
+class SpoolReader final : public ByteSource {
+ public:
+  explicit SpoolReader(const Spool& s) : spool_(s) {}
+  Result<size_t> Read(char* buf, size_t cap) override {
+    if (spool_.in_memory()) {
+      std::string_view m = spool_.memory_view();
+      size_t n = std::min<uint64_t>(cap, m.size() - pos_);
+      std::memcpy(buf, m.data() + pos_, n);
+      pos_ += n;
+      return n;
+    }
+    tmp_.clear();
+    CAVEMAN_RETURN_IF_ERROR(spool_.ReadRange(pos_, cap, &tmp_));
+    std::memcpy(buf, tmp_.data(), tmp_.size());
+    pos_ += tmp_.size();
+    return tmp_.size();
+  }
+
+ private:
+  const Spool& spool_;
+  uint64_t pos_ = 0;
+  std::string tmp_;
+};
+
+}  // namespace
+
+Spool::Spool(SpoolOptions options) : options_(std::move(options)) {}
+
+Spool::~Spool() { Clear(); }
+
+void Spool::Clear() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  mem_.clear();
+  mem_.shrink_to_fit();
+  size_ = 0;
+}
+
+Status Spool::Write(std::string_view data) {
+  if (data.empty()) return Status::OK();
+  if (fd_ < 0 && mem_.size() + data.size() <= options_.memory_limit) {
+    mem_.append(data);
+    size_ += data.size();
+    return Status::OK();
+  }
+  if (fd_ < 0) {
+    CAVEMAN_ASSIGN_OR_RETURN(fd_, OpenAnonymousTempFile(options_.temp_dir));
+    Status s = WriteFully(fd_, mem_);
+    mem_.clear();
+    mem_.shrink_to_fit();
+    CAVEMAN_RETURN_IF_ERROR(s);
+  }
+  CAVEMAN_RETURN_IF_ERROR(WriteFully(fd_, data));
+  size_ += data.size();
+  return Status::OK();
+}
+
+Status Spool::ReadRange(uint64_t offset, uint64_t len, std::string* out) const {
+  if (offset >= size_) return Status::OK();
+  len = std::min(len, size_ - offset);
+  if (fd_ < 0) {
+    out->append(mem_.data() + offset, len);
+    return Status::OK();
+  }
+  size_t base = out->size();
+  out->resize(base + len);
+  uint64_t done = 0;
+  while (done < len) {
+    ssize_t n = ::pread(fd_, out->data() + base + done, len - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      out->resize(base + done);
+      return Status::IoError(std::string("read spool: ") + (n < 0 ? std::strerror(errno) : "short read"));
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  return Status::OK();
+}
+
+std::unique_ptr<ByteSource> Spool::NewReader() const { return std::make_unique<SpoolReader>(*this); }
+
+Status Spool::CopyTo(ByteSink& sink) const {
+  if (fd_ < 0) return sink.Write(mem_);
+  auto r = NewReader();
+  return CopyStream(*r, sink);
+}
+
+Result<std::string> Spool::ReadAllToString() const {
+  std::string out;
+  out.reserve(size_);
+  CAVEMAN_RETURN_IF_ERROR(ReadRange(0, size_, &out));
+  return out;
+}
+
+Body Body::FromSpool(const Spool& spool) {
+  if (spool.in_memory()) return Body(spool.memory_view(), nullptr);
+  return Body({}, &spool);
+}
+
+std::unique_ptr<ByteSource> Body::NewReader() const {
+  if (spool_ == nullptr) return NewStringSource(view_);
+  if (loaded_) return NewStringSource(*loaded_);
+  return spool_->NewReader();
+}
+
+Result<std::string_view> Body::View() const {
+  if (spool_ == nullptr) return view_;
+  if (!loaded_) {
+    CAVEMAN_ASSIGN_OR_RETURN(std::string all, spool_->ReadAllToString());
+    loaded_ = std::make_shared<std::string>(std::move(all));
+  }
+  return std::string_view(*loaded_);
+}
+
+}  // namespace caveman

@@ -1,0 +1,87 @@
+// Spool: an append-only byte buffer that stays in memory up to a bound and then spills to an
+// anonymous temporary file, so that output (or an original) can be held until the size gate
+// decides, in memory bounded independently of its size.
+//
+// Body: a re-readable, read-only view of one payload (a string or a Spool) handed to
+// compressors; streaming compressors read it in chunks, in-memory ones ask for View().
+//
+// Thread-safety: none; a Spool belongs to one stream. Readers must not outlive the Spool and
+// must not be used while the Spool is being written.
+#ifndef CAVEMAN_STREAM_SPOOL_H_
+#define CAVEMAN_STREAM_SPOOL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "stream/byte_io.h"
+
+namespace caveman {
+
+struct SpoolOptions {
+  // Bytes kept in memory before spilling to a temporary file. Default: 8 MiB.
+  size_t memory_limit = 8 * 1024 * 1024;
+  // Directory for the spill file; empty = $TMPDIR, else /tmp. The file is created with mode
+  // 0600 and unlinked at once, so it disappears with the process whatever happens.
+  std::string temp_dir;
+};
+
+class Spool final : public ByteSink {
+ public:
+  explicit Spool(SpoolOptions options = {});
+  ~Spool() override;
+  Spool(const Spool&) = delete;
+  Spool& operator=(const Spool&) = delete;
+
+  // Errors: kIoError when the spill file cannot be created or written (disk full).
+  Status Write(std::string_view data) override;
+
+  uint64_t size() const { return size_; }
+  bool in_memory() const { return fd_ < 0; }
+  // REQUIRES: in_memory(). Valid until the next Write/Clear.
+  std::string_view memory_view() const { return mem_; }
+
+  // A reader from byte 0. Lifetime: must not outlive this Spool.
+  std::unique_ptr<ByteSource> NewReader() const;
+  // Reads [offset, offset+len) (clamped to size). Errors: kIoError.
+  Status ReadRange(uint64_t offset, uint64_t len, std::string* out) const;
+  Status CopyTo(ByteSink& sink) const;
+  // Whole content as a string (memory proportional to size).
+  Result<std::string> ReadAllToString() const;
+  // Drops the content (closes the spill file); the spool can be reused.
+  void Clear();
+
+ private:
+  SpoolOptions options_;
+  std::string mem_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+// Re-readable input of a compressor.
+class Body {
+ public:
+  // `data` must outlive the Body.
+  static Body FromView(std::string_view data) { return Body(data, nullptr); }
+  // `spool` must outlive the Body and not be written while the Body is used.
+  static Body FromSpool(const Spool& spool);
+
+  uint64_t size() const { return spool_ ? spool_->size() : view_.size(); }
+  // True if View() costs nothing.
+  bool contiguous() const { return spool_ == nullptr; }
+  std::unique_ptr<ByteSource> NewReader() const;
+  // The whole body as one contiguous view; a spilled spool is loaded once and cached.
+  // Lifetime: as long as this Body. Errors: kIoError.
+  Result<std::string_view> View() const;
+
+ private:
+  Body(std::string_view v, const Spool* s) : view_(v), spool_(s) {}
+  std::string_view view_;
+  const Spool* spool_ = nullptr;
+  mutable std::shared_ptr<std::string> loaded_;
+};
+
+}  // namespace caveman
+
+#endif  // CAVEMAN_STREAM_SPOOL_H_

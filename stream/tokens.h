@@ -1,0 +1,63 @@
+// Token counting (§7): exact o200k_base BPE with the vocabulary embedded in the library, and
+// the approx-chars/4 fallback.
+//
+// Thread-safety: a TokenCounter is immutable after construction; Count() and Encode() may be
+// called from any number of threads at once. StreamingTokenCount is per stream.
+#ifndef CAVEMAN_STREAM_TOKENS_H_
+#define CAVEMAN_STREAM_TOKENS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stream/status.h"
+
+namespace caveman {
+
+class TokenCounter {
+ public:
+  virtual ~TokenCounter() = default;
+  // Reported as token_count_basis: "o200k_base" or "approx-chars/4".
+  virtual std::string_view name() const = 0;
+  // Token count of `text` (any bytes; invalid UTF-8 per §7.2). Empty → 0.
+  virtual uint64_t Count(std::string_view text) const = 0;
+};
+
+// The process-wide default: o200k_base from the embedded vocabulary (verified by SHA-256 on
+// first use), or approx-chars/4 if the vocabulary fails to load or verify.
+const TokenCounter& DefaultTokenCounter();
+
+// approx-chars/4 (§7.3): 0 for empty, else max(1, floor(code points / 4)), each invalid byte
+// one code point.
+const TokenCounter& ApproxTokenCounter();
+uint64_t ApproxTokenCount(std::string_view text);
+
+// Exact o200k_base. Errors: kCorruption when the embedded vocabulary does not verify.
+Result<const TokenCounter*> O200kCounter();
+// Token ids of `text` (encode_ordinary). REQUIRES: O200kCounter() succeeded.
+std::vector<uint32_t> O200kEncode(std::string_view text);
+
+// Counts a stream chunk by chunk with totals identical to Count(whole) (§7.4): text after the
+// last safe cut is carried into the next chunk.
+class StreamingTokenCount {
+ public:
+  explicit StreamingTokenCount(const TokenCounter& counter) : counter_(counter) {}
+  void Feed(std::string_view chunk);
+  // Counts the carried tail; returns the total. The object may then be reused from zero.
+  uint64_t Finish();
+
+ private:
+  const TokenCounter& counter_;
+  std::string carry_;
+  uint64_t total_ = 0;
+};
+
+// Largest p in (0, text.size()] such that cutting `text` before byte p is count-additive
+// (§7.4 safe cut), or 0 if none exists.
+size_t LastSafeCut(std::string_view text);
+
+}  // namespace caveman
+
+#endif  // CAVEMAN_STREAM_TOKENS_H_

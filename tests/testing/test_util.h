@@ -1,0 +1,33 @@
+// Helpers shared by the test binaries.
+#ifndef CAVEMAN_TESTS_TESTING_TEST_UTIL_H_
+#define CAVEMAN_TESTS_TESTING_TEST_UTIL_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace caveman::testing {
+
+// Repository root (CAVEMAN_SOURCE_DIR set by ctest, else the working directory).
+std::string SourceDir();
+// Build directory (CAVEMAN_BINARY_DIR, else SourceDir()/build).
+std::string BinaryDir();
+// Contents of SourceDir()/relpath; fails the test (ADD_FAILURE) and returns "" if missing.
+std::string ReadFile(const std::string& relpath);
+std::string ReadAbsolute(const std::string& path);
+
+// Deterministic random split of `data` into pieces of 1..max_piece bytes.
+std::vector<std::string_view> RandomSplit(std::string_view data, uint64_t seed, size_t max_piece);
+
+// Runs `run(pieces)` on the whole input, on several random splits with pieces down to 1 byte,
+// and on an all-1-byte split, and EXPECTs every result to equal the whole-input one.
+void ExpectChunkingInvariant(
+    std::string_view input,
+    const std::function<std::string(const std::vector<std::string_view>&)>& run,
+    uint64_t seed = 1);
+
+}  // namespace caveman::testing
+
+#endif  // CAVEMAN_TESTS_TESTING_TEST_UTIL_H_
