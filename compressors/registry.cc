@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "compressors/code.h"
 #include "compressors/internal/text_util.h"
 #include "compressors/repetition.h"
 
@@ -18,6 +19,7 @@ struct Entry {
 // The registry table: one row per compressor of §5. Order is documentation order; lookup is
 // by content type. A content type without a row passes through (§1.3 step 5).
 const Entry kEntries[] = {
+    {"code", [](const RegistryOptions&) { return NewCodeCompressor(); }},
     {"repetition", [](const RegistryOptions&) { return NewRepetitionCompressor(); }},
 };
 

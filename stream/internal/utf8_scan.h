@@ -1,0 +1,142 @@
+// UTF-8 validation and decoding for token counting (§7.2): a byte that is not part of a
+// well-formed sequence (Unicode Table 3-7: no overlongs, no surrogates, nothing above
+// U+10FFFF) decodes as U+FFFD, one per byte.
+//
+// Thread-safety: stateless functions.
+#ifndef CAVEMAN_STREAM_INTERNAL_UTF8_SCAN_H_
+#define CAVEMAN_STREAM_INTERNAL_UTF8_SCAN_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace caveman::internal {
+
+inline constexpr uint32_t kReplacementChar = 0xFFFD;
+
+// Outcome of looking at the sequence that starts at a byte.
+enum class Utf8Seq : int8_t {
+  kInvalid = 0,     // the byte is not the start of a well-formed sequence: one U+FFFD
+  kTruncated = -1,  // the bytes present are a well-formed prefix, but the sequence is cut off
+};
+
+// Length (1–4) of the well-formed sequence starting at p, or a Utf8Seq value (<= 0).
+// REQUIRES: avail >= 1.
+inline int Utf8SeqLen(const uint8_t* p, size_t avail) {
+  const uint8_t b0 = p[0];
+  if (b0 < 0x80) return 1;
+  int len;
+  uint8_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte (Table 3-7)
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    len = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    len = 3;
+    if (b0 == 0xE0) lo = 0xA0;
+    if (b0 == 0xED) hi = 0x9F;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    len = 4;
+    if (b0 == 0xF0) lo = 0x90;
+    if (b0 == 0xF4) hi = 0x8F;
+  } else {
+    return static_cast<int>(Utf8Seq::kInvalid);
+  }
+  for (int k = 1; k < len; ++k) {
+    if (static_cast<size_t>(k) >= avail) return static_cast<int>(Utf8Seq::kTruncated);
+    const uint8_t b = p[k];
+    if (k == 1 ? (b < lo || b > hi) : (b & 0xC0) != 0x80) {
+      return static_cast<int>(Utf8Seq::kInvalid);
+    }
+  }
+  return len;
+}
+
+// Code point of a well-formed sequence of length len (from Utf8SeqLen).
+inline uint32_t DecodeWellFormed(const uint8_t* p, int len) {
+  switch (len) {
+    case 1:
+      return p[0];
+    case 2:
+      return (uint32_t{p[0] & 0x1Fu} << 6) | (p[1] & 0x3Fu);
+    case 3:
+      return (uint32_t{p[0] & 0x0Fu} << 12) | (uint32_t{p[1] & 0x3Fu} << 6) | (p[2] & 0x3Fu);
+    default:
+      return (uint32_t{p[0] & 0x07u} << 18) | (uint32_t{p[1] & 0x3Fu} << 12) |
+             (uint32_t{p[2] & 0x3Fu} << 6) | (p[3] & 0x3Fu);
+  }
+}
+
+// Offset of the first byte that is not part of a well-formed sequence (a truncated sequence
+// at the end counts as ill-formed), or text.size() if the whole text is well-formed UTF-8.
+inline size_t FirstInvalidUtf8(std::string_view text) {
+  const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    // Mostly-ASCII input (logs, code, JSON) skips eight bytes per step.
+    if (i + 8 <= n) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if ((w & 0x8080808080808080ULL) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    if (p[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    const int len = Utf8SeqLen(p + i, n - i);
+    if (len <= 0) return i;
+    i += static_cast<size_t>(len);
+  }
+  return n;
+}
+
+// `text` with every ill-formed byte replaced by EF BF BD (U+FFFD), one per byte.
+inline std::string SanitizeUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    const int len = Utf8SeqLen(p + i, n - i);
+    if (len > 0) {
+      out.append(text.data() + i, static_cast<size_t>(len));
+      i += static_cast<size_t>(len);
+    } else {
+      out.append("\xEF\xBF\xBD", 3);
+      ++i;
+    }
+  }
+  return out;
+}
+
+// Number of decoded code points, each ill-formed byte counting as one.
+inline uint64_t CountCodePoints(std::string_view text) {
+  const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+  const size_t n = text.size();
+  uint64_t count = 0;
+  size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if ((w & 0x8080808080808080ULL) == 0) {
+        i += 8;
+        count += 8;
+        continue;
+      }
+    }
+    const int len = Utf8SeqLen(p + i, n - i);
+    i += len > 0 ? static_cast<size_t>(len) : 1;
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace caveman::internal
+
+#endif  // CAVEMAN_STREAM_INTERNAL_UTF8_SCAN_H_
