@@ -1,0 +1,232 @@
+#include "compressors/tabular.h"
+
+#include <string>
+#include <vector>
+
+#include "compressors/internal/text_util.h"
+
+namespace caveman {
+namespace {
+
+using internal::Trim;
+
+enum class TableKind : uint8_t { kMarkdown, kCsv, kTsv };
+
+struct Table {
+  TableKind kind = TableKind::kCsv;
+  char delimiter = ',';
+  size_t header_rows = 1;
+  std::vector<std::vector<std::string>> rows;
+  size_t row_count = 0;  // equals rows.size() when cells were collected
+};
+
+constexpr size_t kMinCsvFields = 2;
+constexpr size_t kMaxCsvFields = 128;
+constexpr size_t kMinMarkdownLines = 3;
+constexpr size_t kMinSeparatorDashes = 3;
+
+// `^:?-{3,}:?$`
+bool IsSeparatorCell(std::string_view c) {
+  if (!c.empty() && c.front() == ':') c.remove_prefix(1);
+  if (!c.empty() && c.back() == ':') c.remove_suffix(1);
+  if (c.size() < kMinSeparatorDashes) return false;
+  for (char ch : c) {
+    if (ch != '-') return false;
+  }
+  return true;
+}
+
+// Cells of one Markdown line: TRIM, strip every leading/trailing '|', split on '|', TRIM each.
+void MarkdownCells(std::string_view line, std::vector<std::string_view>* cells) {
+  cells->clear();
+  std::string_view t = Trim(line);
+  while (!t.empty() && t.front() == '|') t.remove_prefix(1);
+  while (!t.empty() && t.back() == '|') t.remove_suffix(1);
+  size_t start = 0;
+  while (true) {
+    size_t bar = t.find('|', start);
+    if (bar == std::string_view::npos) {
+      cells->push_back(Trim(t.substr(start)));
+      return;
+    }
+    cells->push_back(Trim(t.substr(start, bar - start)));
+    start = bar + 1;
+  }
+}
+
+// Markdown pipe table. `collect` false only validates and counts rows.
+bool ParseMarkdown(std::string_view body, bool collect, Table* table) {
+  // CRLF → LF first, then one final LF dropped: a CR before an LF never reaches a cell, so the
+  // lines are the LF-split pieces with one trailing CR each removed.
+  std::string_view text = body;
+  if (!text.empty() && text.back() == '\n') {
+    text.remove_suffix(1);
+    if (!text.empty() && text.back() == '\r') {
+      // "…\r\n" at the end: CRLF became LF, and that LF is the final one dropped.
+      text.remove_suffix(1);
+    }
+  }
+  std::vector<std::string_view> cells;
+  size_t width = 0;
+  size_t line_idx = 0;
+  size_t pos = 0;
+  while (true) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    std::string_view t = Trim(line);
+    if (t.empty() || t.front() != '|' || t.back() != '|') return false;
+    MarkdownCells(line, &cells);
+    if (line_idx == 0) {
+      if (cells.size() < 2) return false;
+      width = cells.size();
+    } else {
+      if (cells.size() != width) return false;
+      if (line_idx == 1) {
+        for (std::string_view c : cells) {
+          if (!IsSeparatorCell(c)) return false;
+        }
+      }
+    }
+    if (collect) table->rows.emplace_back(cells.begin(), cells.end());
+    ++line_idx;
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  if (line_idx < kMinMarkdownLines) return false;
+  table->kind = TableKind::kMarkdown;
+  table->delimiter = '|';
+  table->header_rows = 2;
+  table->row_count = line_idx;
+  return true;
+}
+
+// CSV/TSV with the §5.9 dialect.
+bool ParseDelimited(std::string_view body, bool collect, Table* table) {
+  std::string_view trimmed = Trim(body);
+  std::string_view first = trimmed.substr(0, trimmed.find('\n'));
+  size_t tabs = 0, commas = 0;
+  for (char c : first) {
+    tabs += c == '\t';
+    commas += c == ',';
+  }
+  const char delim = (tabs >= 1 && tabs > commas) ? '\t' : ',';
+  if ((delim == '\t' ? tabs : commas) == 0) return false;
+
+  const size_t n = body.size();
+  size_t pos = 0;
+  size_t width = 0;
+  size_t records = 0;
+  std::vector<std::string> row;
+  std::string cell;
+  while (pos < n) {
+    // Empty lines (LF or CRLF alone) are skipped.
+    if (body[pos] == '\n') {
+      ++pos;
+      continue;
+    }
+    if (body[pos] == '\r' && pos + 1 < n && body[pos + 1] == '\n') {
+      pos += 2;
+      continue;
+    }
+    size_t fields = 0;
+    row.clear();
+    bool record_done = false;
+    while (!record_done) {
+      cell.clear();
+      if (pos < n && body[pos] == '"') {
+        ++pos;
+        bool closed = false;
+        while (pos < n) {
+          char c = body[pos];
+          if (c == '"') {
+            if (pos + 1 < n && body[pos + 1] == '"') {
+              if (collect) cell.push_back('"');
+              pos += 2;
+              continue;
+            }
+            ++pos;
+            closed = true;
+            break;
+          }
+          if (c == '\r' && pos + 1 < n && body[pos + 1] == '\n') {
+            if (collect) cell.push_back('\n');
+            pos += 2;
+            continue;
+          }
+          if (collect) cell.push_back(c);
+          ++pos;
+        }
+        if (!closed) return false;
+        // After the closing quote only the delimiter or the record end may follow.
+        if (pos == n) {
+          record_done = true;
+        } else if (body[pos] == delim) {
+          ++pos;
+        } else if (body[pos] == '\n') {
+          ++pos;
+          record_done = true;
+        } else if (body[pos] == '\r' && pos + 1 < n && body[pos + 1] == '\n') {
+          pos += 2;
+          record_done = true;
+        } else {
+          return false;
+        }
+      } else {
+        size_t start = pos;
+        while (pos < n && body[pos] != delim && body[pos] != '\n') {
+          if (body[pos] == '"') return false;
+          ++pos;
+        }
+        size_t end = pos;
+        if (pos == n) {
+          record_done = true;
+        } else if (body[pos] == '\n') {
+          if (end > start && body[end - 1] == '\r') --end;  // record ends at CRLF
+          ++pos;
+          record_done = true;
+        } else {
+          ++pos;  // delimiter; a delimiter at the very end still opens an empty last field
+        }
+        if (collect) cell.assign(body.substr(start, end - start));
+      }
+      ++fields;
+      if (fields > kMaxCsvFields) return false;
+      if (collect) row.push_back(std::move(cell));
+    }
+    if (records == 0) {
+      if (fields < kMinCsvFields) return false;
+      width = fields;
+    } else if (fields != width) {
+      return false;
+    }
+    ++records;
+    if (collect) table->rows.push_back(std::move(row));
+  }
+  if (records < 2) return false;
+  table->kind = delim == '\t' ? TableKind::kTsv : TableKind::kCsv;
+  table->delimiter = delim;
+  table->header_rows = 1;
+  table->row_count = records;
+  return true;
+}
+
+// The §5.9 table parser: Markdown first, then CSV/TSV.
+bool ParseTable(std::string_view body, bool collect, Table* table) {
+  if (Trim(body).empty() || !internal::IsValidUtf8(body)) return false;
+  table->rows.clear();
+  if (ParseMarkdown(body, collect, table)) return true;
+  table->rows.clear();
+  return ParseDelimited(body, collect, table);
+}
+
+}  // namespace
+
+std::optional<size_t> TableRowCount(std::string_view body) {
+  Table table;
+  if (!ParseTable(body, /*collect=*/false, &table)) return std::nullopt;
+  return table.row_count;
+}
+
+}  // namespace caveman
