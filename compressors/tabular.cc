@@ -1,8 +1,10 @@
 #include "compressors/tabular.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "compressors/internal/csv.h"
 #include "compressors/internal/text_util.h"
 
 namespace caveman {
@@ -102,8 +104,10 @@ bool ParseMarkdown(std::string_view body, bool collect, Table* table) {
   return true;
 }
 
-// CSV/TSV with the §5.9 dialect.
-bool ParseDelimited(std::string_view body, bool collect, Table* table) {
+// CSV/TSV with the §5.9 dialect. `record_ends`, when set, receives the offset just past each
+// record's terminator (RetrieveQuery narrowing, §2.6, cuts units at these offsets).
+bool ParseDelimited(std::string_view body, bool collect, Table* table,
+                    size_t max_fields = kMaxCsvFields, std::vector<size_t>* record_ends = nullptr) {
   std::string_view trimmed = Trim(body);
   std::string_view first = trimmed.substr(0, trimmed.find('\n'));
   size_t tabs = 0, commas = 0;
@@ -192,7 +196,7 @@ bool ParseDelimited(std::string_view body, bool collect, Table* table) {
         if (collect) cell.assign(body.substr(start, end - start));
       }
       ++fields;
-      if (fields > kMaxCsvFields) return false;
+      if (fields > max_fields) return false;
       if (collect) row.push_back(std::move(cell));
     }
     if (records == 0) {
@@ -202,6 +206,7 @@ bool ParseDelimited(std::string_view body, bool collect, Table* table) {
       return false;
     }
     ++records;
+    if (record_ends != nullptr) record_ends->push_back(pos);
     if (collect) table->rows.push_back(std::move(row));
   }
   if (records < 2) return false;
@@ -229,4 +234,17 @@ std::optional<size_t> TableRowCount(std::string_view body) {
   return table.row_count;
 }
 
+namespace internal {
+
+std::optional<DelimitedRecords> ReadDelimitedRecords(std::string_view body) {
+  Table table;
+  DelimitedRecords out;
+  if (!ParseDelimited(body, /*collect=*/false, &table, SIZE_MAX, &out.record_ends)) {
+    return std::nullopt;
+  }
+  out.delimiter = table.delimiter;
+  return out;
+}
+
+}  // namespace internal
 }  // namespace caveman
