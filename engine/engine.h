@@ -64,15 +64,23 @@ struct CompressResult {
   std::string ReportJson() const;
 };
 
+// §2.5: the pipeline without store writes.
 struct SimResult {
   std::string content_type;
+  std::string compressor;      // empty on pass-through
+  std::string safety_class;    // "S4"; empty on pass-through
   uint64_t tokens_before = 0;
   uint64_t tokens_after = 0;
   std::string token_count_basis;
   double ratio = 0;
+  bool requires_ccr = false;
+  bool recoverable = true;
   std::string method;
-  bool would_compress = false;
-  std::string output;
+  std::optional<bool> lossless_to_model;
+  std::string output;          // the view that Compress would emit (original on pass-through)
+  bool lossy() const { return lossless_to_model.has_value() && !*lossless_to_model; }
+  // §8.2 JSON (without LF).
+  std::string ToJson() const;
 };
 
 struct EngineOptions {
@@ -100,6 +108,7 @@ class Engine {
 
   std::string Detect(std::string_view input) const;
   Result<SimResult> Simulate(std::string_view input, const CompressOptions& options);
+  Result<SimResult> Simulate(ByteSource& in, const CompressOptions& options);
 
   // Errors: kNotFound, kCorruption, kNotSupported (no store).
   Status Retrieve(std::string_view handle, ByteSink& out);
@@ -110,14 +119,15 @@ class Engine {
   const TokenCounter& counter() const { return *counter_; }
 
  private:
+  struct Run;
+  Result<std::unique_ptr<Run>> RunPipeline(ByteSource& in, const CompressOptions& options,
+                                           bool simulate);
+
   EngineOptions options_;
   const TokenCounter* counter_;
   std::unique_ptr<Registry> owned_registry_;
   const Registry* registry_;
 };
-
-// §2.6 narrowing of an original for a query (pure function of the bytes).
-std::string NarrowForQuery(std::string_view original, std::string_view query);
 
 // §8.1 number formatting of ratios.
 std::string FormatRatio(double r);

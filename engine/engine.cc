@@ -1,0 +1,446 @@
+// The Compress pipeline of §1.3 over chunked input (§1.4).
+//
+// One chunk's journey: read → SHA-256, streaming token count, raw spool (re-readable input),
+// store record writer (zstd frame spool) → after end of input: unwrap / detect / select →
+// transform into an output spool → stability guard → re-wrap → token count of the output →
+// size gate → store commit → only then the winner is copied to the sink.
+#include "engine/engine.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "compressors/detect.h"
+#include "compressors/narrow.h"
+#include "compressors/registry.h"
+#include "stream/sha256.h"
+#include "stream/spool.h"
+
+namespace caveman {
+namespace {
+
+// Bytes of the input inspected to decide whether a presentation layer could apply.
+constexpr size_t kLayerProbeBytes = 64 * 1024;
+// Maximum re-runs of the stability guard (§1.5: y0..y4).
+constexpr int kStabilityRounds = 4;
+
+std::string ErrorForStoreStatus(const Status& s) {
+  return s.code() == StatusCode::kResourceExhausted ? "cave_ccr_budget_exceeded" : "cave_ccr_unavailable";
+}
+
+Status CountSpool(const Spool& spool, const TokenCounter& counter, uint64_t* tokens) {
+  if (spool.in_memory()) {
+    *tokens = counter.Count(spool.memory_view());
+    return Status::OK();
+  }
+  StreamingTokenCount tc(counter);
+  auto reader = spool.NewReader();
+  std::vector<char> buf(kDefaultChunkSize);
+  for (;;) {
+    CAVEMAN_ASSIGN_OR_RETURN(size_t n, reader->Read(buf.data(), buf.size()));
+    if (n == 0) break;
+    tc.Feed(std::string_view(buf.data(), n));
+  }
+  *tokens = tc.Finish();
+  return Status::OK();
+}
+
+// Byte equality of a spool and a body, streaming.
+Result<bool> SameBytes(const Spool& a, const Body& b) {
+  if (a.size() != b.size()) return false;
+  auto ra = a.NewReader();
+  auto rb = b.NewReader();
+  std::vector<char> ba(kDefaultChunkSize), bb(kDefaultChunkSize);
+  size_t na = 0, nb = 0, pa = 0, pb = 0;
+  for (;;) {
+    if (pa == na) {
+      CAVEMAN_ASSIGN_OR_RETURN(na, ra->Read(ba.data(), ba.size()));
+      pa = 0;
+    }
+    if (pb == nb) {
+      CAVEMAN_ASSIGN_OR_RETURN(nb, rb->Read(bb.data(), bb.size()));
+      pb = 0;
+    }
+    if (na == 0 || nb == 0) return na == 0 && nb == 0;
+    size_t k = std::min(na - pa, nb - pb);
+    if (std::memcmp(ba.data() + pa, bb.data() + pb, k) != 0) return false;
+    pa += k;
+    pb += k;
+  }
+}
+
+void AppendJsonNumber(std::string* out, uint64_t v) { *out += std::to_string(v); }
+
+}  // namespace
+
+// Everything one pipeline run produced; Compress and Simulate decide what to do with it.
+struct Engine::Run {
+  explicit Run(const SpoolOptions& so) : original(so), output(so) {}
+  Spool original;                          // exact input bytes
+  Spool output;                            // the emitted view if accepted
+  std::unique_ptr<RecordWriter> writer;    // pending store record
+  Status store_status;                     // BeginRecord/Append failure, if any
+  std::string handle;
+  CompressResult result;
+  const Compressor* compressor = nullptr;  // the compressor of ct, if any
+  TransformMeta meta;
+  bool accepted = false;                   // output wins the gate
+};
+
+Mode ParseMode(std::string_view mode) { return mode == "compress" ? Mode::kCompress : Mode::kRecord; }
+
+Engine::Engine(EngineOptions options) : options_(std::move(options)) {
+  counter_ = options_.counter != nullptr ? options_.counter : &DefaultTokenCounter();
+  if (options_.registry != nullptr) {
+    registry_ = options_.registry;
+  } else {
+    owned_registry_ = std::make_unique<Registry>(RegistryOptions::FromEnv());
+    registry_ = owned_registry_.get();
+  }
+}
+
+Engine::~Engine() = default;
+
+namespace {
+
+// Runs one compressor with the query rules of §1.3 step 7.
+Result<TransformOutcome> RunCompressor(const Compressor& c, const Body& body, std::string_view query,
+                                       Spool* out, TransformMeta* meta) {
+  std::string_view q;
+  if (c.metadata_aware() || (c.query_aware() && !query.empty())) q = query;
+  return c.Transform(body, q, *out, meta);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const CompressOptions& o,
+                                                         bool simulate) {
+  SpoolOptions so{.memory_limit = options_.spool_memory_limit, .temp_dir = options_.temp_dir};
+  auto run = std::make_unique<Run>(so);
+  CompressResult& r = run->result;
+  r.token_count_basis = std::string(counter_->name());
+  const bool compress_mode = o.mode == Mode::kCompress || simulate;
+  const bool want_record = !simulate && compress_mode && !o.external_recovery && options_.store != nullptr;
+  if (want_record) {
+    auto w = options_.store->BeginRecord();
+    if (w.ok()) {
+      run->writer = std::move(w).value();
+    } else {
+      run->store_status = w.status();
+    }
+  }
+
+  // 1. Read: hash, count, spool, and feed the store's frame writer, chunk by chunk.
+  Sha256 sha;
+  StreamingTokenCount tokens(*counter_);
+  std::vector<char> buf(kDefaultChunkSize);
+  std::string probe;
+  for (;;) {
+    CAVEMAN_ASSIGN_OR_RETURN(size_t n, in.Read(buf.data(), buf.size()));
+    if (n == 0) break;
+    if (r.bytes_in + n > o.max_input_bytes) {
+      if (run->writer) run->writer->Abandon();
+      return Status::ResourceExhausted("cave_input_too_large: stdin exceeds " +
+                                       std::to_string(o.max_input_bytes) + " bytes");
+    }
+    std::string_view chunk(buf.data(), n);
+    r.bytes_in += n;
+    sha.Update(chunk);
+    tokens.Feed(chunk);
+    if (probe.size() < kLayerProbeBytes) probe.append(chunk.substr(0, kLayerProbeBytes - probe.size()));
+    CAVEMAN_RETURN_IF_ERROR(run->original.Write(chunk));
+    if (run->writer) {
+      Status s = run->writer->Append(chunk);
+      if (!s.ok()) {
+        run->writer->Abandon();
+        run->writer.reset();
+        run->store_status = s;
+      }
+    }
+  }
+  run->handle = HandleFromDigest(sha.Final());
+  r.tokens_before = tokens.Finish();
+  r.tokens_after = r.tokens_before;
+
+  // 2. Unwrap presentation layers (only when the first bytes allow one) and pick the type.
+  Body input = Body::FromSpool(run->original);
+  Unwrapped unwrapped;
+  bool layered = false;
+  if (MayHavePresentationLayer(probe)) {
+    CAVEMAN_ASSIGN_OR_RETURN(std::string_view whole, input.View());
+    unwrapped = Unwrap(whole);
+    layered = !unwrapped.layers.empty();
+  }
+  Body body = layered ? Body::FromView(unwrapped.body) : input;
+  const bool forced = !o.type.empty() && o.type != "auto";
+  if (forced) {
+    r.content_type = o.type;
+  } else {
+    CAVEMAN_ASSIGN_OR_RETURN(std::string_view ct, DetectLarge(body));
+    r.content_type = std::string(ct);
+  }
+
+  // 3-6. Pass-through rules that need no transform.
+  if (!compress_mode || r.tokens_before == 0) return run;
+  run->compressor = registry_->Find(r.content_type);
+  if (run->compressor == nullptr) return run;
+  if (run->compressor->safety_class() != SafetyClass::kS4) return run;  // only S4 is known here
+  if (!simulate && options_.store == nullptr && !o.external_recovery) return run;
+
+  // 7. Transform, then the stability guard (§1.5) on the unwrapped body.
+  auto y = std::make_unique<Spool>(so);
+  CAVEMAN_ASSIGN_OR_RETURN(TransformOutcome outcome,
+                           RunCompressor(*run->compressor, body, o.query, y.get(), &run->meta));
+  if (outcome != TransformOutcome::kAccepted) return run;
+  CAVEMAN_ASSIGN_OR_RETURN(bool same_as_body, SameBytes(*y, body));
+  if (same_as_body) return run;
+  bool stable = false;
+  for (int round = 0; round < kStabilityRounds; ++round) {
+    const Compressor* c = run->compressor;
+    Body yk = Body::FromSpool(*y);
+    if (!forced) {
+      CAVEMAN_ASSIGN_OR_RETURN(std::string_view ct, DetectLarge(yk));
+      c = registry_->Find(ct);
+    }
+    if (c == nullptr) {
+      stable = true;
+      break;
+    }
+    auto next = std::make_unique<Spool>(so);
+    TransformMeta ignored;
+    CAVEMAN_ASSIGN_OR_RETURN(TransformOutcome again, RunCompressor(*c, yk, o.query, next.get(), &ignored));
+    if (again != TransformOutcome::kAccepted) {
+      stable = true;
+      break;
+    }
+    CAVEMAN_ASSIGN_OR_RETURN(bool same, SameBytes(*next, yk));
+    if (same) {
+      stable = true;
+      break;
+    }
+    y = std::move(next);
+  }
+  if (!stable) return run;
+
+  // 8. Re-wrap.
+  if (layered) {
+    CAVEMAN_ASSIGN_OR_RETURN(std::string yv, y->ReadAllToString());
+    CAVEMAN_RETURN_IF_ERROR(run->output.Write(unwrapped.layers.Rewrap(yv)));
+  } else {
+    CAVEMAN_RETURN_IF_ERROR(y->CopyTo(run->output));
+  }
+  y.reset();
+
+  // 9. Size gate on tokens; byte-identical output passes through.
+  uint64_t after = 0;
+  CAVEMAN_RETURN_IF_ERROR(CountSpool(run->output, *counter_, &after));
+  if (after >= r.tokens_before) return run;
+  CAVEMAN_ASSIGN_OR_RETURN(bool identical, SameBytes(run->output, input));
+  if (identical) return run;
+
+  // 10. Method and losslessness defaults.
+  run->accepted = true;
+  r.tokens_after = after;
+  r.method = run->meta.method.empty() ? std::string(run->compressor->content_type()) : run->meta.method;
+  r.lossless_to_model = run->meta.lossless_to_model.value_or(false);
+  r.ratio = static_cast<double>(r.tokens_before - r.tokens_after) / static_cast<double>(r.tokens_before);
+  return run;
+}
+
+Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o, ByteSink& out) {
+  CAVEMAN_ASSIGN_OR_RETURN(std::unique_ptr<Run> run, RunPipeline(in, o, /*simulate=*/false));
+  CompressResult& r = run->result;
+  auto pass_through = [&]() -> Result<CompressResult> {
+    if (run->writer) run->writer->Abandon();
+    r.tokens_after = r.tokens_before;
+    r.ratio = 0;
+    r.method.clear();
+    r.lossless_to_model.reset();
+    r.recovery_handle.clear();
+    r.bytes_out = run->original.size();
+    CAVEMAN_RETURN_IF_ERROR(run->original.CopyTo(out));
+    CAVEMAN_RETURN_IF_ERROR(out.Flush());
+    return r;
+  };
+  if (!run->accepted) return pass_through();
+
+  // 11. Store the full original before anything transformed escapes.
+  if (!o.external_recovery) {
+    Status s = run->store_status;
+    if (s.ok() && !run->writer) s = Status::Internal("no record writer");
+    if (s.ok()) {
+      RecordInfo info{r.content_type, std::string(run->compressor->content_type()), r.tokens_before,
+                      r.tokens_after, run->meta.recovery_metadata};
+      s = run->writer->Commit(run->handle, info);
+      run->writer.reset();
+    }
+    if (!s.ok()) {
+      r.error = ErrorForStoreStatus(s);
+      return pass_through();
+    }
+    r.recovery_handle = run->handle;
+  }
+
+  // 12. Publish.
+  r.bytes_out = run->output.size();
+  CAVEMAN_RETURN_IF_ERROR(run->output.CopyTo(out));
+  CAVEMAN_RETURN_IF_ERROR(out.Flush());
+  return r;
+}
+
+Result<CompressResult> Engine::Compress(std::string_view input, const CompressOptions& o, std::string* out) {
+  auto src = NewStringSource(input);
+  StringSink sink;
+  auto r = Compress(*src, o, sink);
+  if (r.ok()) *out = std::move(sink.data());
+  return r;
+}
+
+Result<SimResult> Engine::Simulate(ByteSource& in, const CompressOptions& o) {
+  CAVEMAN_ASSIGN_OR_RETURN(std::unique_ptr<Run> run, RunPipeline(in, o, /*simulate=*/true));
+  const CompressResult& r = run->result;
+  SimResult s;
+  s.content_type = r.content_type;
+  s.tokens_before = r.tokens_before;
+  s.tokens_after = r.tokens_before;
+  s.token_count_basis = r.token_count_basis;
+  if (run->accepted) {
+    s.compressor = std::string(run->compressor->content_type());
+    s.safety_class = "S4";
+    s.tokens_after = r.tokens_after;
+    s.ratio = r.ratio;
+    s.requires_ccr = true;
+    s.recoverable = options_.store != nullptr || o.external_recovery;
+    s.method = r.method;
+    s.lossless_to_model = r.lossless_to_model;
+    CAVEMAN_ASSIGN_OR_RETURN(s.output, run->output.ReadAllToString());
+  } else {
+    CAVEMAN_ASSIGN_OR_RETURN(s.output, run->original.ReadAllToString());
+  }
+  return s;
+}
+
+Result<SimResult> Engine::Simulate(std::string_view input, const CompressOptions& o) {
+  auto src = NewStringSource(input);
+  return Simulate(*src, o);
+}
+
+std::string Engine::Detect(std::string_view input) const { return std::string(caveman::Detect(input)); }
+
+Status Engine::Retrieve(std::string_view handle, ByteSink& out) {
+  if (options_.store == nullptr) return Status::NotSupported("no recovery store configured");
+  return options_.store->Get(handle, out);
+}
+
+Status Engine::RetrieveQuery(std::string_view handle, std::string_view query, ByteSink& out) {
+  if (options_.store == nullptr) return Status::NotSupported("no recovery store configured");
+  StringSink original;
+  CAVEMAN_RETURN_IF_ERROR(options_.store->Get(handle, original));
+  return out.Write(NarrowForQuery(original.data(), query));
+}
+
+Result<std::string> Engine::RetrieveMetadata(std::string_view handle) {
+  if (options_.store == nullptr) return Status::NotSupported("no recovery store configured");
+  return options_.store->GetMetadata(handle);
+}
+
+Result<StoreStats> Engine::Stats() {
+  if (options_.store == nullptr) return StoreStats{};
+  return options_.store->Stats();
+}
+
+std::string FormatRatio(double r) {
+  if (r == 0 || !std::isfinite(r)) return "0";
+  char buf[64];
+  std::to_chars_result res;
+  if (std::fabs(r) < 1e-6) {
+    res = std::to_chars(buf, buf + sizeof buf, r, std::chars_format::scientific);
+  } else {
+    res = std::to_chars(buf, buf + sizeof buf, r, std::chars_format::fixed);
+  }
+  std::string s(buf, res.ptr);
+  // Exponent form without '+' or leading zeros: 1e-07 → 1e-7.
+  size_t e = s.find('e');
+  if (e != std::string::npos) {
+    std::string mant = s.substr(0, e), exp = s.substr(e + 1);
+    bool neg = !exp.empty() && exp[0] == '-';
+    if (!exp.empty() && (exp[0] == '-' || exp[0] == '+')) exp.erase(0, 1);
+    while (exp.size() > 1 && exp[0] == '0') exp.erase(0, 1);
+    s = mant + "e" + (neg ? "-" : "") + exp;
+  }
+  return s;
+}
+
+std::string JsonQuote(std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case 0x08: out += "\\b"; break;
+      case 0x0C: out += "\\f"; break;
+      case '<': out += "\\u003c"; break;
+      case '>': out += "\\u003e"; break;
+      case '&': out += "\\u0026"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out.push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 15]);
+        } else if (c == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+                   (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
+          out += static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
+          i += 2;
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out += "\"";
+  return out;
+}
+
+std::string CompressResult::ReportJson() const {
+  std::string j = "{\"content_type\":" + JsonQuote(content_type);
+  j += ",\"tokens_before\":";
+  AppendJsonNumber(&j, tokens_before);
+  j += ",\"tokens_after\":";
+  AppendJsonNumber(&j, tokens_after);
+  j += ",\"token_count_basis\":" + JsonQuote(token_count_basis);
+  j += ",\"ratio\":" + FormatRatio(ratio);
+  j += ",\"basis\":\"inferred\"";
+  if (!recovery_handle.empty()) j += ",\"recovery_handle\":" + JsonQuote(recovery_handle);
+  if (!method.empty()) j += ",\"method\":" + JsonQuote(method);
+  if (!method.empty() && lossless_to_model.has_value()) {
+    j += std::string(",\"lossless_to_model\":") + (*lossless_to_model ? "true" : "false");
+  }
+  if (!error.empty()) j += ",\"error\":" + JsonQuote(error);
+  j += "}";
+  return j;
+}
+
+std::string SimResult::ToJson() const {
+  std::string j = "{\"content_type\":" + JsonQuote(content_type);
+  if (!compressor.empty()) j += ",\"compressor\":" + JsonQuote(compressor);
+  if (!safety_class.empty()) j += ",\"safety_class\":" + JsonQuote(safety_class);
+  j += ",\"tokens_before\":" + std::to_string(tokens_before);
+  j += ",\"tokens_after\":" + std::to_string(tokens_after);
+  j += ",\"tokens_saved\":" + std::to_string(tokens_before - tokens_after);
+  j += ",\"token_count_basis\":" + JsonQuote(token_count_basis);
+  j += ",\"ratio\":" + FormatRatio(ratio);
+  j += std::string(",\"lossy\":") + (lossy() ? "true" : "false");
+  j += std::string(",\"requires_ccr\":") + (requires_ccr ? "true" : "false");
+  j += std::string(",\"recoverable\":") + (recoverable ? "true" : "false");
+  if (!method.empty()) j += ",\"method\":" + JsonQuote(method);
+  if (lossless_to_model.has_value()) j += std::string(",\"lossless_to_model\":") + (*lossless_to_model ? "true" : "false");
+  j += ",\"basis\":\"inferred\"}";
+  return j;
+}
+
+}  // namespace caveman
