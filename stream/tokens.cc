@@ -1,34 +1,161 @@
-// INTERIM: approx-chars/4 only until the o200k_base implementation lands (issue 2, item 3).
 #include "stream/tokens.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "stream/internal/o200k.h"
+#include "stream/internal/o200k_classes.h"
+#include "stream/internal/utf8_scan.h"
 
 namespace caveman {
 namespace {
+
+constexpr std::string_view kApproxName = "approx-chars/4";
+constexpr uint64_t kCharsPerToken = 4;
+
 class ApproxCounter final : public TokenCounter {
  public:
-  std::string_view name() const override { return "approx-chars/4"; }
+  std::string_view name() const override { return kApproxName; }
   uint64_t Count(std::string_view text) const override { return ApproxTokenCount(text); }
 };
+
+uint64_t ApproxFromCodePoints(uint64_t code_points) {
+  if (code_points == 0) return 0;
+  return code_points / kCharsPerToken > 0 ? code_points / kCharsPerToken : 1;
+}
+
+// The o200k tokenizer, built from the embedded vocabulary on first use. Never destroyed:
+// counting may still happen from other static destructors at exit.
+const Result<std::unique_ptr<internal::O200kTokenizer>>& O200kState() {
+  static const auto* const state = new Result<std::unique_ptr<internal::O200kTokenizer>>(
+      internal::O200kTokenizer::Create(internal::EmbeddedO200kVocabulary()));
+  return *state;
+}
+
+// Whether a cut before byte p of `text` is count-additive (§7.4): byte p-1 is LF and the code
+// point starting at p is neither White_Space nor '/'. A code point that the bytes present do
+// not determine yet (a truncated sequence at the end) is not a safe place.
+bool IsSafeCutAt(const uint8_t* text, size_t size, size_t p) {
+  if (p == 0 || p >= size || text[p - 1] != '\n') return false;
+  const uint8_t b = text[p];
+  if (b < 0x80) {
+    return b != '/' && (internal::CodePointClasses::Get().ascii()[b] & internal::kClsSpace) == 0;
+  }
+  const int len = internal::Utf8SeqLen(text + p, size - p);
+  if (len == static_cast<int>(internal::Utf8Seq::kTruncated)) return false;
+  if (len == static_cast<int>(internal::Utf8Seq::kInvalid)) return true;  // U+FFFD: a symbol
+  const uint32_t cp = internal::DecodeWellFormed(text + p, len);
+  return (internal::CodePointClasses::Get().Of(cp) & internal::kClsSpace) == 0;
+}
+
+// Smallest safe cut p >= from in text, or 0 if none.
+size_t FirstSafeCutFrom(std::string_view text, size_t from) {
+  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
+  size_t p = from == 0 ? 1 : from;
+  while (p < text.size()) {
+    if (s[p - 1] == '\n') {
+      if (IsSafeCutAt(s, text.size(), p)) return p;
+      ++p;
+      continue;
+    }
+    const void* nl = std::memchr(s + p, '\n', text.size() - p);
+    if (nl == nullptr) return 0;
+    p = static_cast<size_t>(static_cast<const uint8_t*>(nl) - s) + 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 uint64_t ApproxTokenCount(std::string_view text) {
-  if (text.empty()) return 0;
-  uint64_t cps = 0;
-  for (unsigned char c : text) cps += (c & 0xC0) != 0x80;
-  return cps / 4 > 0 ? cps / 4 : 1;
+  return ApproxFromCodePoints(internal::CountCodePoints(text));
 }
+
 const TokenCounter& ApproxTokenCounter() {
-  static const ApproxCounter c;
-  return c;
+  static const ApproxCounter counter;
+  return counter;
 }
-const TokenCounter& DefaultTokenCounter() { return ApproxTokenCounter(); }
-Result<const TokenCounter*> O200kCounter() { return Status::NotSupported("o200k not built"); }
-std::vector<uint32_t> O200kEncode(std::string_view) { return {}; }
-size_t LastSafeCut(std::string_view) { return 0; }
-void StreamingTokenCount::Feed(std::string_view chunk) { carry_.append(chunk); }
+
+Result<const TokenCounter*> O200kCounter() {
+  const auto& state = O200kState();
+  if (!state.ok()) return state.status();
+  return static_cast<const TokenCounter*>(state.value().get());
+}
+
+const TokenCounter& DefaultTokenCounter() {
+  // §7.3: a vocabulary that does not load or verify degrades to approx-chars/4.
+  static const TokenCounter* const counter = [] {
+    const auto& state = O200kState();
+    return state.ok() ? static_cast<const TokenCounter*>(state.value().get())
+                      : &ApproxTokenCounter();
+  }();
+  return *counter;
+}
+
+std::vector<uint32_t> O200kEncode(std::string_view text) {
+  std::vector<uint32_t> ids;
+  const auto& state = O200kState();
+  if (state.ok()) state.value()->Encode(text, &ids);
+  return ids;
+}
+
+size_t LastSafeCut(std::string_view text) {
+  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
+  size_t end = text.size();
+  // Scan backwards over the LFs; most candidates are safe, so this stops early.
+  while (end > 0) {
+    const void* nl = memrchr(s, '\n', end);
+    if (nl == nullptr) return 0;
+    const size_t p = static_cast<size_t>(static_cast<const uint8_t*>(nl) - s) + 1;
+    if (IsSafeCutAt(s, text.size(), p)) return p;
+    end = p - 1;
+  }
+  return 0;
+}
+
+// Memory: carry_ holds only the text after the last safe cut found; each chunk is counted in
+// place between its first and last safe cut, so only the text up to the first cut is copied.
+void StreamingTokenCount::Feed(std::string_view chunk) {
+  if (chunk.empty()) return;
+  size_t first = 0;  // first safe cut in chunk; 0 = right before it
+  bool cut_at_start = false;
+  if (!carry_.empty() && carry_.back() == '\n') {
+    // A cut between carry_ and chunk: judge the chunk's first code point behind that LF.
+    std::string probe("\n");
+    probe.append(chunk.substr(0, std::min<size_t>(chunk.size(), 4)));
+    cut_at_start =
+        IsSafeCutAt(reinterpret_cast<const uint8_t*>(probe.data()), probe.size(), 1);
+  }
+  if (!cut_at_start) {
+    first = FirstSafeCutFrom(chunk, 1);
+    if (first == 0) {
+      carry_.append(chunk);  // no safe cut yet: keep accumulating
+      return;
+    }
+  }
+  const size_t last = LastSafeCut(chunk);  // >= first
+  // approx-chars/4 is not additive as a formula, but its code point count is: sum those and
+  // apply the formula in Finish().
+  const bool approx = counter_.name() == kApproxName;
+  auto add = [&](std::string_view part) {
+    total_ += approx ? internal::CountCodePoints(part) : counter_.Count(part);
+  };
+  carry_.append(chunk.substr(0, first));
+  add(carry_);
+  if (last > first) add(chunk.substr(first, last - first));
+  carry_.assign(chunk.substr(std::max(first, last)));
+}
+
 uint64_t StreamingTokenCount::Finish() {
-  uint64_t t = total_ + counter_.Count(carry_);
+  uint64_t total;
+  if (counter_.name() == kApproxName) {
+    total = ApproxFromCodePoints(total_ + internal::CountCodePoints(carry_));
+  } else {
+    total = total_ + counter_.Count(carry_);
+  }
   carry_.clear();
   total_ = 0;
-  return t;
+  return total;
 }
+
 }  // namespace caveman

@@ -40,7 +40,9 @@ Result<const TokenCounter*> O200kCounter();
 std::vector<uint32_t> O200kEncode(std::string_view text);
 
 // Counts a stream chunk by chunk with totals identical to Count(whole) (§7.4): text after the
-// last safe cut is carried into the next chunk.
+// last safe cut is carried into the next chunk, so memory is one chunk plus that carry (which
+// grows only while no safe cut appears, e.g. one huge line). With approx-chars/4 it sums code
+// points and applies the formula once in Finish().
 class StreamingTokenCount {
  public:
   explicit StreamingTokenCount(const TokenCounter& counter) : counter_(counter) {}
@@ -54,8 +56,12 @@ class StreamingTokenCount {
   uint64_t total_ = 0;
 };
 
-// Largest p in (0, text.size()] such that cutting `text` before byte p is count-additive
-// (§7.4 safe cut), or 0 if none exists.
+// Largest p in (0, text.size()) such that cutting `text` before byte p is count-additive
+// (§7.4 safe cut: byte p-1 is LF and the code point starting at p is neither White_Space nor
+// '/'), or 0 if none exists. p == text.size() is never returned, and neither is a p whose
+// code point is cut off at the end of `text`: what follows is unknown.
+// Valid for any TokenCounter whose count is additive at those cuts (o200k_base);
+// StreamingTokenCount handles approx-chars/4 itself.
 size_t LastSafeCut(std::string_view text);
 
 }  // namespace caveman

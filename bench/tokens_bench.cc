@@ -1,0 +1,112 @@
+// o200k_base counting throughput on the synthetic CI log (§7).
+// Input: $CAVEMAN_CI_LOG if set, else `python3 /work/shared/tools/gen_ci_log.py 16` is run
+// once into a temporary file. Before timing, Count(whole) is checked against the streaming
+// count.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "stream/tokens.h"
+
+namespace {
+
+constexpr const char* kGenerator = "/work/shared/tools/gen_ci_log.py";
+constexpr int kLogMiB = 16;
+constexpr size_t kCheckChunk = 64 * 1024;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The CI log, or "" on failure.
+const std::string& CiLog() {
+  static const std::string* const log = [] {
+    if (const char* path = std::getenv("CAVEMAN_CI_LOG")) return new std::string(ReadAll(path));
+    char tmpl[] = "/tmp/caveman_tokens_bench_XXXXXX";
+    const int fd = mkstemp(tmpl);
+    if (fd < 0) return new std::string();
+    close(fd);
+    const std::string cmd = "python3 " + std::string(kGenerator) + " " +
+                            std::to_string(kLogMiB) + " > " + tmpl;
+    std::string text;
+    if (std::system(cmd.c_str()) == 0) text = ReadAll(tmpl);
+    std::remove(tmpl);
+    return new std::string(std::move(text));
+  }();
+  return *log;
+}
+
+uint64_t StreamingCount(const caveman::TokenCounter& counter, std::string_view text,
+                        size_t chunk) {
+  caveman::StreamingTokenCount stream(counter);
+  for (size_t pos = 0; pos < text.size(); pos += chunk) stream.Feed(text.substr(pos, chunk));
+  return stream.Finish();
+}
+
+bool Prepare(benchmark::State& state, const caveman::TokenCounter** counter) {
+  auto r = caveman::O200kCounter();
+  if (!r.ok()) {
+    state.SkipWithError("o200k_base vocabulary did not verify");
+    return false;
+  }
+  *counter = *r;
+  if (CiLog().empty()) {
+    state.SkipWithError("no CI log (set CAVEMAN_CI_LOG or install python3)");
+    return false;
+  }
+  return true;
+}
+
+void BM_CountTokens(benchmark::State& state) {
+  const caveman::TokenCounter* counter = nullptr;
+  if (!Prepare(state, &counter)) return;
+  const std::string& log = CiLog();
+  const uint64_t expected = counter->Count(log);
+  if (expected != StreamingCount(*counter, log, kCheckChunk) || expected == 0) {
+    state.SkipWithError("whole and streaming counts differ");
+    return;
+  }
+  for (auto _ : state) {
+    uint64_t n = counter->Count(log);
+    benchmark::DoNotOptimize(n);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(log.size()) * state.iterations());
+  state.counters["tokens_out"] = static_cast<double>(expected);
+  state.counters["bytes_per_token"] = static_cast<double>(log.size()) / expected;
+}
+BENCHMARK(BM_CountTokens)->Unit(benchmark::kMillisecond);
+
+void BM_StreamingTokenCount(benchmark::State& state) {
+  const caveman::TokenCounter* counter = nullptr;
+  if (!Prepare(state, &counter)) return;
+  const std::string& log = CiLog();
+  const auto chunk = static_cast<size_t>(state.range(0));
+  const uint64_t expected = counter->Count(log);
+  if (StreamingCount(*counter, log, chunk) != expected) {
+    state.SkipWithError("streaming count differs from whole count");
+    return;
+  }
+  for (auto _ : state) {
+    uint64_t n = StreamingCount(*counter, log, chunk);
+    benchmark::DoNotOptimize(n);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(log.size()) * state.iterations());
+}
+BENCHMARK(BM_StreamingTokenCount)
+    ->ArgNames({"chunk"})
+    ->RangeMultiplier(16)
+    ->Range(256, 1 << 20)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

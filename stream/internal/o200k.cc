@@ -1,0 +1,589 @@
+#include "stream/internal/o200k.h"
+
+#include <algorithm>
+#include <cstring>
+#include <queue>
+#include <utility>
+
+#include "stream/internal/o200k_classes.h"
+#include "stream/internal/utf8_scan.h"
+#include "stream/sha256.h"
+
+extern "C" {
+// Defined in stream/o200k_vocab.S.
+extern const char caveman_o200k_vocab_begin[];
+extern const char caveman_o200k_vocab_end[];
+}
+
+namespace caveman::internal {
+namespace {
+
+constexpr uint32_t kNoRank = UINT32_MAX;
+// Pieces up to this many bytes merge with the plain quadratic loop over a stack array;
+// longer ones (base64 blobs, long identifiers) use a heap so the cost stays O(n log n).
+constexpr size_t kSmallPiece = 64;
+// Merged pieces up to this length are remembered per thread (see CountCache).
+constexpr size_t kCacheKeyMax = 30;
+constexpr size_t kCacheEntries = 4096;
+
+uint64_t Load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+uint32_t Load32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Fast hash of short byte strings (pieces are a few bytes long on average).
+uint64_t HashBytes(const uint8_t* p, size_t n) {
+  constexpr uint64_t kMulA = 0x9E3779B97F4A7C15ULL;
+  constexpr uint64_t kMulB = 0xBF58476D1CE4E5B9ULL;
+  uint64_t h = (n + 1) * kMulA;
+  while (n > 8) {
+    h = (h ^ Load64(p)) * kMulB;
+    h ^= h >> 31;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t tail;
+  if (n >= 4) {
+    tail = (uint64_t{Load32(p)} << 32) | Load32(p + n - 4);
+  } else if (n > 0) {
+    tail = (uint64_t{p[0]} << 16) | (uint64_t{p[n >> 1]} << 8) | p[n - 1];
+  } else {
+    tail = 0;
+  }
+  h = (h ^ tail) * kMulA;
+  h ^= h >> 29;
+  h *= kMulB;
+  h ^= h >> 32;
+  return h;
+}
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+// Standard base64 with '=' padding; false on any malformed input.
+bool DecodeBase64(std::string_view in, std::string* out) {
+  if (in.empty() || in.size() % 4 != 0) return false;
+  size_t pad = 0;
+  while (pad < 2 && in[in.size() - 1 - pad] == '=') ++pad;
+  const size_t body = in.size() - pad;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (size_t k = 0; k < body; ++k) {
+    const int v = Base64Value(in[k]);
+    if (v < 0) return false;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out->push_back(static_cast<char>((acc >> bits) & 0xFF));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Vocabulary: token bytes by rank plus an open-addressing map bytes → rank.
+
+struct O200kTokenizer::Vocabulary {
+  // tag = high hash bits, checked before touching the token bytes (another cache line).
+  struct Slot {
+    uint32_t tag;
+    uint32_t rank;  // kNoRank = empty
+  };
+
+  std::string bytes;              // all tokens, concatenated in rank order
+  std::vector<uint32_t> offsets;  // rank → offset in bytes; offsets[size] = bytes.size()
+  std::vector<Slot> slots;
+  uint64_t mask = 0;
+  size_t max_len = 0;
+
+  size_t size() const { return offsets.empty() ? 0 : offsets.size() - 1; }
+
+  uint32_t Rank(const uint8_t* p, size_t n) const {
+    if (n > max_len) return kNoRank;
+    const uint64_t h = HashBytes(p, n);
+    const auto tag = static_cast<uint32_t>(h >> 32);
+    for (uint64_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots[i];
+      if (s.rank == kNoRank) return kNoRank;
+      if (s.tag == tag && offsets[s.rank + 1] - offsets[s.rank] == n &&
+          std::memcmp(bytes.data() + offsets[s.rank], p, n) == 0) {
+        return s.rank;
+      }
+    }
+  }
+
+  Status Parse(std::string_view text) {
+    struct Entry {
+      uint32_t rank;
+      uint32_t offset;
+      uint32_t len;
+    };
+    std::vector<Entry> entries;
+    std::string decoded;
+    std::string all;
+    size_t pos = 0;
+    size_t line_no = 0;
+    while (pos < text.size()) {
+      size_t eol = text.find('\n', pos);
+      if (eol == std::string_view::npos) eol = text.size();
+      std::string_view line = text.substr(pos, eol - pos);
+      pos = eol + 1;
+      ++line_no;
+      if (line.empty()) continue;
+      const size_t sp = line.find(' ');
+      if (sp == std::string_view::npos) {
+        return Status::Corruption("o200k vocabulary: no rank on line " + std::to_string(line_no));
+      }
+      decoded.clear();
+      if (!DecodeBase64(line.substr(0, sp), &decoded)) {
+        return Status::Corruption("o200k vocabulary: bad base64 on line " +
+                                  std::to_string(line_no));
+      }
+      std::string_view digits = line.substr(sp + 1);
+      uint64_t rank = 0;
+      if (digits.empty() || digits.size() > 9) {
+        return Status::Corruption("o200k vocabulary: bad rank on line " + std::to_string(line_no));
+      }
+      for (char c : digits) {
+        if (c < '0' || c > '9') {
+          return Status::Corruption("o200k vocabulary: bad rank on line " +
+                                    std::to_string(line_no));
+        }
+        rank = rank * 10 + static_cast<uint64_t>(c - '0');
+      }
+      entries.push_back({static_cast<uint32_t>(rank), static_cast<uint32_t>(all.size()),
+                         static_cast<uint32_t>(decoded.size())});
+      all += decoded;
+    }
+    const size_t count = entries.size();
+    if (count == 0) return Status::Corruption("o200k vocabulary: empty");
+    // Ranks must be dense (0..count-1, each once) so that rank order is token order.
+    std::vector<uint32_t> by_rank(count, kNoRank);
+    for (uint32_t k = 0; k < count; ++k) {
+      if (entries[k].rank >= count || by_rank[entries[k].rank] != kNoRank) {
+        return Status::Corruption("o200k vocabulary: ranks are not dense");
+      }
+      by_rank[entries[k].rank] = k;
+    }
+    bytes.clear();
+    bytes.reserve(all.size());
+    offsets.assign(count + 1, 0);
+    for (size_t r = 0; r < count; ++r) {
+      const Entry& e = entries[by_rank[r]];
+      offsets[r] = static_cast<uint32_t>(bytes.size());
+      bytes.append(all, e.offset, e.len);
+      max_len = std::max<size_t>(max_len, e.len);
+    }
+    offsets[count] = static_cast<uint32_t>(bytes.size());
+
+    size_t capacity = 1;
+    while (capacity < count * 5 / 2) capacity <<= 1;  // load factor <= 0.4
+    slots.assign(capacity, Slot{0, kNoRank});
+    mask = capacity - 1;
+    for (uint32_t r = 0; r < count; ++r) {
+      const auto* p = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
+      const size_t n = offsets[r + 1] - offsets[r];
+      if (Rank(p, n) != kNoRank) return Status::Corruption("o200k vocabulary: duplicate token");
+      const uint64_t h = HashBytes(p, n);
+      uint64_t i = h & mask;
+      while (slots[i].rank != kNoRank) i = (i + 1) & mask;
+      slots[i] = Slot{static_cast<uint32_t>(h >> 32), r};
+    }
+    // Byte-pair merging starts from single bytes, so every byte must be a token.
+    for (int b = 0; b < 256; ++b) {
+      const auto byte = static_cast<uint8_t>(b);
+      if (Rank(&byte, 1) == kNoRank) {
+        return Status::Corruption("o200k vocabulary: a single byte is missing");
+      }
+    }
+    return Status::OK();
+  }
+
+  // Byte-pair merging of the piece p[0, n): calls part(begin, end) for each resulting token,
+  // in order. Repeatedly merges the adjacent pair whose concatenation has the lowest rank,
+  // leftmost on ties (§7.2).
+  template <class PartFn>
+  void Merge(const uint8_t* p, size_t n, PartFn&& part) const {
+    if (n <= kSmallPiece) {
+      MergeSmall(p, n, part);
+    } else {
+      MergeLarge(p, n, part);
+    }
+  }
+
+  template <class PartFn>
+  void MergeSmall(const uint8_t* p, size_t n, PartFn& part) const {
+    uint32_t starts[kSmallPiece + 1];
+    uint32_t pair[kSmallPiece];  // pair[k] = rank of parts k and k+1 joined
+    size_t parts = n;
+    for (size_t k = 0; k <= n; ++k) starts[k] = static_cast<uint32_t>(k);
+    for (size_t k = 0; k + 1 < parts; ++k) pair[k] = Rank(p + k, 2);
+    while (parts > 1) {
+      uint32_t best = kNoRank;
+      size_t at = 0;
+      for (size_t k = 0; k + 1 < parts; ++k) {
+        if (pair[k] < best) {
+          best = pair[k];
+          at = k;
+        }
+      }
+      if (best == kNoRank) break;
+      std::memmove(starts + at + 1, starts + at + 2, (parts - at - 1) * sizeof starts[0]);
+      if (at + 2 < parts) {
+        std::memmove(pair + at + 1, pair + at + 2, (parts - at - 2) * sizeof pair[0]);
+      }
+      --parts;
+      if (at + 1 < parts) pair[at] = Rank(p + starts[at], starts[at + 2] - starts[at]);
+      if (at > 0) pair[at - 1] = Rank(p + starts[at - 1], starts[at + 1] - starts[at - 1]);
+    }
+    for (size_t k = 0; k < parts; ++k) part(starts[k], starts[k + 1]);
+  }
+
+  template <class PartFn>
+  void MergeLarge(const uint8_t* p, size_t n, PartFn& part) const {
+    // Parts are named by their first byte offset; next[i] is the following part's start (n
+    // at the end). Heap entries (rank << 32 | start) go stale when a part merges away or
+    // its right pair changes; pair_rank[] tells which entries are current.
+    std::vector<uint32_t> next(n), prev(n), pair_rank(n, kNoRank);
+    std::vector<uint8_t> alive(n, 1);
+    std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> heap;
+    auto pair_of = [&](uint32_t i) -> uint32_t {
+      const uint32_t j = next[i];
+      if (j >= n) return kNoRank;
+      const uint32_t end = next[j];
+      return Rank(p + i, end - i);
+    };
+    for (uint32_t i = 0; i < n; ++i) {
+      next[i] = i + 1;
+      prev[i] = i == 0 ? kNoRank : i - 1;
+    }
+    for (uint32_t i = 0; i + 1 < n; ++i) {
+      pair_rank[i] = Rank(p + i, 2);
+      if (pair_rank[i] != kNoRank) heap.push((uint64_t{pair_rank[i]} << 32) | i);
+    }
+    while (!heap.empty()) {
+      const uint64_t top = heap.top();
+      heap.pop();
+      const auto rank = static_cast<uint32_t>(top >> 32);
+      const auto i = static_cast<uint32_t>(top);
+      if (!alive[i] || pair_rank[i] != rank) continue;
+      const uint32_t j = next[i];
+      alive[j] = 0;
+      next[i] = next[j];
+      if (next[i] < n) prev[next[i]] = i;
+      pair_rank[i] = pair_of(i);
+      if (pair_rank[i] != kNoRank) heap.push((uint64_t{pair_rank[i]} << 32) | i);
+      if (prev[i] != kNoRank) {
+        const uint32_t h = prev[i];
+        pair_rank[h] = pair_of(h);
+        if (pair_rank[h] != kNoRank) heap.push((uint64_t{pair_rank[h]} << 32) | h);
+      }
+    }
+    for (uint32_t i = 0; i < n; i = next[i]) part(i, next[i]);
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// Pre-tokenizer: the o200k pattern of §7.2, alternatives tried in order at each position
+// with the backtracking a leftmost-first regex engine would do. Every code point starts a
+// match of some alternative, so pieces tile the text.
+//
+//   1  [^\r\n\p{L}\p{N}]?[Up]*[Lo]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//   2  [^\r\n\p{L}\p{N}]?[Up]+[Lo]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//   3  \p{N}{1,3}
+//   4   ?[^\s\p{L}\p{N}]+[\r\n/]*
+//   5  \s*[\r\n]+
+//   6  \s+(?!\S)
+//   7  \s+
+// with Up = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and Lo = [\p{Ll}\p{Lm}\p{Lo}\p{M}].
+
+namespace {
+
+class Pretokenizer {
+ public:
+  Pretokenizer(std::string_view text, const CodePointClasses& classes)
+      : s_(reinterpret_cast<const uint8_t*>(text.data())),
+        n_(text.size()),
+        classes_(classes),
+        ascii_(classes.ascii()) {}
+
+  // End of the piece starting at i. REQUIRES: i < size, i on a code point boundary.
+  size_t PieceEnd(size_t i) const {
+    const Cp c0 = At(i);
+    const bool may_prefix = (c0.cls & (kClsLetter | kClsNumber | kClsCrLf)) == 0;
+    // Alternative 1, first with the optional prefix taken, then without.
+    if (may_prefix) {
+      if (size_t e = LowerTail(i + c0.len)) return e;
+    }
+    if (size_t e = LowerTail(i)) return e;
+    // Alternative 2.
+    if (may_prefix) {
+      if (size_t e = UpperHead(i + c0.len)) return e;
+    }
+    if (size_t e = UpperHead(i)) return e;
+    // Alternative 3.
+    if (c0.cls & kClsNumber) {
+      size_t e = i + c0.len;
+      for (int k = 1; k < 3 && e < n_; ++k) {
+        const Cp c = At(e);
+        if (!(c.cls & kClsNumber)) break;
+        e += c.len;
+      }
+      return e;
+    }
+    // Alternative 4: the optional space only if a symbol follows it.
+    {
+      size_t q = i;
+      if (s_[i] == ' ' && i + 1 < n_ && IsSymbol(At(i + 1).cls)) q = i + 1;
+      if (IsSymbol(At(q).cls)) {
+        size_t e = q;
+        while (e < n_) {
+          const Cp c = At(e);
+          if (!IsSymbol(c.cls)) break;
+          e += c.len;
+        }
+        while (e < n_ && (s_[e] == '\r' || s_[e] == '\n' || s_[e] == '/')) ++e;
+        return e;
+      }
+    }
+    // Alternatives 5–7: c0 is White_Space. Over the whitespace run: 5 ends after its last
+    // CR/LF; else 6 takes the run minus its last character (which must then be followed by
+    // a non-space) or all of it at the end of the text; else 7 takes the single character.
+    size_t e = i;
+    size_t last_start = i;
+    size_t after_newline = 0;
+    while (e < n_) {
+      const Cp c = At(e);
+      if (!(c.cls & kClsSpace)) break;
+      last_start = e;
+      e += c.len;
+      if (c.cls & kClsCrLf) after_newline = e;
+    }
+    if (after_newline != 0) return after_newline;
+    if (e == i) return i + c0.len;  // unreachable: every code point matches above
+    if (e == n_ || last_start == i) return e;
+    return last_start;
+  }
+
+ private:
+  struct Cp {
+    uint8_t cls;
+    uint8_t len;
+  };
+
+  static bool IsSymbol(uint8_t cls) {
+    return (cls & (kClsLetter | kClsNumber | kClsSpace)) == 0;
+  }
+
+  // REQUIRES: i < n_.
+  Cp At(size_t i) const {
+    const uint8_t b = s_[i];
+    if (b < 0x80) return {ascii_[b], 1};
+    const int len = b < 0xE0 ? 2 : (b < 0xF0 ? 3 : 4);
+    return {classes_.Of(DecodeWellFormed(s_ + i, len)), static_cast<uint8_t>(len)};
+  }
+
+  // [Up]*[Lo]+ then the optional contraction, from s; 0 if no match. [Up]* backtracks to
+  // the last position where a [Lo] character can follow it.
+  size_t LowerTail(size_t s) const {
+    size_t p = s;
+    size_t last_lower = SIZE_MAX;
+    while (p < n_) {
+      const Cp c = At(p);
+      if (c.cls & kClsLowerGroup) last_lower = p;
+      if (!(c.cls & kClsUpperGroup)) break;
+      p += c.len;
+    }
+    if (last_lower == SIZE_MAX) return 0;
+    p = last_lower;
+    while (p < n_) {
+      const Cp c = At(p);
+      if (!(c.cls & kClsLowerGroup)) break;
+      p += c.len;
+    }
+    return Contraction(p);
+  }
+
+  // [Up]+[Lo]* then the optional contraction, from s; 0 if no match.
+  size_t UpperHead(size_t s) const {
+    if (s >= n_) return 0;
+    Cp c = At(s);
+    if (!(c.cls & kClsUpperGroup)) return 0;
+    size_t p = s + c.len;
+    while (p < n_ && ((c = At(p)).cls & kClsUpperGroup)) p += c.len;
+    while (p < n_ && ((c = At(p)).cls & kClsLowerGroup)) p += c.len;
+    return Contraction(p);
+  }
+
+  // (?i:'s|'t|'re|'ve|'m|'ll|'d)? at p; case-insensitive for ASCII letters only.
+  size_t Contraction(size_t p) const {
+    if (p + 1 < n_ && s_[p] == '\'') {
+      const uint8_t a = s_[p + 1] | 0x20;
+      if (a == 's' || a == 't' || a == 'm' || a == 'd') return p + 2;
+      if (p + 2 < n_) {
+        const uint8_t b = s_[p + 2] | 0x20;
+        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) {
+          return p + 3;
+        }
+      }
+    }
+    return p;
+  }
+
+  const uint8_t* s_;
+  size_t n_;
+  const CodePointClasses& classes_;
+  const uint8_t* ascii_;
+};
+
+// Per-thread memo of merged piece counts: most pieces that are not whole tokens repeat
+// (identifiers, paths, numbers in logs), and merging costs far more than a probe.
+// Thread-local because Count() is const and called concurrently; there is only one
+// tokenizer per process, and a key includes its bytes, so a stale hit is impossible.
+struct CountCache {
+  struct Entry {
+    uint8_t len = 0xFF;  // 0xFF = empty
+    uint8_t count = 0;
+    char bytes[kCacheKeyMax];
+  };
+  Entry entries[kCacheEntries];
+  const void* owner = nullptr;
+};
+static_assert(sizeof(CountCache::Entry) == 32);
+
+CountCache& ThreadCache(const void* owner) {
+  thread_local CountCache cache;
+  if (cache.owner != owner) {
+    // Another tokenizer (only in tests) used this thread: start afresh.
+    for (auto& e : cache.entries) e.len = 0xFF;
+    cache.owner = owner;
+  }
+  return cache;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+
+std::string_view EmbeddedO200kVocabulary() {
+  return std::string_view(caveman_o200k_vocab_begin,
+                          static_cast<size_t>(caveman_o200k_vocab_end - caveman_o200k_vocab_begin));
+}
+
+Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::Create(std::string_view tiktoken) {
+  const std::string hex = Sha256::Hex(Sha256::Digest(tiktoken));
+  if (hex != kO200kSha256Hex) {
+    return Status::Corruption("o200k vocabulary: SHA-256 " + hex + " does not match " +
+                              std::string(kO200kSha256Hex));
+  }
+  auto vocab = std::make_unique<Vocabulary>();
+  CAVEMAN_RETURN_IF_ERROR(vocab->Parse(tiktoken));
+  CodePointClasses::Get();  // build the tables now rather than inside the first Count()
+  return std::unique_ptr<O200kTokenizer>(new O200kTokenizer(std::move(vocab)));
+}
+
+O200kTokenizer::O200kTokenizer(std::unique_ptr<Vocabulary> vocab) : vocab_(std::move(vocab)) {}
+O200kTokenizer::~O200kTokenizer() = default;
+
+size_t O200kTokenizer::vocabulary_size() const { return vocab_->size(); }
+
+uint64_t O200kTokenizer::Count(std::string_view text) const {
+  if (text.empty()) return 0;
+  if (FirstInvalidUtf8(text) != text.size()) return CountWellFormed(SanitizeUtf8(text));
+  return CountWellFormed(text);
+}
+
+void O200kTokenizer::Encode(std::string_view text, std::vector<uint32_t>* ids) const {
+  if (text.empty()) return;
+  if (FirstInvalidUtf8(text) != text.size()) {
+    EncodeWellFormed(SanitizeUtf8(text), ids);
+  } else {
+    EncodeWellFormed(text, ids);
+  }
+}
+
+uint64_t O200kTokenizer::CountWellFormed(std::string_view text) const {
+  const Vocabulary& vocab = *vocab_;
+  const Pretokenizer pre(text, CodePointClasses::Get());
+  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
+  CountCache& cache = ThreadCache(this);
+  uint64_t total = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t end = pre.PieceEnd(i);
+    const uint8_t* piece = s + i;
+    const size_t len = end - i;
+    i = end;
+    if (vocab.Rank(piece, len) != kNoRank) {
+      ++total;
+      continue;
+    }
+    CountCache::Entry* slot = nullptr;
+    if (len <= kCacheKeyMax) {
+      slot = &cache.entries[HashBytes(piece, len) & (kCacheEntries - 1)];
+      if (slot->len == len && std::memcmp(slot->bytes, piece, len) == 0) {
+        total += slot->count;
+        continue;
+      }
+    }
+    uint64_t parts = 0;
+    vocab.Merge(piece, len, [&parts](uint32_t, uint32_t) { ++parts; });
+    total += parts;
+    if (slot != nullptr) {
+      slot->len = static_cast<uint8_t>(len);
+      slot->count = static_cast<uint8_t>(parts);  // parts <= len <= kCacheKeyMax
+      std::memcpy(slot->bytes, piece, len);
+    }
+  }
+  return total;
+}
+
+void O200kTokenizer::EncodeWellFormed(std::string_view text, std::vector<uint32_t>* ids) const {
+  const Vocabulary& vocab = *vocab_;
+  const Pretokenizer pre(text, CodePointClasses::Get());
+  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t end = pre.PieceEnd(i);
+    const uint8_t* piece = s + i;
+    const size_t len = end - i;
+    i = end;
+    const uint32_t rank = vocab.Rank(piece, len);
+    if (rank != kNoRank) {
+      ids->push_back(rank);
+      continue;
+    }
+    vocab.Merge(piece, len, [&](uint32_t b, uint32_t e) {
+      ids->push_back(vocab.Rank(piece + b, e - b));
+    });
+  }
+}
+
+std::vector<std::string_view> O200kPieces(std::string_view text) {
+  std::vector<std::string_view> pieces;
+  const Pretokenizer pre(text, CodePointClasses::Get());
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t end = pre.PieceEnd(i);
+    pieces.push_back(text.substr(i, end - i));
+    i = end;
+  }
+  return pieces;
+}
+
+}  // namespace caveman::internal

@@ -1,0 +1,396 @@
+#include "stream/tokens.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "stream/internal/o200k.h"
+#include "stream/internal/utf8_scan.h"
+#include "tests/testing/test_util.h"
+
+namespace caveman {
+namespace {
+
+struct Vector {
+  std::string text;
+  uint64_t count = 0;
+  std::vector<uint32_t> ids;
+  int line = 0;
+};
+
+void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+bool ParseHex4(std::string_view s, size_t at, uint32_t* v) {
+  if (at + 4 > s.size()) return false;
+  *v = 0;
+  for (size_t k = at; k < at + 4; ++k) {
+    const char c = s[k];
+    uint32_t d;
+    if (c >= '0' && c <= '9') {
+      d = static_cast<uint32_t>(c - '0');
+    } else if (c >= 'a' && c <= 'f') {
+      d = static_cast<uint32_t>(c - 'a' + 10);
+    } else if (c >= 'A' && c <= 'F') {
+      d = static_cast<uint32_t>(c - 'A' + 10);
+    } else {
+      return false;
+    }
+    *v = *v * 16 + d;
+  }
+  return true;
+}
+
+// Decodes a JSON string literal (with its quotes); false if malformed.
+bool ParseJsonString(std::string_view lit, std::string* out) {
+  if (lit.size() < 2 || lit.front() != '"' || lit.back() != '"') return false;
+  const std::string_view s = lit.substr(1, lit.size() - 2);
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c != '\\') {
+      if (c == '"') return false;
+      out->push_back(c);
+      continue;
+    }
+    if (++i >= s.size()) return false;
+    switch (s[i]) {
+      case '"': out->push_back('"'); break;
+      case '\\': out->push_back('\\'); break;
+      case '/': out->push_back('/'); break;
+      case 'b': out->push_back('\b'); break;
+      case 'f': out->push_back('\f'); break;
+      case 'n': out->push_back('\n'); break;
+      case 'r': out->push_back('\r'); break;
+      case 't': out->push_back('\t'); break;
+      case 'u': {
+        uint32_t cp;
+        if (!ParseHex4(s, i + 1, &cp)) return false;
+        i += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          uint32_t lo;
+          if (i + 2 >= s.size() || s[i + 1] != '\\' || s[i + 2] != 'u' ||
+              !ParseHex4(s, i + 3, &lo) || lo < 0xDC00 || lo > 0xDFFF) {
+            return false;
+          }
+          i += 6;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+          return false;
+        }
+        AppendUtf8(cp, out);
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+std::vector<Vector> LoadVectors() {
+  std::vector<Vector> vectors;
+  std::istringstream in(testing::ReadFile("tests/o200k_vectors.tsv"));
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line[0] == '#') continue;
+    const size_t tab1 = line.find('\t');
+    const size_t tab2 = line.find('\t', tab1 + 1);
+    if (tab1 == std::string::npos || tab2 == std::string::npos) {
+      ADD_FAILURE() << "malformed vector line " << line_no;
+      continue;
+    }
+    Vector v;
+    v.line = line_no;
+    if (!ParseJsonString(std::string_view(line).substr(0, tab1), &v.text)) {
+      ADD_FAILURE() << "bad JSON literal on line " << line_no;
+      continue;
+    }
+    v.count = std::stoull(line.substr(tab1 + 1, tab2 - tab1 - 1));
+    std::istringstream ids(line.substr(tab2 + 1));
+    uint32_t id;
+    while (ids >> id) v.ids.push_back(id);
+    vectors.push_back(std::move(v));
+  }
+  return vectors;
+}
+
+const TokenCounter& O200k() {
+  auto r = O200kCounter();
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? **r : ApproxTokenCounter();
+}
+
+// Text exercising the pieces that can run across a line break.
+std::string VariedText() {
+  std::string t;
+  t += "x = 1;\n// comment\n/* block */\n  indented\n\tTabbed\r\nCRLF line\r\n\r\n";
+  t += "a/b//c\n//\r\n/path/to/file\n...\n\n/\nend  \n   \n\n  x\n";
+  t += "Café naïve — “quotes” 日本語のテキスト\n👍🏽 family: 👨‍👩‍👧‍👦\n";
+  t += "\xC2\xA0nbsp line\n\xE3\x80\x80ideographic space\n\xE2\x80\xA8ls\n";
+  t += "bad \xFF\xFE bytes\n\x80\x80 lead\n\xE2\x82 truncated\n\xF0\x9F\x98 x\n";
+  t += "it's DON'T we'LL you'Re ABC'd ʰello ǅungla\n";
+  t += "2024-05-26T17:45:54.996Z DEBUG [svc-16] pid=4608 retry 1234567 3.14159\n";
+  t += std::string(70, ' ') + "\n" + std::string(130, 'x') + "\n";
+  for (int k = 0; k < 20; ++k) t += "ab";
+  t += "\nSGVsbG8gV29ybGQhIFRoaXMgaXMgYmFzZTY0Lg==\n\n\n";
+  t += "{\"key\": \"value\", \"arr\": [1, 2, 3]}\n}\n)\n";
+  return t;
+}
+
+std::string StreamCount(const TokenCounter& counter, const std::vector<std::string_view>& pieces) {
+  StreamingTokenCount stream(counter);
+  for (std::string_view p : pieces) stream.Feed(p);
+  return std::to_string(stream.Finish());
+}
+
+TEST(O200k, EmbeddedVocabularyVerifiesAndIsTheDefault) {
+  auto r = O200kCounter();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)->name(), "o200k_base");
+  EXPECT_EQ(DefaultTokenCounter().name(), "o200k_base");
+  EXPECT_EQ(&DefaultTokenCounter(), *r);
+  EXPECT_EQ(internal::EmbeddedO200kVocabulary(),
+            testing::ReadFile("third_party/o200k/o200k_base.tiktoken"));
+}
+
+TEST(O200k, AllVectorsMatchIdsAndCounts) {
+  const std::vector<Vector> vectors = LoadVectors();
+  ASSERT_EQ(vectors.size(), 47u);
+  const TokenCounter& counter = O200k();
+  for (const Vector& v : vectors) {
+    EXPECT_EQ(v.ids.size(), v.count) << "vector line " << v.line;
+    EXPECT_EQ(O200kEncode(v.text), v.ids) << "vector line " << v.line << ": " << v.text;
+    EXPECT_EQ(counter.Count(v.text), v.count) << "vector line " << v.line << ": " << v.text;
+    EXPECT_EQ(DefaultTokenCounter().Count(v.text), v.count) << "vector line " << v.line;
+  }
+}
+
+TEST(O200k, EmptyInputCountsZero) {
+  EXPECT_EQ(O200k().Count(""), 0u);
+  EXPECT_TRUE(O200kEncode("").empty());
+}
+
+TEST(O200k, InvalidBytesBecomeOneReplacementCharEach) {
+  const TokenCounter& counter = O200k();
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(O200kEncode("\xFF"), O200kEncode(fffd));
+  EXPECT_EQ(O200kEncode("a\x80" "b"), O200kEncode("a" + fffd + "b"));
+  // A truncated 3-byte sequence is two ill-formed bytes, hence two U+FFFD.
+  EXPECT_EQ(O200kEncode("x\xE2\x82 y"), O200kEncode("x" + fffd + fffd + " y"));
+  EXPECT_EQ(O200kEncode("\xC0\xAF"), O200kEncode(fffd + fffd));         // overlong '/'
+  EXPECT_EQ(O200kEncode("\xED\xA0\x80"), O200kEncode(fffd + fffd + fffd));  // surrogate
+  EXPECT_EQ(counter.Count("ok \xF0\x9F\x98 end"), counter.Count("ok " + fffd + fffd + fffd + " end"));
+  // U+FFFD is a symbol (So): it joins a leading space and a run of symbols.
+  EXPECT_EQ(internal::O200kPieces(" " + fffd + fffd + "a"),
+            (std::vector<std::string_view>{" " + fffd + fffd, "a"}));
+}
+
+TEST(O200k, PreTokenizerFollowsThePattern) {
+  using Pieces = std::vector<std::string_view>;
+  EXPECT_EQ(internal::O200kPieces("  \n\n  x"), (Pieces{"  \n\n", " ", " x"}));
+  EXPECT_EQ(internal::O200kPieces("x = 1;\n// c"), (Pieces{"x", " =", " ", "1", ";\n//", " c"}));
+  EXPECT_EQ(internal::O200kPieces("x  "), (Pieces{"x", "  "}));
+  EXPECT_EQ(internal::O200kPieces("a  b"), (Pieces{"a", " ", " b"}));
+  EXPECT_EQ(internal::O200kPieces("x \t\n"), (Pieces{"x", " \t\n"}));
+  EXPECT_EQ(internal::O200kPieces("12345"), (Pieces{"123", "45"}));
+  EXPECT_EQ(internal::O200kPieces("HTTPServer's"), (Pieces{"HTTPServer's"}));
+  EXPECT_EQ(internal::O200kPieces("ABC'd it'LL"), (Pieces{"ABC'd", " it'LL"}));
+  // U+017F (long s) is not ASCII 's': no contraction.
+  EXPECT_EQ(internal::O200kPieces("it'\xC5\xBF"), (Pieces{"it", "'\xC5\xBF"}));
+  EXPECT_EQ(internal::O200kPieces("(foo)"), (Pieces{"(foo", ")"}));
+  EXPECT_EQ(internal::O200kPieces("\r\n\r\n"), (Pieces{"\r\n\r\n"}));
+}
+
+TEST(O200k, CountsAreIdenticalAcrossThreads) {
+  const std::string text = VariedText();
+  const uint64_t expected = O200k().Count(text);
+  std::vector<std::thread> threads;
+  std::vector<uint64_t> got(4);
+  for (size_t t = 0; t < got.size(); ++t) {
+    threads.emplace_back([&, t] {
+      uint64_t last = 0;
+      for (int k = 0; k < 50; ++k) last = O200k().Count(text);
+      got[t] = last;
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (uint64_t g : got) EXPECT_EQ(g, expected);
+}
+
+TEST(O200k, LongPiecesMergeLikeShortOnes) {
+  // Pieces over the small-merge limit take the heap path; both must agree with the vectors'
+  // behaviour (checked there for 240 'x' and "abab…"); here: idempotent counting of repeats.
+  const TokenCounter& counter = O200k();
+  const std::string xs(1000, 'x');
+  EXPECT_EQ(counter.Count(xs), O200kEncode(xs).size());
+  std::string mixed;
+  for (int k = 0; k < 300; ++k) mixed += static_cast<char>('a' + (k * 7) % 26);
+  const std::vector<uint32_t> ids = O200kEncode(mixed);
+  EXPECT_EQ(counter.Count(mixed), ids.size());
+  EXPECT_LT(ids.size(), mixed.size());
+}
+
+TEST(O200k, CorruptVocabularyIsRejected) {
+  std::string vocab(internal::EmbeddedO200kVocabulary());
+  auto good = internal::O200kTokenizer::Create(vocab);
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ((*good)->vocabulary_size(), 199998u);
+  vocab[vocab.size() / 2] ^= 1;
+  auto bad = internal::O200kTokenizer::Create(vocab);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kCorruption);
+  auto empty = internal::O200kTokenizer::Create("");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().code(), StatusCode::kCorruption);
+}
+
+TEST(ApproxTokens, FollowsTheFallbackFormula) {
+  const TokenCounter& approx = ApproxTokenCounter();
+  EXPECT_EQ(approx.name(), "approx-chars/4");
+  EXPECT_EQ(ApproxTokenCount(""), 0u);
+  EXPECT_EQ(ApproxTokenCount("a"), 1u);
+  EXPECT_EQ(ApproxTokenCount("abc"), 1u);
+  EXPECT_EQ(ApproxTokenCount("abcdefg"), 1u);
+  EXPECT_EQ(ApproxTokenCount("abcdefgh"), 2u);
+  EXPECT_EQ(approx.Count(std::string(4001, 'z')), 1000u);
+  // Code points, not bytes: eight 3-byte characters are two tokens.
+  std::string euros;
+  for (int k = 0; k < 8; ++k) euros += "\xE2\x82\xAC";
+  EXPECT_EQ(ApproxTokenCount(euros), 2u);
+  // Every ill-formed byte is one code point, continuation bytes included.
+  EXPECT_EQ(ApproxTokenCount("\x80\x80\x80\x80\x80\x80\x80\x80"), 2u);
+  EXPECT_EQ(ApproxTokenCount("\xE2\x82" "ab\xE2\x82" "cd"), 2u);  // 8 code points
+  EXPECT_EQ(internal::CountCodePoints("\xE2\x82" "ab"), 4u);
+}
+
+TEST(StreamingTokenCount, MatchesWholeCountForAnyChunking) {
+  const TokenCounter& counter = O200k();
+  const std::string text = VariedText();
+  const uint64_t whole = counter.Count(text);
+  EXPECT_EQ(StreamCount(counter, {text}), std::to_string(whole));
+  testing::ExpectChunkingInvariant(
+      text, [&](const std::vector<std::string_view>& pieces) { return StreamCount(counter, pieces); });
+  for (uint64_t seed = 2; seed < 6; ++seed) {
+    testing::ExpectChunkingInvariant(
+        text, [&](const std::vector<std::string_view>& p) { return StreamCount(counter, p); },
+        seed);
+  }
+}
+
+TEST(StreamingTokenCount, MatchesWholeCountOnVectorsAndRandomText) {
+  const TokenCounter& counter = O200k();
+  std::string all;
+  for (const Vector& v : LoadVectors()) all += v.text + "\n";
+  EXPECT_EQ(StreamCount(counter, testing::RandomSplit(all, 7, 5)),
+            std::to_string(counter.Count(all)));
+  // Random soup of the characters that matter at line starts.
+  const std::vector<std::string> atoms = {"\n", "\r\n", "\r", " ", "\t", "/", "//", "x", "Ab",
+                                          "1", ";", "\xC2\xA0", "\xE3\x80\x80", "\xFF", "\x80",
+                                          "\xE2\x82", "é", "'s", "\xF0\x9F\x91\x8D", "\xCC\x81"};
+  std::mt19937 rng(42);
+  for (int round = 0; round < 30; ++round) {
+    std::string t;
+    const int n = 50 + static_cast<int>(rng() % 300);
+    for (int k = 0; k < n; ++k) t += atoms[rng() % atoms.size()];
+    const std::string expected = std::to_string(counter.Count(t));
+    for (size_t max_piece : {1, 2, 5, 17}) {
+      EXPECT_EQ(StreamCount(counter, testing::RandomSplit(t, round * 10 + max_piece, max_piece)),
+                expected)
+          << "round " << round << " max_piece " << max_piece;
+    }
+  }
+}
+
+TEST(StreamingTokenCount, ApproxTotalsMatchWholeCount) {
+  const TokenCounter& approx = ApproxTokenCounter();
+  const std::string text = VariedText();
+  EXPECT_EQ(StreamCount(approx, {text}), std::to_string(ApproxTokenCount(text)));
+  testing::ExpectChunkingInvariant(
+      text, [&](const std::vector<std::string_view>& pieces) { return StreamCount(approx, pieces); });
+  // Four lines of 3 code points: 12 in all → 3, not 4 × max(1, 0) per chunk.
+  EXPECT_EQ(StreamCount(approx, {"ab\n", "cd\n", "ef\n", "gh\n"}), "3");
+  EXPECT_EQ(StreamCount(approx, {}), "0");
+}
+
+TEST(StreamingTokenCount, IsReusableAfterFinish) {
+  StreamingTokenCount stream(O200k());
+  stream.Feed("hello\nworld\n");
+  const uint64_t first = stream.Finish();
+  EXPECT_EQ(first, O200k().Count("hello\nworld\n"));
+  stream.Feed("x");
+  EXPECT_EQ(stream.Finish(), 1u);
+  EXPECT_EQ(stream.Finish(), 0u);
+}
+
+TEST(SafeCut, SpecExampleShowsWhySlashAfterLfIsNotSafe) {
+  const TokenCounter& counter = O200k();
+  const std::string text = "x = 1;\n// c";
+  EXPECT_EQ(counter.Count(text), 6u);
+  // The ";\n//" piece crosses the LF: cutting there changes the total.
+  EXPECT_NE(counter.Count("x = 1;\n") + counter.Count("// c"), counter.Count(text));
+  EXPECT_EQ(LastSafeCut(text), 0u);
+  EXPECT_EQ(StreamCount(counter, {"x = 1;\n", "// c"}), "6");
+}
+
+TEST(SafeCut, FollowsTheRule) {
+  EXPECT_EQ(LastSafeCut(""), 0u);
+  EXPECT_EQ(LastSafeCut("abc"), 0u);
+  EXPECT_EQ(LastSafeCut("a\nb"), 2u);
+  EXPECT_EQ(LastSafeCut("a\nb\nc"), 4u);
+  EXPECT_EQ(LastSafeCut("a\nb\n"), 2u);   // what follows the final LF is unknown
+  EXPECT_EQ(LastSafeCut("a\nb\n c"), 2u);  // whitespace after LF
+  EXPECT_EQ(LastSafeCut("a\nb\n\n"), 2u);
+  EXPECT_EQ(LastSafeCut("a\nb\n\tc"), 2u);
+  EXPECT_EQ(LastSafeCut("a\nb\r\nc"), 5u);
+  EXPECT_EQ(LastSafeCut("a\nb\n/c"), 2u);
+  EXPECT_EQ(LastSafeCut("a\n\xC2\xA0"), 0u);        // NBSP is White_Space
+  EXPECT_EQ(LastSafeCut("a\n\xE3\x80\x80z"), 0u);   // U+3000 is White_Space
+  EXPECT_EQ(LastSafeCut("a\n\xE6\x97\xA5"), 2u);    // 日
+  EXPECT_EQ(LastSafeCut("a\n\xE6\x97"), 0u);        // cut off: not yet known
+  EXPECT_EQ(LastSafeCut("a\n\x80"), 2u);            // ill-formed byte = U+FFFD, a symbol
+  EXPECT_EQ(LastSafeCut("a\n\xFF"), 2u);
+  EXPECT_EQ(LastSafeCut("a\n}"), 2u);
+}
+
+TEST(SafeCut, EverySafeCutIsCountAdditive) {
+  const TokenCounter& counter = O200k();
+  const std::string text = VariedText();
+  const uint64_t whole = counter.Count(text);
+  std::set<size_t> cuts;
+  for (size_t len = 1; len <= text.size(); ++len) {
+    cuts.insert(LastSafeCut(std::string_view(text).substr(0, len)));
+  }
+  cuts.erase(0);
+  const size_t checked = cuts.size();
+  for (size_t p : cuts) {
+    EXPECT_EQ(counter.Count(text.substr(0, p)) + counter.Count(text.substr(p)), whole)
+        << "cut at " << p;
+  }
+  EXPECT_GT(checked, 15u);
+}
+
+}  // namespace
+}  // namespace caveman
