@@ -5,6 +5,8 @@
 #include "compressors/code.h"
 #include "compressors/internal/text_util.h"
 #include "compressors/repetition.h"
+#include "compressors/test_report.h"
+#include "compressors/toon.h"
 
 namespace caveman {
 namespace {
@@ -20,6 +22,8 @@ struct Entry {
 // by content type. A content type without a row passes through (§1.3 step 5).
 const Entry kEntries[] = {
     {"code", [](const RegistryOptions&) { return NewCodeCompressor(); }},
+    {"test-report", [](const RegistryOptions&) { return NewTestReportCompressor(); }},
+    {"toon", [](const RegistryOptions&) { return NewToonCompressor(); }},
     {"repetition", [](const RegistryOptions&) { return NewRepetitionCompressor(); }},
 };
 
