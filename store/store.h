@@ -20,6 +20,7 @@
 #ifndef CAVEMAN_STORE_STORE_H_
 #define CAVEMAN_STORE_STORE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -41,6 +42,12 @@ struct StoreOptions {
   uint64_t max_bytes = kDefaultStoreCapacity;
   // zstd level for originals, 1..19. Default: 3.
   int zstd_level = 3;
+  // Bytes of a record's frame (writer) or original (Get) held in memory before spilling to
+  // a 0600 temporary file. Default: 8 MiB.
+  size_t spool_memory_limit = 8 * 1024 * 1024;
+  // TEST ONLY: PRAGMA max_page_count for this connection (0 = SQLite's default), to
+  // simulate a full disk (SQLITE_FULL). Pages are 64 KiB.
+  uint64_t max_page_count = 0;
 
   // Resolves §6.2/§9 environment: CAVEMAN_CCR_DB, CAVEMAN_HOME, HOME; CAVEMAN_CCR_MAX_BYTES,
   // CAVEMAN_CCR_ZSTD_LEVEL. Creates the home directory (0700) when it is the default or
@@ -57,6 +64,7 @@ struct RecordInfo {
   std::string metadata;  // recovery metadata blob (may be empty)
 };
 
+// Lifetime: a RecordWriter must not outlive the RecoveryStore that made it.
 class RecordWriter {
  public:
   virtual ~RecordWriter() = default;
@@ -64,7 +72,9 @@ class RecordWriter {
   virtual Status Append(std::string_view data) = 0;
   // Finishes the frame and writes the record in one transaction under `handle`
   // (ccr_<32 hex>, computed by the caller from the bytes appended). Put semantics of §6.5.
-  // Errors: kResourceExhausted (capacity or disk full), kIoError / kInternal otherwise.
+  // Errors: kInvalidArgument (handle malformed or not the SHA-256 prefix of the bytes
+  // appended), kResourceExhausted (capacity or disk full), kIoError / kInternal otherwise.
+  // Afterwards (success or not) the writer is finished; only Abandon() may follow.
   virtual Status Commit(const std::string& handle, const RecordInfo& info) = 0;
   // Drops everything appended. Idempotent.
   virtual void Abandon() = 0;

@@ -1,0 +1,77 @@
+// One zstd frame, written and read with the raw streaming API: the only file of the store that
+// touches zstd (one translation point per dependency, STYLE §8).
+//
+// Why not Boost's zstd filter: it starts frames without a content checksum and stops reading
+// when input runs out without checking that the frame ended, so a truncated record would read
+// back silently short. Here the encoder sets ZSTD_c_checksumFlag and loops ZSTD_e_end until it
+// returns 0; the decoder refuses a frame without a checksum, bytes after the frame, and a frame
+// that has not ended when input ends.
+//
+// Thread-safety: none; one encoder/decoder per record.
+#ifndef CAVEMAN_STORE_INTERNAL_ZSTD_FRAME_H_
+#define CAVEMAN_STORE_INTERNAL_ZSTD_FRAME_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "stream/byte_io.h"
+#include "stream/status.h"
+
+struct ZSTD_CCtx_s;
+struct ZSTD_DCtx_s;
+
+namespace caveman::internal {
+
+inline constexpr int kMinZstdLevel = 1;
+inline constexpr int kMaxZstdLevel = 19;
+
+class FrameEncoder {
+ public:
+  // REQUIRES: kMinZstdLevel <= level <= kMaxZstdLevel. Errors: kInvalidArgument, kInternal.
+  static Result<std::unique_ptr<FrameEncoder>> New(int level);
+  ~FrameEncoder();
+  FrameEncoder(const FrameEncoder&) = delete;
+  FrameEncoder& operator=(const FrameEncoder&) = delete;
+
+  // Compresses `data` (ZSTD_e_continue); compressed bytes go to `out` as they are produced.
+  // Errors: kInternal (zstd), or whatever `out` returns; afterwards the encoder is poisoned.
+  Status Write(std::string_view data, ByteSink& out);
+  // Ends the frame (epilogue and checksum). REQUIRES: not yet finished.
+  Status Finish(ByteSink& out);
+
+ private:
+  FrameEncoder() = default;
+  ZSTD_CCtx_s* cctx_ = nullptr;
+  std::string buf_;
+  bool poisoned_ = false;
+  bool finished_ = false;
+};
+
+class FrameDecoder {
+ public:
+  static Result<std::unique_ptr<FrameDecoder>> New();
+  ~FrameDecoder();
+  FrameDecoder(const FrameDecoder&) = delete;
+  FrameDecoder& operator=(const FrameDecoder&) = delete;
+
+  // Feeds compressed bytes in any piece sizes; decompressed bytes go to `out`.
+  // Errors: kCorruption (zstd error, checksum mismatch, frame without checksum, skippable
+  // frame, bytes after the end of the frame), or whatever `out` returns.
+  Status Write(std::string_view data, ByteSink& out);
+  // Errors: kCorruption unless exactly one complete frame was fed.
+  Status Finish();
+
+ private:
+  FrameDecoder() = default;
+  Status CheckHeader(std::string_view data);
+  ZSTD_DCtx_s* dctx_ = nullptr;
+  std::string buf_;
+  std::string header_;  // first bytes of the frame until the header has been checked
+  bool header_checked_ = false;
+  bool frame_done_ = false;
+};
+
+}  // namespace caveman::internal
+
+#endif  // CAVEMAN_STORE_INTERNAL_ZSTD_FRAME_H_

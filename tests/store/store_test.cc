@@ -1,0 +1,715 @@
+// Recovery store (§6): round trips, put semantics, capacity, corruption detection, file
+// rules, environment, gc. Tampering goes through a second raw SQLite connection on a
+// temporary database file, so the checks run against the real read path.
+#include "store/store.h"
+
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "stream/sha256.h"
+#include "tests/testing/test_util.h"
+
+namespace caveman {
+namespace {
+
+constexpr char kNotFound[] = "ccr: recovery handle not found";
+constexpr char kCorrupt[] = "ccr: corrupt recovery record";
+constexpr char kBudget[] = "ccr: storage budget exceeded";
+
+std::string RandomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t v = rng();
+    for (size_t j = 0; j < 8 && i + j < n; ++j) s[i + j] = static_cast<char>(v >> (8 * j));
+  }
+  return s;
+}
+
+std::string CiText(size_t n) {
+  std::string s;
+  uint64_t i = 0;
+  while (s.size() < n) {
+    s += "2024-05-01T12:00:" + std::to_string(10 + i % 50) + "Z [INFO] test_module_" +
+         std::to_string(i % 37) + "::case_" + std::to_string(i) +
+         (i % 11 == 0 ? " FAILED: assertion left == right\n" : " ... ok\n");
+    ++i;
+  }
+  s.resize(n);
+  return s;
+}
+
+std::string HandleOf(std::string_view data) { return HandleFromDigest(Sha256::Digest(data)); }
+
+RecordInfo Info(std::string type = "log", uint64_t before = 100, uint64_t after = 10,
+                std::string metadata = "") {
+  RecordInfo info;
+  info.content_type = std::move(type);
+  info.compressor = "log";
+  info.tokens_before = before;
+  info.tokens_after = after;
+  info.metadata = std::move(metadata);
+  return info;
+}
+
+Status PutPieces(RecoveryStore& store, const std::vector<std::string_view>& pieces,
+                 const std::string& handle, const RecordInfo& info) {
+  auto w = store.BeginRecord();
+  if (!w.ok()) return w.status();
+  for (std::string_view p : pieces) CAVEMAN_RETURN_IF_ERROR((*w)->Append(p));
+  return (*w)->Commit(handle, info);
+}
+
+Result<std::string> Put(RecoveryStore& store, std::string_view data, const RecordInfo& info = Info()) {
+  std::string h = HandleOf(data);
+  CAVEMAN_RETURN_IF_ERROR(PutPieces(store, {data}, h, info));
+  return h;
+}
+
+// A private temporary directory (0700) removed with its content at the end.
+class TempDir {
+ public:
+  TempDir() {
+    const char* t = std::getenv("TMPDIR");
+    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/caveman-store-test-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    char* p = ::mkdtemp(buf.data());
+    EXPECT_NE(p, nullptr);
+    path_ = p ? p : "";
+  }
+  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  const std::string& path() const { return path_; }
+  std::string db() const { return path_ + "/ccr.db"; }
+
+ private:
+  std::string path_;
+};
+
+std::unique_ptr<RecoveryStore> MustOpen(const std::string& path, uint64_t max_bytes = kDefaultStoreCapacity) {
+  StoreOptions o;
+  o.path = path;
+  o.max_bytes = max_bytes;
+  auto s = OpenSqliteStore(o);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? std::move(s).value() : nullptr;
+}
+
+// A second, raw connection for tampering and inspection.
+class RawDb {
+ public:
+  explicit RawDb(const std::string& path) {
+    EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+    sqlite3_busy_timeout(db_, 5000);
+  }
+  ~RawDb() { sqlite3_close_v2(db_); }
+  void Exec(const std::string& sql) {
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "") << " in " << sql;
+    sqlite3_free(err);
+  }
+  int64_t Int(const std::string& sql) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
+    int64_t v = -1;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+  }
+  std::string Text(const std::string& sql) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
+    std::string v;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != nullptr) {
+      v = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    return v;
+  }
+  // The concatenated frame of a record.
+  std::string Frame(const std::string& handle) {
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db_, "SELECT data FROM chunks WHERE handle=?1 ORDER BY seq", -1, &st, nullptr);
+    sqlite3_bind_text(st, 1, handle.c_str(), -1, SQLITE_TRANSIENT);
+    std::string frame;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      frame.append(static_cast<const char*>(sqlite3_column_blob(st, 0)), sqlite3_column_bytes(st, 0));
+    }
+    sqlite3_finalize(st);
+    return frame;
+  }
+  // Flips one byte of chunk `seq` at `offset` (negative: from the end).
+  void FlipByte(const std::string& handle, int seq, int64_t offset) {
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db_, "SELECT data FROM chunks WHERE handle=?1 AND seq=?2", -1, &st, nullptr);
+    sqlite3_bind_text(st, 1, handle.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, seq);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    std::string data(static_cast<const char*>(sqlite3_column_blob(st, 0)), sqlite3_column_bytes(st, 0));
+    sqlite3_finalize(st);
+    size_t pos = offset >= 0 ? static_cast<size_t>(offset) : data.size() - static_cast<size_t>(-offset);
+    ASSERT_LT(pos, data.size());
+    data[pos] = static_cast<char>(data[pos] ^ 0x5a);
+    sqlite3_prepare_v2(db_, "UPDATE chunks SET data=?3 WHERE handle=?1 AND seq=?2", -1, &st, nullptr);
+    sqlite3_bind_text(st, 1, handle.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, seq);
+    sqlite3_bind_blob(st, 3, data.data(), static_cast<int>(data.size()), SQLITE_TRANSIENT);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+mode_t ModeOf(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return static_cast<mode_t>(-1);
+  return st.st_mode & 07777;
+}
+
+// Restores an environment variable at scope exit.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    if (old) old_ = old;
+    had_ = old != nullptr;
+    if (value) ::setenv(name, value, 1); else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_) ::setenv(name_.c_str(), old_.c_str(), 1); else ::unsetenv(name_.c_str());
+  }
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
+
+// ---------------------------------------------------------------------------------------
+
+TEST(RecoveryStore, RoundTripsVariousSizesInMemory) {
+  auto store = OpenMemoryStore();
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  for (const std::string& data : {std::string(), std::string("x"), CiText(64 * 1024),
+                                  RandomBytes(3 * 1024 * 1024 + 17, 7)}) {
+    auto h = Put(**store, data);
+    ASSERT_TRUE(h.ok()) << h.status().message();
+    StringSink out;
+    ASSERT_TRUE((*store)->Get(*h, out).ok()) << data.size();
+    EXPECT_EQ(out.data(), data) << data.size();
+  }
+}
+
+TEST(RecoveryStore, RoundTripsOnDiskAndSplitsLargeFramesIntoChunkRows) {
+  TempDir dir;
+  auto store = MustOpen(dir.db());
+  ASSERT_TRUE(store);
+  std::string random = RandomBytes(3 * 1024 * 1024, 11);  // incompressible: > 3 chunk rows
+  std::string text = CiText(64 * 1024);
+  auto h1 = Put(*store, random);
+  auto h2 = Put(*store, text);
+  auto h3 = Put(*store, "");
+  auto h4 = Put(*store, "a");
+  ASSERT_TRUE(h1.ok() && h2.ok() && h3.ok() && h4.ok());
+  for (auto [h, data] : {std::pair{*h1, &random}, {*h2, &text}}) {
+    StringSink out;
+    ASSERT_TRUE(store->Get(h, out).ok());
+    EXPECT_EQ(out.data(), *data);
+  }
+  StringSink empty, one;
+  ASSERT_TRUE(store->Get(*h3, empty).ok());
+  ASSERT_TRUE(store->Get(*h4, one).ok());
+  EXPECT_EQ(empty.data(), "");
+  EXPECT_EQ(one.data(), "a");
+
+  RawDb raw(dir.db());
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM chunks WHERE handle='" + *h1 + "'"), 4);
+  EXPECT_EQ(raw.Int("SELECT max(length(data)) FROM chunks"), 1 << 20);
+  EXPECT_EQ(raw.Int("SELECT min(seq) FROM chunks WHERE handle='" + *h1 + "'"), 0);
+  EXPECT_EQ(raw.Int("SELECT original_bytes FROM recoveries WHERE handle='" + *h1 + "'"),
+            static_cast<int64_t>(random.size()));
+  EXPECT_EQ(raw.Int("SELECT stored_bytes FROM recoveries WHERE handle='" + *h1 + "'"),
+            raw.Int("SELECT sum(length(data)) FROM chunks WHERE handle='" + *h1 + "'"));
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 1);
+  EXPECT_EQ(raw.Int("PRAGMA page_size"), 65536);
+  EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
+  std::string created = raw.Text("SELECT created_at FROM recoveries LIMIT 1");
+  EXPECT_EQ(created.size(), 30u) << created;  // YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ
+  EXPECT_EQ(created.back(), 'Z');
+}
+
+TEST(RecoveryStore, StoredFrameDoesNotDependOnAppendPieces) {
+  TempDir dir;
+  auto store = MustOpen(dir.db());
+  ASSERT_TRUE(store);
+  std::string text = CiText(200 * 1024);
+  std::string h = HandleOf(text);
+  ASSERT_TRUE(PutPieces(*store, {text}, h, Info()).ok());
+  RawDb raw(dir.db());
+  std::string frame = raw.Frame(h);
+  ASSERT_FALSE(frame.empty());
+  testing::ExpectChunkingInvariant(text, [&](const std::vector<std::string_view>& pieces) {
+    // A fresh in-memory store per split: the frame bytes and the retrieval are compared.
+    auto mem = OpenMemoryStore();
+    EXPECT_TRUE(mem.ok());
+    Status s = PutPieces(**mem, pieces, h, Info());
+    EXPECT_TRUE(s.ok()) << s.message();
+    StringSink out;
+    EXPECT_TRUE((*mem)->Get(h, out).ok());
+    return out.data();
+  });
+  // Frames written through different piece sizes into the file store are the same bytes.
+  std::string pieces_frame;
+  {
+    TempDir dir2;
+    auto store2 = MustOpen(dir2.db());
+    ASSERT_TRUE(store2);
+    ASSERT_TRUE(PutPieces(*store2, testing::RandomSplit(text, 3, 7), h, Info()).ok());
+    RawDb raw2(dir2.db());
+    pieces_frame = raw2.Frame(h);
+  }
+  EXPECT_EQ(pieces_frame, frame);
+}
+
+TEST(RecoveryStore, PutTwiceKeepsChunksRefreshesRowAndFollowsFieldRules) {
+  TempDir dir;
+  auto store = MustOpen(dir.db());
+  ASSERT_TRUE(store);
+  std::string data = CiText(10000);
+  auto h = Put(*store, data, Info("log", 500, 50, "meta-1"));
+  ASSERT_TRUE(h.ok());
+  RawDb raw(dir.db());
+  // Mark the chunk so a rewrite would be visible, and age the row.
+  raw.Exec("UPDATE recoveries SET created_at='2001-01-01T00:00:00Z'");
+  int64_t chunks_before = raw.Int("SELECT count(*) FROM chunks");
+
+  // New tokens_before 0 while old > 0: fields kept; metadata non-empty: kept.
+  ASSERT_TRUE(Put(*store, data, Info("text", 0, 7, "meta-2")).ok());
+  EXPECT_EQ(raw.Text("SELECT content_type FROM recoveries"), "log");
+  EXPECT_EQ(raw.Int("SELECT tokens_before FROM recoveries"), 500);
+  EXPECT_EQ(raw.Int("SELECT tokens_after FROM recoveries"), 50);
+  EXPECT_NE(raw.Text("SELECT created_at FROM recoveries"), "2001-01-01T00:00:00Z");
+  auto meta = store->GetMetadata(*h);
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(*meta, "meta-1");
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM chunks"), chunks_before);
+
+  // New tokens_before > 0: fields replaced.
+  ASSERT_TRUE(Put(*store, data, Info("json", 900, 90, "")).ok());
+  EXPECT_EQ(raw.Text("SELECT content_type FROM recoveries"), "json");
+  EXPECT_EQ(raw.Int("SELECT tokens_before FROM recoveries"), 900);
+  EXPECT_EQ(raw.Int("SELECT tokens_after FROM recoveries"), 90);
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM recoveries"), 1);
+
+  // Empty metadata gets replaced by a new non-empty one.
+  std::string other = "other original";
+  auto h2 = Put(*store, other, Info("log", 1, 1, ""));
+  ASSERT_TRUE(h2.ok());
+  EXPECT_EQ(store->GetMetadata(*h2).value(), "");
+  ASSERT_TRUE(Put(*store, other, Info("log", 1, 1, "late")).ok());
+  EXPECT_EQ(store->GetMetadata(*h2).value(), "late");
+
+  StringSink out;
+  ASSERT_TRUE(store->Get(*h, out).ok());
+  EXPECT_EQ(out.data(), data);
+}
+
+TEST(RecoveryStore, OverCapacityFailsClosedWithExactMessage) {
+  TempDir dir;
+  auto store = MustOpen(dir.db(), /*max_bytes=*/64 * 1024);
+  ASSERT_TRUE(store);
+  auto small = Put(*store, CiText(4096));
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  std::string big = RandomBytes(100 * 1024, 3);
+  auto r = Put(*store, big);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(r.status().message(), kBudget);
+  StringSink out;
+  Status g = store->Get(HandleOf(big), out);
+  EXPECT_EQ(g.code(), StatusCode::kNotFound);
+  EXPECT_TRUE(out.data().empty());
+  RawDb raw(dir.db());
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM recoveries"), 1);
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM chunks WHERE handle='" + HandleOf(big) + "'"), 0);
+
+  // Metadata counts against the capacity too (§6.5).
+  auto meta_heavy = Put(*store, "tiny", Info("log", 1, 1, std::string(70 * 1024, 'm')));
+  EXPECT_EQ(meta_heavy.status().code(), StatusCode::kResourceExhausted);
+
+  auto stats = store->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->max_storage_bytes, 64u * 1024);
+  EXPECT_EQ(static_cast<int64_t>(stats->storage_bytes), raw.Int("SELECT sum(stored_bytes) FROM recoveries"));
+}
+
+TEST(RecoveryStore, DiskFullMapsToBudgetExceeded) {
+  TempDir dir;
+  StoreOptions o;
+  o.path = dir.db();
+  o.max_page_count = 8;  // 8 × 64 KiB pages, far below the 2 MiB record
+  auto store = OpenSqliteStore(o);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  std::string big = RandomBytes(2 * 1024 * 1024, 5);
+  auto r = Put(**store, big);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(r.status().message(), kBudget);
+  StringSink out;
+  EXPECT_EQ((*store)->Get(HandleOf(big), out).code(), StatusCode::kNotFound);
+  // The connection is still usable for small records.
+  auto ok = Put(**store, "small enough");
+  EXPECT_TRUE(ok.ok()) << ok.status().message();
+}
+
+TEST(RecoveryStore, FlippedChunkByteIsCorruptionAndWritesNothing) {
+  TempDir dir;
+  auto store = MustOpen(dir.db());
+  ASSERT_TRUE(store);
+  std::string random = RandomBytes(2 * 1024 * 1024 + 999, 21);
+  std::string text = CiText(300 * 1024);
+  auto h1 = Put(*store, random);
+  auto h2 = Put(*store, text);
+  ASSERT_TRUE(h1.ok() && h2.ok());
+  RawDb raw(dir.db());
+  raw.FlipByte(*h1, 1, 12345);  // middle of the payload of an incompressible frame
+  raw.FlipByte(*h2, 0, -2);     // inside the checksum of a compressible one
+  for (const std::string& h : {*h1, *h2}) {
+    StringSink out;
+    Status s = store->Get(h, out);
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << h;
+    EXPECT_EQ(s.message(), kCorrupt);
+    EXPECT_TRUE(out.data().empty());
+  }
+}
+
+TEST(RecoveryStore, TruncatedOrExtendedFramesAreCorruption) {
+  TempDir dir;
+  auto store = MustOpen(dir.db());
+  ASSERT_TRUE(store);
+  std::string random = RandomBytes(2 * 1024 * 1024 + 5, 22);
+  std::string a = CiText(5000), b = CiText(6000), c = CiText(7000), d = CiText(8000);
+  auto h_random = Put(*store, random);
+  auto h_a = Put(*store, a);
+  auto h_b = Put(*store, b);
+  auto h_c = Put(*store, c);
+  auto h_d = Put(*store, d);
+  ASSERT_TRUE(h_random.ok() && h_a.ok() && h_b.ok() && h_c.ok() && h_d.ok());
+  RawDb raw(dir.db());
+  // Last chunk row deleted (stored_bytes adjusted so only the frame check can catch it).
+  raw.Exec("DELETE FROM chunks WHERE handle='" + *h_random + "' AND seq=2");
+  raw.Exec("UPDATE recoveries SET stored_bytes=(SELECT sum(length(data)) FROM chunks WHERE handle='" +
+           *h_random + "') WHERE handle='" + *h_random + "'");
+  // Frame cut short by 3 bytes inside one row.
+  raw.Exec("UPDATE chunks SET data=substr(data, 1, length(data)-3) WHERE handle='" + *h_a + "'");
+  raw.Exec("UPDATE recoveries SET stored_bytes=stored_bytes-3 WHERE handle='" + *h_a + "'");
+  // Trailing bytes after the frame: a second valid frame appended as an extra row.
+  raw.Exec("INSERT INTO chunks SELECT '" + *h_b + "', 1, data FROM chunks WHERE handle='" + *h_c + "'");
+  raw.Exec("UPDATE recoveries SET stored_bytes=(SELECT sum(length(data)) FROM chunks WHERE handle='" +
+           *h_b + "') WHERE handle='" + *h_b + "'");
+  // Recorded length disagrees with the frame.
+  raw.Exec("UPDATE recoveries SET original_bytes=original_bytes+1 WHERE handle='" + *h_c + "'");
+  // A valid frame of other bytes under this handle (SHA-256 prefix mismatch).
+  raw.Exec("UPDATE chunks SET data=(SELECT data FROM chunks WHERE handle='" + *h_a +
+           "') WHERE handle='" + *h_d + "'");
+  raw.Exec("UPDATE recoveries SET original_bytes=" + std::to_string(a.size()) +
+           ", stored_bytes=(SELECT sum(length(data)) FROM chunks WHERE handle='" + *h_d +
+           "') WHERE handle='" + *h_d + "'");
+  for (const std::string& h : {*h_random, *h_a, *h_b, *h_c, *h_d}) {
+    StringSink out;
+    Status s = store->Get(h, out);
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << h;
+    EXPECT_EQ(s.message(), kCorrupt) << h;
+    EXPECT_TRUE(out.data().empty()) << h;
+  }
+}
+
+TEST(RecoveryStore, UnknownOrMalformedHandleIsNotFound) {
+  auto store = OpenMemoryStore();
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(Put(**store, "something").ok());
+  for (std::string h : {std::string("ccr_00000000000000000000000000000000"), std::string("ccr_"),
+                        std::string("nope"), std::string(""), "CCR_" + HandleOf("something").substr(4),
+                        HandleOf("something") + "0", "ccr_" + std::string(32, 'A'),
+                        std::string("ccr_' OR 1=1 --________________")}) {
+    StringSink out;
+    Status s = (*store)->Get(h, out);
+    EXPECT_EQ(s.code(), StatusCode::kNotFound) << h;
+    EXPECT_EQ(s.message(), kNotFound);
+    EXPECT_TRUE(out.data().empty());
+    EXPECT_EQ((*store)->GetMetadata(h).status().code(), StatusCode::kNotFound);
+  }
+}
+
+TEST(RecoveryStore, CommitRejectsHandleThatDoesNotMatchTheBytes) {
+  auto store = OpenMemoryStore();
+  ASSERT_TRUE(store.ok());
+  Status wrong = PutPieces(**store, {"abc"}, HandleOf("abd"), Info());
+  EXPECT_EQ(wrong.code(), StatusCode::kInvalidArgument);
+  Status malformed = PutPieces(**store, {"abc"}, "ccr_xyz", Info());
+  EXPECT_EQ(malformed.code(), StatusCode::kInvalidArgument);
+  StringSink out;
+  EXPECT_EQ((*store)->Get(HandleOf("abd"), out).code(), StatusCode::kNotFound);
+  // Writer state after Commit/Abandon.
+  auto w = (*store)->BeginRecord();
+  ASSERT_TRUE(w.ok());
+  (*w)->Abandon();
+  (*w)->Abandon();  // idempotent
+  EXPECT_FALSE((*w)->Append("x").ok());
+  EXPECT_FALSE((*w)->Commit(HandleOf(""), Info()).ok());
+}
+
+TEST(RecoveryStore, SymlinkedDatabaseOrCompanionIsRefused) {
+  TempDir dir;
+  std::string target = dir.path() + "/target.db";
+  {
+    auto store = MustOpen(target);
+    ASSERT_TRUE(store);
+  }
+  ASSERT_EQ(::symlink(target.c_str(), dir.db().c_str()), 0);
+  StoreOptions o;
+  o.path = dir.db();
+  auto r = OpenSqliteStore(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().rfind("cannot open recovery store: ", 0), 0u) << r.status().message();
+  EXPECT_NE(r.status().message().find("symbolic link"), std::string::npos);
+
+  // A planted -wal link is refused as well (and not followed).
+  std::string other = dir.path() + "/other.db";
+  std::string victim = dir.path() + "/victim";
+  ASSERT_EQ(::symlink(victim.c_str(), (other + "-wal").c_str()), 0);
+  o.path = other;
+  auto r2 = OpenSqliteStore(o);
+  ASSERT_FALSE(r2.ok());
+  EXPECT_NE(r2.status().message().find("symbolic link"), std::string::npos);
+  EXPECT_EQ(ModeOf(victim), static_cast<mode_t>(-1));  // never created through the link
+}
+
+TEST(RecoveryStore, FilesAre0600AndInsecureParentIsRefused) {
+  TempDir dir;
+  {
+    auto store = MustOpen(dir.db());
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(Put(*store, "mode check").ok());
+    EXPECT_EQ(ModeOf(dir.db()), 0600u);
+    EXPECT_EQ(ModeOf(dir.db() + "-wal"), 0600u);
+    EXPECT_EQ(ModeOf(dir.db() + "-shm"), 0600u);
+  }
+  // An existing file with loose permissions is tightened.
+  ASSERT_EQ(::chmod(dir.db().c_str(), 0644), 0);
+  {
+    auto store = MustOpen(dir.db());
+    ASSERT_TRUE(store);
+    EXPECT_EQ(ModeOf(dir.db()), 0600u);
+  }
+  // Group-writable parent without sticky bit: refused; with sticky bit: accepted.
+  std::string sub = dir.path() + "/shared";
+  ASSERT_EQ(::mkdir(sub.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(sub.c_str(), 0770), 0);
+  StoreOptions o;
+  o.path = sub + "/ccr.db";
+  auto r = OpenSqliteStore(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("group- or world-writable"), std::string::npos) << r.status().message();
+  EXPECT_EQ(ModeOf(o.path), static_cast<mode_t>(-1));
+  ASSERT_EQ(::chmod(sub.c_str(), 01777), 0);
+  EXPECT_TRUE(OpenSqliteStore(o).ok());
+}
+
+TEST(StoreOptions, FromEnvResolvesPathsAndCreatesHome0700) {
+  TempDir dir;
+  ScopedEnv db("CAVEMAN_CCR_DB", nullptr);
+  ScopedEnv max("CAVEMAN_CCR_MAX_BYTES", nullptr);
+  ScopedEnv level("CAVEMAN_CCR_ZSTD_LEVEL", nullptr);
+  {
+    ScopedEnv home("HOME", dir.path().c_str());
+    ScopedEnv chome("CAVEMAN_HOME", "");
+    auto o = StoreOptions::FromEnv();
+    ASSERT_TRUE(o.ok()) << o.status().message();
+    EXPECT_EQ(o->path, dir.path() + "/.caveman/ccr.db");
+    EXPECT_EQ(ModeOf(dir.path() + "/.caveman"), 0700u);
+    EXPECT_EQ(o->max_bytes, kDefaultStoreCapacity);
+    EXPECT_EQ(o->zstd_level, 3);
+  }
+  {
+    std::string custom = dir.path() + "/a/b";
+    ScopedEnv chome("CAVEMAN_HOME", custom.c_str());
+    auto o = StoreOptions::FromEnv();
+    ASSERT_TRUE(o.ok()) << o.status().message();
+    EXPECT_EQ(o->path, custom + "/ccr.db");
+    EXPECT_EQ(ModeOf(custom), 0700u);
+    auto store = OpenSqliteStore(*o);
+    EXPECT_TRUE(store.ok()) << store.status().message();
+  }
+  {
+    ScopedEnv chome("CAVEMAN_HOME", (dir.path() + "/unused").c_str());
+    ScopedEnv db2("CAVEMAN_CCR_DB", (dir.path() + "/explicit.db").c_str());
+    ScopedEnv max2("CAVEMAN_CCR_MAX_BYTES", "1048576");
+    ScopedEnv level2("CAVEMAN_CCR_ZSTD_LEVEL", "19");
+    auto o = StoreOptions::FromEnv();
+    ASSERT_TRUE(o.ok()) << o.status().message();
+    EXPECT_EQ(o->path, dir.path() + "/explicit.db");
+    EXPECT_EQ(o->max_bytes, 1048576u);
+    EXPECT_EQ(o->zstd_level, 19);
+    EXPECT_EQ(ModeOf(dir.path() + "/unused"), static_cast<mode_t>(-1));
+  }
+  {
+    // A regular file where the home directory should be.
+    std::string file = dir.path() + "/file";
+    int fd = ::open(file.c_str(), O_CREAT | O_WRONLY, 0600);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    ScopedEnv chome("CAVEMAN_HOME", file.c_str());
+    auto o = StoreOptions::FromEnv();
+    ASSERT_FALSE(o.ok());
+    EXPECT_EQ(o.status().message().rfind("cannot create ~/.caveman: ", 0), 0u) << o.status().message();
+  }
+}
+
+TEST(StoreOptions, FromEnvRejectsBadNumbers) {
+  TempDir dir;
+  ScopedEnv db("CAVEMAN_CCR_DB", dir.db().c_str());
+  for (const char* bad : {"0", "-1", "abc", "1.5", " 10", "10 ", "+10", "1e6", "18446744073709551616"}) {
+    ScopedEnv max("CAVEMAN_CCR_MAX_BYTES", bad);
+    auto o = StoreOptions::FromEnv();
+    ASSERT_FALSE(o.ok()) << bad;
+    EXPECT_EQ(o.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(o.status().message().find("CAVEMAN_CCR_MAX_BYTES"), std::string::npos);
+    EXPECT_EQ(o.status().message().rfind("cannot open recovery store: ", 0), 0u);
+  }
+  for (const char* bad : {"0", "20", "-3", "x", "3.0", "100000000000000000000"}) {
+    ScopedEnv level("CAVEMAN_CCR_ZSTD_LEVEL", bad);
+    auto o = StoreOptions::FromEnv();
+    ASSERT_FALSE(o.ok()) << bad;
+    EXPECT_NE(o.status().message().find("CAVEMAN_CCR_ZSTD_LEVEL"), std::string::npos);
+  }
+  ScopedEnv level("CAVEMAN_CCR_ZSTD_LEVEL", "1");
+  ScopedEnv max("CAVEMAN_CCR_MAX_BYTES", "18446744073709551615");
+  auto o = StoreOptions::FromEnv();
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->zstd_level, 1);
+  EXPECT_EQ(o->max_bytes, UINT64_MAX);
+
+  StoreOptions bad_level;
+  bad_level.path = dir.db();
+  bad_level.zstd_level = 20;
+  EXPECT_FALSE(OpenSqliteStore(bad_level).ok());
+}
+
+TEST(RecoveryStore, StatsSumsPerContentType) {
+  auto store = OpenMemoryStore();
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(Put(**store, "one", Info("log", 100, 10, "mm")).ok());
+  ASSERT_TRUE(Put(**store, "two", Info("log", 50, 5)).ok());
+  ASSERT_TRUE(Put(**store, "three", Info("json", 7, 3)).ok());
+  auto stats = (*store)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->totals.count, 3u);
+  EXPECT_EQ(stats->totals.tokens_before, 157u);
+  EXPECT_EQ(stats->totals.tokens_after, 18u);
+  ASSERT_EQ(stats->by_content_type.size(), 2u);
+  EXPECT_EQ(stats->by_content_type["log"].count, 2u);
+  EXPECT_EQ(stats->by_content_type["log"].tokens_before, 150u);
+  EXPECT_EQ(stats->by_content_type["json"].tokens_after, 3u);
+  EXPECT_EQ(stats->max_storage_bytes, kDefaultStoreCapacity);
+  EXPECT_GT(stats->storage_bytes, 2u);
+}
+
+TEST(RecoveryStore, GcRemovesOldRecordsAndOrphanChunks) {
+  TempDir dir;
+  auto store = MustOpen(dir.db());
+  ASSERT_TRUE(store);
+  auto old1 = Put(*store, "old one");
+  auto old2 = Put(*store, "old two");
+  auto young = Put(*store, "young");
+  auto odd = Put(*store, "unparseable date");
+  ASSERT_TRUE(old1.ok() && old2.ok() && young.ok() && odd.ok());
+  RawDb raw(dir.db());
+  raw.Exec("UPDATE recoveries SET created_at='2020-01-01T00:00:00.5Z' WHERE handle='" + *old1 + "'");
+  // 02:00+03:00 is 23:00 UTC the day before; fraction digits vary between writers.
+  raw.Exec("UPDATE recoveries SET created_at='2020-01-02T02:00:00.123+03:00' WHERE handle='" + *old2 + "'");
+  raw.Exec("UPDATE recoveries SET created_at='yesterday' WHERE handle='" + *odd + "'");
+  raw.Exec("INSERT INTO chunks VALUES ('ccr_ffffffffffffffffffffffffffffffff', 0, x'00112233')");
+  raw.Exec("INSERT INTO chunks VALUES ('ccr_ffffffffffffffffffffffffffffffff', 1, x'44')");
+  int64_t old_sizes = raw.Int("SELECT sum(stored_bytes) FROM recoveries WHERE handle IN ('" + *old1 + "','" + *old2 + "')");
+
+  auto dry = store->Gc(3600, /*dry_run=*/true);
+  ASSERT_TRUE(dry.ok()) << dry.status().message();
+  EXPECT_EQ(dry->removed, 2u);
+  EXPECT_EQ(dry->orphan_chunks, 2u);
+  EXPECT_EQ(static_cast<int64_t>(dry->freed_bytes), old_sizes + 5);
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM recoveries"), 4);
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM chunks"), 6);
+
+  // Orphans only.
+  auto orphans = store->Gc(std::nullopt, false);
+  ASSERT_TRUE(orphans.ok());
+  EXPECT_EQ(orphans->removed, 0u);
+  EXPECT_EQ(orphans->orphan_chunks, 2u);
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM chunks"), 4);
+
+  auto gc = store->Gc(3600, false);
+  ASSERT_TRUE(gc.ok());
+  EXPECT_EQ(gc->removed, 2u);
+  EXPECT_EQ(gc->orphan_chunks, 0u);
+  EXPECT_EQ(gc->max_storage_bytes, kDefaultStoreCapacity);
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM recoveries"), 2);
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM chunks"), 2);
+  EXPECT_EQ(static_cast<int64_t>(gc->storage_bytes), raw.Int("SELECT sum(stored_bytes) FROM recoveries"));
+  StringSink out;
+  EXPECT_EQ(store->Get(*old1, out).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store->Get(*young, out).ok());
+  EXPECT_EQ(out.data(), "young");
+
+  // An age beyond the epoch keeps everything.
+  auto keep = store->Gc(UINT64_MAX, false);
+  ASSERT_TRUE(keep.ok());
+  EXPECT_EQ(keep->removed, 0u);
+}
+
+TEST(RecoveryStore, ReopenKeepsRecords) {
+  TempDir dir;
+  std::string data = CiText(500 * 1024);
+  std::string h;
+  {
+    auto store = MustOpen(dir.db());
+    ASSERT_TRUE(store);
+    auto r = Put(*store, data);
+    ASSERT_TRUE(r.ok());
+    h = *r;
+  }
+  auto store = MustOpen(dir.db());
+  ASSERT_TRUE(store);
+  StringSink out;
+  ASSERT_TRUE(store->Get(h, out).ok());
+  EXPECT_EQ(out.data(), data);
+}
+
+TEST(RecoveryStore, SpilledSpoolsRoundTrip) {
+  TempDir dir;
+  StoreOptions o;
+  o.path = dir.db();
+  o.spool_memory_limit = 4096;  // frame and original both spill to temp files
+  auto store = OpenSqliteStore(o);
+  ASSERT_TRUE(store.ok());
+  std::string data = RandomBytes(1500 * 1024, 99) + CiText(700 * 1024);
+  auto h = Put(**store, data);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  StringSink out;
+  ASSERT_TRUE((*store)->Get(*h, out).ok());
+  EXPECT_EQ(out.data(), data);
+}
+
+}  // namespace
+}  // namespace caveman
