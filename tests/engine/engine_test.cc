@@ -1,0 +1,287 @@
+#include "engine/engine.h"
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "stream/sha256.h"
+#include "tests/testing/test_util.h"
+
+namespace caveman {
+namespace {
+
+std::unique_ptr<RecoveryStore> MemoryStore(uint64_t capacity = kDefaultStoreCapacity) {
+  StoreOptions so;
+  so.max_bytes = capacity;
+  auto s = OpenMemoryStore(so);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return std::move(s).value();
+}
+
+CompressOptions Forced(std::string type) {
+  CompressOptions o;
+  o.mode = Mode::kCompress;
+  o.type = std::move(type);
+  return o;
+}
+
+// A store whose writes fail with a chosen status (fault injection).
+class FailingStore final : public RecoveryStore {
+ public:
+  explicit FailingStore(Status commit_status) : commit_status_(std::move(commit_status)) {}
+  class Writer final : public RecordWriter {
+   public:
+    explicit Writer(Status s) : s_(std::move(s)) {}
+    Status Append(std::string_view) override { return Status::OK(); }
+    Status Commit(const std::string&, const RecordInfo&) override { return s_; }
+    void Abandon() override {}
+
+   private:
+    Status s_;
+  };
+  Result<std::unique_ptr<RecordWriter>> BeginRecord() override {
+    return std::unique_ptr<RecordWriter>(std::make_unique<Writer>(commit_status_));
+  }
+  Status Get(std::string_view, ByteSink&) override { return Status::NotFound("x"); }
+  Result<std::string> GetMetadata(std::string_view) override { return std::string(); }
+  Result<StoreStats> Stats() override { return StoreStats{}; }
+  Result<GcResult> Gc(std::optional<uint64_t>, bool) override { return GcResult{}; }
+
+ private:
+  Status commit_status_;
+};
+
+TEST(Engine, SeedRepetitionMatchesSpec) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  std::string out;
+  auto r = engine.Compress(in, Forced("repetition"), &out);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Sha256::Hex(Sha256::Digest(out)), "5cee90cbcd6a139a210bd1af62342c7d11b4c782cbac8c27d6b688ed5f398731");
+  EXPECT_EQ(r->recovery_handle, "ccr_dfe6a45fb401d36689e7abe649b5617c");
+  EXPECT_EQ(r->method, "repetition");
+  EXPECT_EQ(r->content_type, "repetition");
+  if (engine.counter().name() == "o200k_base") {
+    EXPECT_EQ(r->ReportJson(),
+              "{\"content_type\":\"repetition\",\"tokens_before\":470,\"tokens_after\":120,"
+              "\"token_count_basis\":\"o200k_base\",\"ratio\":0.7446808510638298,\"basis\":\"inferred\","
+              "\"recovery_handle\":\"ccr_dfe6a45fb401d36689e7abe649b5617c\",\"method\":\"repetition\","
+              "\"lossless_to_model\":false}");
+  } else {
+    ADD_FAILURE() << "o200k_base vocabulary did not load; counter is " << engine.counter().name();
+  }
+  StringSink back;
+  ASSERT_TRUE(engine.Retrieve(r->recovery_handle, back).ok());
+  EXPECT_TRUE(back.data() == in);
+}
+
+TEST(Engine, RecordModeAndUnknownModePassThrough) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  CompressOptions o = Forced("repetition");
+  o.mode = ParseMode("bogus");
+  std::string out;
+  auto r = engine.Compress(in, o, &out);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(out == in);
+  EXPECT_TRUE(r->passed_through());
+  EXPECT_EQ(r->tokens_after, r->tokens_before);
+  EXPECT_EQ(r->content_type, "repetition");
+  EXPECT_EQ(ParseMode("compress"), Mode::kCompress);
+  EXPECT_EQ(ParseMode(""), Mode::kRecord);
+}
+
+TEST(Engine, NoStoreMeansPassThroughWithoutError) {
+  Engine engine;
+  std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  std::string out;
+  auto r = engine.Compress(in, Forced("repetition"), &out);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(out == in);
+  EXPECT_TRUE(r->passed_through());
+  EXPECT_TRUE(r->error.empty());
+}
+
+TEST(Engine, ExternalRecoveryCompressesWithoutHandle) {
+  Engine engine;
+  std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  CompressOptions o = Forced("repetition");
+  o.external_recovery = true;
+  std::string out;
+  auto r = engine.Compress(in, o, &out);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->passed_through());
+  EXPECT_TRUE(r->recovery_handle.empty());
+  EXPECT_LT(out.size(), in.size());
+}
+
+TEST(Engine, UnknownForcedTypeIsReportedAsGiven) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  std::string out;
+  auto r = engine.Compress("some text\n", Forced("no-such-type"), &out);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->content_type, "no-such-type");
+  EXPECT_TRUE(r->passed_through());
+  EXPECT_EQ(out, "some text\n");
+}
+
+TEST(Engine, EmptyInputPassesThrough) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  std::string out = "x";
+  auto r = engine.Compress("", Forced("repetition"), &out);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(out, "");
+  EXPECT_EQ(r->tokens_before, 0u);
+  EXPECT_TRUE(r->passed_through());
+  EXPECT_NE(r->ReportJson().find("\"ratio\":0,"), std::string::npos);
+}
+
+TEST(Engine, BudgetExceededFailsClosed) {
+  FailingStore store(Status::ResourceExhausted("ccr: storage budget exceeded"));
+  Engine engine(EngineOptions{.store = &store});
+  std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  std::string out;
+  auto r = engine.Compress(in, Forced("repetition"), &out);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(out == in);
+  EXPECT_EQ(r->error, "cave_ccr_budget_exceeded");
+  EXPECT_TRUE(r->passed_through());
+  EXPECT_NE(r->ReportJson().find("\"error\":\"cave_ccr_budget_exceeded\""), std::string::npos);
+}
+
+TEST(Engine, RealCapacityLimitFailsClosed) {
+  auto store = MemoryStore(/*capacity=*/10);
+  Engine engine(EngineOptions{.store = store.get()});
+  std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  std::string out;
+  auto r = engine.Compress(in, Forced("repetition"), &out);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(out == in);
+  EXPECT_EQ(r->error, "cave_ccr_budget_exceeded");
+}
+
+TEST(Engine, OtherStoreFailureIsUnavailable) {
+  FailingStore store(Status::IoError("disk on fire"));
+  Engine engine(EngineOptions{.store = &store});
+  std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  std::string out;
+  auto r = engine.Compress(in, Forced("repetition"), &out);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(out == in);
+  EXPECT_EQ(r->error, "cave_ccr_unavailable");
+}
+
+TEST(Engine, InputLimitRejectsWithoutOutput) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  CompressOptions o = Forced("repetition");
+  o.max_input_bytes = 100;
+  std::string in(101, 'a');
+  auto src = NewStringSource(in);
+  StringSink sink;
+  auto r = engine.Compress(*src, o, sink);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_TRUE(sink.data().empty());
+  o.max_input_bytes = 101;  // exactly the limit is accepted
+  auto src2 = NewStringSource(in);
+  EXPECT_TRUE(engine.Compress(*src2, o, sink).ok());
+}
+
+TEST(Engine, OutputAndReportIndependentOfChunking) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get(), .spool_memory_limit = 512});
+  std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  testing::ExpectChunkingInvariant(in, [&](const std::vector<std::string_view>& pieces) {
+    std::string joined;
+    for (auto p : pieces) joined += p;
+    // Feed through a source that returns exactly these pieces.
+    struct PieceSource : ByteSource {
+      const std::vector<std::string_view>* pieces;
+      size_t i = 0, off = 0;
+      Result<size_t> Read(char* buf, size_t cap) override {
+        if (i == pieces->size()) return size_t{0};
+        std::string_view p = (*pieces)[i].substr(off);
+        size_t n = std::min(cap, p.size());
+        std::memcpy(buf, p.data(), n);
+        off += n;
+        if (off == (*pieces)[i].size()) { ++i; off = 0; }
+        return n;
+      }
+    } src;
+    src.pieces = &pieces;
+    StringSink sink;
+    auto r = engine.Compress(src, Forced("repetition"), sink);
+    EXPECT_TRUE(r.ok());
+    return sink.data() + "\n--\n" + (r.ok() ? r->ReportJson() : r.status().ToString());
+  });
+}
+
+TEST(Engine, CompressingTheOutputAgainPassesThrough) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  std::string once, twice;
+  ASSERT_TRUE(engine.Compress(in, Forced("repetition"), &once).ok());
+  auto r = engine.Compress(once, Forced("repetition"), &twice);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->passed_through());
+  EXPECT_EQ(twice, once);
+}
+
+TEST(Engine, SimulateNeverWritesTheStore) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  auto s = engine.Simulate(in, Forced("repetition"));
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->compressor, "repetition");
+  EXPECT_TRUE(s->requires_ccr);
+  EXPECT_TRUE(s->recoverable);
+  EXPECT_TRUE(s->lossy());
+  auto stats = engine.Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->totals.count, 0u);
+  Engine no_store;
+  auto s2 = no_store.Simulate(in, Forced("repetition"));
+  ASSERT_TRUE(s2.ok());
+  EXPECT_FALSE(s2->recoverable);
+  EXPECT_LT(s2->tokens_after, s2->tokens_before);
+  EXPECT_NE(s2->ToJson().find("\"recoverable\":false"), std::string::npos);
+}
+
+TEST(Engine, StatsCountStoredRecords) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  std::string out;
+  auto r = engine.Compress(in, Forced("repetition"), &out);
+  ASSERT_TRUE(r.ok());
+  auto stats = engine.Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->totals.count, 1u);
+  EXPECT_EQ(stats->totals.tokens_before, r->tokens_before);
+  EXPECT_EQ(stats->by_content_type.at("repetition").tokens_after, r->tokens_after);
+}
+
+TEST(EngineFormat, RatioFormatting) {
+  EXPECT_EQ(FormatRatio(0), "0");
+  EXPECT_EQ(FormatRatio(0.7446808510638298), "0.7446808510638298");
+  EXPECT_EQ(FormatRatio(0.5), "0.5");
+  EXPECT_EQ(FormatRatio(1e-7), "1e-7");
+  EXPECT_EQ(FormatRatio(2.5e-7), "2.5e-7");
+  EXPECT_EQ(FormatRatio(0.000001), "0.000001");
+  EXPECT_EQ(FormatRatio(0.9309506790564689), "0.9309506790564689");
+}
+
+TEST(EngineFormat, JsonQuoteEscapes) {
+  EXPECT_EQ(JsonQuote("a\"b\\c\n\t<>&\x01"), "\"a\\\"b\\\\c\\n\\t\\u003c\\u003e\\u0026\\u0001\"");
+  EXPECT_EQ(JsonQuote("\xE2\x80\xA8/\x7F"), "\"\\u2028/\x7F\"");
+}
+
+}  // namespace
+}  // namespace caveman
