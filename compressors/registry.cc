@@ -3,6 +3,11 @@
 #include <cstdlib>
 
 #include "compressors/code.h"
+#include "compressors/diff.h"
+#include "compressors/log.h"
+#include "compressors/search_result.h"
+#include "compressors/tabular.h"
+#include "compressors/terminal.h"
 #include "compressors/internal/text_util.h"
 #include "compressors/repetition.h"
 #include "compressors/test_report.h"
@@ -22,9 +27,14 @@ struct Entry {
 // by content type. A content type without a row passes through (§1.3 step 5).
 const Entry kEntries[] = {
     {"code", [](const RegistryOptions&) { return NewCodeCompressor(); }},
+    {"log", [](const RegistryOptions&) { return NewLogCompressor(); }},
+    {"diff", [](const RegistryOptions&) { return NewDiffCompressor(); }},
+    {"search-result", [](const RegistryOptions&) { return NewSearchResultCompressor(); }},
     {"test-report", [](const RegistryOptions&) { return NewTestReportCompressor(); }},
     {"toon", [](const RegistryOptions&) { return NewToonCompressor(); }},
+    {"tabular", [](const RegistryOptions&) { return NewTabularCompressor(); }},
     {"repetition", [](const RegistryOptions&) { return NewRepetitionCompressor(); }},
+    {"terminal", [](const RegistryOptions&) { return NewTerminalCompressor(); }},
 };
 
 }  // namespace

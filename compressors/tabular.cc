@@ -4,7 +4,14 @@
 #include <string>
 #include <vector>
 
+#include <re2/re2.h>
+
+#include "compressors/internal/bm25.h"
 #include "compressors/internal/csv.h"
+#include "compressors/internal/elision.h"
+#include "compressors/internal/invariants.h"
+#include "compressors/internal/lines.h"
+#include "compressors/internal/redundancy.h"
 #include "compressors/internal/text_util.h"
 
 namespace caveman {
@@ -247,4 +254,199 @@ std::optional<DelimitedRecords> ReadDelimitedRecords(std::string_view body) {
 }
 
 }  // namespace internal
+
+namespace {
+
+constexpr size_t kMinRows = 12;
+constexpr size_t kMinRowsBeyondHeader = 6;
+constexpr size_t kKeepFirstData = 3;
+constexpr size_t kKeepLast = 2;
+constexpr int64_t kQueryLimit = 24;
+constexpr double kQueryThreshold = 0.30;
+constexpr size_t kNumericPercent = 70;
+constexpr std::string_view kMarkerText = "rows elided (caveman)";
+
+const RE2& AlarmPattern() {
+  static const RE2* re = new RE2(
+      R"((?i)\b(ERROR|FAIL|FAILED|FATAL|PANIC|EXCEPTION|WARNING|SECURITY|DENIED|REJECTED)\b)");
+  return *re;
+}
+
+std::string JoinCells(const std::vector<std::string>& row, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (i) out.append(sep);
+    out.append(row[i]);
+  }
+  return out;
+}
+
+// §5.9 CSV quoting: non-empty and (delimiter, quote, CR or LF inside, `\.`, or a leading
+// White_Space character).
+bool NeedsQuotes(std::string_view f, char delim) {
+  if (f.empty()) return false;
+  if (f == "\\.") return true;
+  for (char c : f) {
+    if (c == delim || c == '"' || c == '\r' || c == '\n') return true;
+  }
+  size_t i = 0;
+  return internal::IsWhiteSpace(internal::DecodeUtf8(f, &i));
+}
+
+void AppendDelimitedRow(const std::vector<std::string>& row, char delim, bool crlf,
+                        std::string* out) {
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (i) out->push_back(delim);
+    const std::string& f = row[i];
+    if (!NeedsQuotes(f, delim)) {
+      out->append(f);
+      continue;
+    }
+    out->push_back('"');
+    for (char c : f) {
+      if (c == '"') {
+        out->append("\"\"");
+      } else if (crlf && c == '\r') {
+        // omitted: every LF below is written as CRLF
+      } else if (crlf && c == '\n') {
+        out->append("\r\n");
+      } else {
+        out->push_back(c);
+      }
+    }
+    out->push_back('"');
+  }
+}
+
+std::string Encode(const Table& table, const std::vector<std::vector<std::string>>& rows,
+                   bool input_ends_lf, bool crlf) {
+  std::string out;
+  if (table.kind == TableKind::kMarkdown) {
+    for (const auto& row : rows) {
+      out.append("| ");
+      out.append(JoinCells(row, " | "));
+      out.append(" |\n");
+    }
+    if (!input_ends_lf && !out.empty()) out.pop_back();
+    if (crlf) {
+      std::string converted;
+      converted.reserve(out.size() + rows.size());
+      for (char c : out) {
+        if (c == '\n') converted.push_back('\r');
+        converted.push_back(c);
+      }
+      out.swap(converted);
+    }
+    return out;
+  }
+  const std::string_view term = crlf ? "\r\n" : "\n";
+  for (const auto& row : rows) {
+    AppendDelimitedRow(row, table.delimiter, crlf, &out);
+    out.append(term);
+  }
+  if (!input_ends_lf) out.resize(out.size() - term.size());
+  return out;
+}
+
+class TabularCompressor final : public InMemoryCompressor {
+ public:
+  std::string_view content_type() const override { return "tabular"; }
+  bool query_aware() const override { return true; }
+
+ protected:
+  std::optional<std::string> TransformText(std::string_view body, std::string_view query,
+                                           TransformMeta*) const override {
+    if (internal::Contains(body, kMarkerText)) return std::nullopt;
+    Table table;
+    if (!ParseTable(body, /*collect=*/true, &table)) return std::nullopt;
+    const auto& rows = table.rows;
+    const size_t n = rows.size();
+    const size_t h = table.header_rows;
+    if (n < kMinRows || n <= h + kMinRowsBeyondHeader) return std::nullopt;
+    const size_t width = rows[0].size();
+
+    std::vector<std::string> docs_text(n);
+    for (size_t i = 0; i < n; ++i) docs_text[i] = JoinCells(rows[i], " ");
+    std::vector<std::string_view> docs(docs_text.begin(), docs_text.end());
+
+    std::vector<bool> keep(n, false);
+    for (size_t i = 0; i < n; ++i) {
+      keep[i] = i < h + kKeepFirstData || i + kKeepLast >= n ||
+                RE2::PartialMatch(docs[i], AlarmPattern());
+    }
+    // Numeric columns (≥ 70% of data cells are numbers): the first row holding the minimum and
+    // the first holding the maximum.
+    const size_t data_rows = n - h;
+    for (size_t col = 0; col < width; ++col) {
+      size_t numeric = 0;
+      std::optional<double> lo, hi;
+      size_t lo_row = 0, hi_row = 0;
+      for (size_t r = h; r < n; ++r) {
+        std::optional<double> v = internal::ParseNumber(Trim(rows[r][col]));
+        if (!v) continue;
+        ++numeric;
+        if (*v != *v) continue;  // NaN never holds a minimum or maximum
+        if (!lo || *v < *lo) lo = *v, lo_row = r;
+        if (!hi || *v > *hi) hi = *v, hi_row = r;
+      }
+      if (numeric * 100 < data_rows * kNumericPercent || !lo) continue;
+      keep[lo_row] = true;
+      keep[hi_row] = true;
+    }
+    internal::KeepQueryRelevant(&keep, docs, query, kQueryLimit, kQueryThreshold);
+    internal::KeepNonRedundant(docs, &keep);
+
+    std::vector<std::string_view> header(rows[0].begin(), rows[0].end());
+    std::vector<std::vector<std::string>> out_rows;
+    uint64_t elided_total = 0;
+    internal::FieldList fields;
+    for (size_t i = 0; i < n;) {
+      if (keep[i]) {
+        out_rows.push_back(rows[i]);
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      uint64_t run_bytes = 0;
+      internal::InvariantAccumulator acc;
+      for (; j < n && !keep[j]; ++j) {
+        run_bytes += JoinCells(rows[j], ",").size() + 1;
+        std::vector<std::string_view> cells(rows[j].begin(), rows[j].end());
+        internal::TableRowFields(header, cells, &fields);
+        acc.Add(fields);
+      }
+      const uint64_t count = j - i;
+      const std::string summary = acc.Render(static_cast<int64_t>(run_bytes));
+      std::string text = "\xE2\x80\xA6 " + std::to_string(count) + " " + std::string(kMarkerText);
+      if (!summary.empty()) text += ": " + summary;
+      text += " \xE2\x80\xA6";
+      if (internal::WorthEliding(count, text.size(), run_bytes, summary)) {
+        std::vector<std::string> marker(width);
+        marker[0] = std::move(text);
+        out_rows.push_back(std::move(marker));
+        elided_total += run_bytes;
+      } else {
+        for (size_t k = i; k < j; ++k) out_rows.push_back(rows[k]);
+      }
+      i = j;
+    }
+    if (out_rows.size() >= n) return std::nullopt;
+    if (elided_total >= internal::kNoteMinElidedBytes) {
+      std::vector<std::string> note(width);
+      note[0] = internal::ContractNote("rows");
+      out_rows.push_back(std::move(note));
+    }
+    const bool ends_lf = !body.empty() && body.back() == '\n';
+    std::string out = Encode(table, out_rows, ends_lf, internal::IsMajorityCrlf(body));
+    if (out.size() >= body.size()) return std::nullopt;
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Compressor> NewTabularCompressor() {
+  return std::make_unique<TabularCompressor>();
+}
+
 }  // namespace caveman

@@ -1,0 +1,71 @@
+#include "compressors/diff.h"
+
+#include <string>
+#include <vector>
+
+#include "compressors/internal/lines.h"
+#include "compressors/internal/text_util.h"
+
+namespace caveman {
+namespace {
+
+using internal::StartsWith;
+
+constexpr size_t kContext = 2;
+constexpr size_t kMinLines = 12;
+
+bool IsStructural(std::string_view line) {
+  if (line.empty()) return false;
+  if (line[0] == '+' || line[0] == '-') return true;
+  return StartsWith(line, "diff --git ") || StartsWith(line, "index ") || StartsWith(line, "@@ ");
+}
+
+bool IsMarker(std::string_view line) {
+  return internal::Contains(line, "context lines elided (caveman)");
+}
+
+class DiffCompressor final : public InMemoryCompressor {
+ public:
+  std::string_view content_type() const override { return "diff"; }
+
+ protected:
+  std::optional<std::string> TransformText(std::string_view body, std::string_view,
+                                           TransformMeta*) const override {
+    if (!internal::IsValidUtf8(body)) return std::nullopt;
+    internal::SplitResult split = internal::SplitLines(body);
+    const std::vector<std::string_view>& lines = split.lines;
+    const size_t n = lines.size();
+    if (n < kMinLines) return std::nullopt;
+    std::vector<bool> keep(n, false);
+    for (size_t i = 0; i < n; ++i) {
+      if (!IsStructural(lines[i]) && !IsMarker(lines[i])) continue;
+      size_t lo = i >= kContext ? i - kContext : 0;
+      size_t hi = std::min(n - 1, i + kContext);
+      for (size_t j = lo; j <= hi; ++j) keep[j] = true;
+    }
+    const bool crlf = internal::IsMajorityCrlf(body);
+    std::vector<std::string> out;
+    out.reserve(n);
+    for (size_t i = 0; i < n;) {
+      if (keep[i]) {
+        out.emplace_back(lines[i]);
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < n && !keep[j]) ++j;
+      out.push_back(internal::SynthesizedLine(
+          "\xE2\x80\xA6 " + std::to_string(j - i) + " context lines elided (caveman) \xE2\x80\xA6",
+          crlf));
+      i = j;
+    }
+    if (out.size() == n) return std::nullopt;
+    return internal::JoinLines(out, split.trailing);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Compressor> NewDiffCompressor() { return std::make_unique<DiffCompressor>(); }
+
+}  // namespace caveman

@@ -1,0 +1,35 @@
+// log compressor (§5.2): application, build and CI logs. Query-aware, redundancy guard,
+// invariant summaries of elided runs (logfmt and NDJSON fields), contract note.
+//
+// Lossy (S4): keeps the first 2 lines, every error/warning/stack-trace line (Hyperscan), the
+// last 2 lines, query-relevant lines and every line unlike a kept one; each other run of
+// ≥ 3 lines (or shorter, when its summary pays for itself) becomes one marker line
+// `… N lines elided (caveman)[: SUMMARY] …`. Kept lines are byte-identical.
+//
+// Memory (§1.4, bounded independently of input size): the body is never viewed whole. It is
+// read through Body::NewReader() in chunks of `read_size` bytes, three passes without a query
+// and four with one (§5.2 plan); memory holds the unfinished line, ≤ 2 buffered lines of the
+// current dropped run, ≤ 192 redundancy classes, ≤ 16 query candidates and the bounded
+// invariant accumulator. It grows with the longest line, never with the number of lines.
+// Output is identical for every chunking of the body and every read_size.
+#ifndef CAVEMAN_COMPRESSORS_LOG_H_
+#define CAVEMAN_COMPRESSORS_LOG_H_
+
+#include <cstddef>
+#include <memory>
+
+#include "compressors/compressor.h"
+
+namespace caveman {
+
+struct LogCompressorOptions {
+  // Bytes requested per read from the body. Default: 256 KiB. Tests use tiny values to check
+  // that output does not depend on it. Must be > 0.
+  size_t read_size = 256 * 1024;
+};
+
+std::unique_ptr<Compressor> NewLogCompressor(LogCompressorOptions options = {});
+
+}  // namespace caveman
+
+#endif  // CAVEMAN_COMPRESSORS_LOG_H_

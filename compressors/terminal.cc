@@ -1,0 +1,146 @@
+#include "compressors/terminal.h"
+
+#include <re2/re2.h>
+
+#include <string>
+#include <vector>
+
+#include "compressors/internal/lines.h"
+#include "compressors/internal/redundancy.h"
+#include "compressors/internal/text_util.h"
+
+namespace caveman {
+namespace {
+
+constexpr size_t kHead = 3;
+constexpr size_t kTail = 3;
+constexpr size_t kMinLinesForElision = 4;
+constexpr char kEsc = '\x1b';
+
+const RE2& KeepPattern() {
+  static const RE2* re = new RE2(
+      R"((?i)(\b(ERROR|ERR|FATAL|PANIC|EXCEPTION|TRACEBACK|FAIL|FAILED|FAILURE|WARN|WARNING)\b|[A-Za-z]+Error\b|[A-Za-z]+Exception\b|^\s+at\s|^\s+File "|\.go:\d+|:\d+:\d+:|^\s*--->|caused by|\bexit status [1-9]))");
+  return *re;
+}
+
+bool IsMarker(std::string_view line) { return internal::Contains(line, "lines elided (caveman)"); }
+
+// Length of the escape-sequence match of
+// `\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\x5c-_]` at s[i]
+// (s[i] == ESC), or 0 if none; alternatives are tried in order (leftmost-first).
+size_t EscapeMatch(std::string_view s, size_t i) {
+  const size_t n = s.size();
+  if (i + 1 >= n) return 0;
+  const unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+  if (c1 == '[') {
+    size_t j = i + 2;
+    while (j < n && ((s[j] >= '0' && s[j] <= '9') || s[j] == ';' || s[j] == '?')) ++j;
+    while (j < n && s[j] >= ' ' && s[j] <= '/') ++j;
+    if (j < n && s[j] >= '@' && s[j] <= '~') return j + 1 - i;
+  }
+  if (c1 == ']') {
+    size_t j = i + 2;
+    while (j < n && s[j] != '\x07' && s[j] != kEsc) ++j;
+    if (j < n && s[j] == '\x07') return j + 1 - i;
+    if (j + 1 < n && s[j] == kEsc && s[j + 1] == '\\') return j + 2 - i;
+  }
+  if ((c1 >= '@' && c1 <= 'Z') || (c1 >= 0x5c && c1 <= '_')) return 2;
+  return 0;
+}
+
+}  // namespace
+
+std::string CleanTerminalLine(std::string_view line) {
+  bool final_cr = !line.empty() && line.back() == '\r';
+  if (final_cr) line.remove_suffix(1);
+  if (line.find('\r') != std::string_view::npos) {
+    std::string_view last;
+    size_t start = 0;
+    while (true) {
+      size_t cr = line.find('\r', start);
+      std::string_view seg = line.substr(start, cr == std::string_view::npos ? cr : cr - start);
+      if (!seg.empty()) last = seg;
+      if (cr == std::string_view::npos) break;
+      start = cr + 1;
+    }
+    line = last;
+  }
+  std::string out;
+  out.reserve(line.size() + 1);
+  size_t i = 0;
+  while (i < line.size()) {
+    size_t esc = line.find(kEsc, i);
+    if (esc == std::string_view::npos) {
+      out.append(line.substr(i));
+      break;
+    }
+    out.append(line.substr(i, esc - i));
+    size_t m = EscapeMatch(line, esc);
+    if (m == 0) {
+      out.push_back(kEsc);
+      i = esc + 1;
+    } else {
+      i = esc + m;
+    }
+  }
+  if (final_cr) out.push_back('\r');
+  return out;
+}
+
+namespace {
+
+class TerminalCompressor final : public InMemoryCompressor {
+ public:
+  std::string_view content_type() const override { return "terminal"; }
+
+ protected:
+  std::optional<std::string> TransformText(std::string_view body, std::string_view,
+                                           TransformMeta*) const override {
+    if (body.empty() || !internal::IsValidUtf8(body)) return std::nullopt;
+    internal::SplitResult split = internal::SplitLines(body);
+    const size_t n = split.lines.size();
+    std::vector<std::string> cleaned;
+    cleaned.reserve(n);
+    for (std::string_view line : split.lines) cleaned.push_back(CleanTerminalLine(line));
+    std::string result;
+    if (n < kMinLinesForElision) {
+      result = internal::JoinLines(cleaned, split.trailing);
+    } else {
+      std::vector<std::string_view> views(cleaned.begin(), cleaned.end());
+      std::vector<bool> keep(n, false);
+      for (size_t i = 0; i < n; ++i) {
+        keep[i] = i < kHead || i + kTail >= n || IsMarker(views[i]) ||
+                  RE2::PartialMatch(views[i], KeepPattern());
+      }
+      internal::KeepNonRedundant(views, &keep);
+      const bool crlf = internal::IsMajorityCrlf(body);
+      std::vector<std::string_view> out;
+      std::vector<std::string> markers;
+      markers.reserve(n);
+      for (size_t i = 0; i < n;) {
+        if (keep[i]) {
+          out.push_back(views[i]);
+          ++i;
+          continue;
+        }
+        size_t j = i;
+        while (j < n && !keep[j]) ++j;
+        markers.push_back(internal::SynthesizedLine(
+            "\xE2\x80\xA6 " + std::to_string(j - i) + " lines elided (caveman) \xE2\x80\xA6", crlf));
+        out.push_back(markers.back());
+        i = j;
+      }
+      result = internal::JoinLines(out, split.trailing);
+    }
+    if (result == body) return std::nullopt;
+    return result;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Compressor> NewTerminalCompressor() {
+  return std::make_unique<TerminalCompressor>();
+}
+
+}  // namespace caveman

@@ -1,0 +1,56 @@
+#include "compressors/diff.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compressors/compressor.h"
+
+namespace caveman {
+namespace {
+
+std::string MakeDiff(int context_lines, const char* eol = "\n") {
+  std::string d = std::string("diff --git a/x b/x") + eol + "index 1..2 100644" + eol +
+                  "--- a/x" + eol + "+++ b/x" + eol + "@@ -1,30 +1,30 @@" + eol;
+  for (int i = 0; i < context_lines; ++i) d += " ctx " + std::to_string(i) + eol;
+  d += std::string("-old") + eol + "+new" + eol;
+  for (int i = 0; i < context_lines; ++i) d += " tail " + std::to_string(i) + eol;
+  return d;
+}
+
+TEST(DiffCompressor, KeepsChangesWithTwoLinesOfContext) {
+  auto c = NewDiffCompressor();
+  auto out = RunOnString(*c, MakeDiff(10));
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(*out,
+            "diff --git a/x b/x\nindex 1..2 100644\n--- a/x\n+++ b/x\n@@ -1,30 +1,30 @@\n"
+            " ctx 0\n ctx 1\n"
+            "\xE2\x80\xA6 6 context lines elided (caveman) \xE2\x80\xA6\n"
+            " ctx 8\n ctx 9\n-old\n+new\n tail 0\n tail 1\n"
+            "\xE2\x80\xA6 8 context lines elided (caveman) \xE2\x80\xA6\n");
+}
+
+TEST(DiffCompressor, CrlfMarkersGetCr) {
+  auto c = NewDiffCompressor();
+  auto out = RunOnString(*c, MakeDiff(10, "\r\n"));
+  ASSERT_TRUE(out.has_value());
+  EXPECT_NE(out->find("(caveman) \xE2\x80\xA6\r\n"), std::string::npos);
+}
+
+TEST(DiffCompressor, DeclinesBelowTwelveLinesOrWhenNothingDrops) {
+  auto c = NewDiffCompressor();
+  EXPECT_FALSE(RunOnString(*c, MakeDiff(2)).has_value());  // 11 lines
+  EXPECT_FALSE(RunOnString(*c, MakeDiff(3)).has_value());  // 13 lines, all within context
+  EXPECT_FALSE(RunOnString(*c, "x\xff\n" + MakeDiff(10)).has_value());
+}
+
+TEST(DiffCompressor, IdempotentOnItsOutput) {
+  auto c = NewDiffCompressor();
+  auto out = RunOnString(*c, MakeDiff(40));
+  ASSERT_TRUE(out.has_value());
+  auto again = RunOnString(*c, *out);
+  EXPECT_TRUE(!again.has_value() || *again == *out);
+}
+
+}  // namespace
+}  // namespace caveman
