@@ -11,6 +11,8 @@
 #include "compressors/internal/text_util.h"
 #include "compressors/repetition.h"
 #include "compressors/test_report.h"
+#include "compressors/toolschema.h"
+#include "compressors/toolschema_annotations.h"
 #include "compressors/toon.h"
 
 namespace caveman {
@@ -31,6 +33,9 @@ const Entry kEntries[] = {
     {"diff", [](const RegistryOptions&) { return NewDiffCompressor(); }},
     {"search-result", [](const RegistryOptions&) { return NewSearchResultCompressor(); }},
     {"test-report", [](const RegistryOptions&) { return NewTestReportCompressor(); }},
+    {"toolschema", [](const RegistryOptions&) { return NewToolschemaCompressor(); }},
+    {"toolschema-annotations",
+     [](const RegistryOptions&) { return NewToolschemaAnnotationsCompressor(); }},
     {"toon", [](const RegistryOptions&) { return NewToonCompressor(); }},
     {"tabular", [](const RegistryOptions&) { return NewTabularCompressor(); }},
     {"repetition", [](const RegistryOptions&) { return NewRepetitionCompressor(); }},
