@@ -1,0 +1,22 @@
+#include "compressors/internal/elision.h"
+
+namespace caveman::internal {
+
+bool WorthEliding(uint64_t count, uint64_t marker_bytes, uint64_t elided_bytes,
+                  std::string_view summary) {
+  if (count >= kAlwaysElideCount) return true;
+  return !summary.empty() && 2 * marker_bytes <= elided_bytes;
+}
+
+std::string ContractNote(std::string_view unit_word) {
+  std::string s(kNotePrefix);
+  s.append(unit_word);
+  s.append(" resemble shown ");
+  s.append(unit_word);
+  s.append(
+      " and match the stated invariants \xE2\x80\x94 answer from this view; if you truly "
+      "cannot, one broad caveman_retrieve \xE2\x80\xA6");
+  return s;
+}
+
+}  // namespace caveman::internal

@@ -1,0 +1,28 @@
+// worthEliding (§4.5) and the contract note (§4.6), shared by json, log and tabular.
+#ifndef CAVEMAN_COMPRESSORS_INTERNAL_ELISION_H_
+#define CAVEMAN_COMPRESSORS_INTERNAL_ELISION_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace caveman::internal {
+
+// Runs of at least this many dropped units always become a marker.
+inline constexpr uint64_t kAlwaysElideCount = 3;
+// The note rides on a payload only when at least this many bytes were elided (§4.6).
+inline constexpr uint64_t kNoteMinElidedBytes = 4096;
+// Prefix of the contract note, recognised on re-entry.
+inline constexpr std::string_view kNotePrefix = "\xE2\x80\xA6 caveman: elided ";
+
+// §4.5: a run of ≥ 3 dropped units always becomes a marker; a shorter one only if `summary`
+// is non-empty and 2 × marker_bytes ≤ elided_bytes.
+bool WorthEliding(uint64_t count, uint64_t marker_bytes, uint64_t elided_bytes,
+                  std::string_view summary);
+
+// §4.6 contract note for unit word "elements", "lines" or "rows".
+std::string ContractNote(std::string_view unit_word);
+
+}  // namespace caveman::internal
+
+#endif  // CAVEMAN_COMPRESSORS_INTERNAL_ELISION_H_

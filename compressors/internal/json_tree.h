@@ -1,0 +1,91 @@
+// A compact, read-only JSON tree built by a strict iterative parser (§0.3 "is JSON"):
+// exactly one RFC 8259 value with optional JSON whitespace around it, valid UTF-8 strings
+// (escaped lone surrogates are rejected, since they cannot be decoded to UTF-8), nesting depth
+// ≤ 10,000. Deeper input is rejected without recursion, so 100,000 levels decline cleanly.
+//
+// Numbers keep their literal text; strings are decoded. Object members are stored sorted by
+// key bytes with duplicates removed (the last occurrence wins), which is the order CJ needs.
+//
+// Memory: ~12 bytes per value plus ~12 bytes per object member / 4 per array item; unescaped
+// strings and number literals point into the input instead of being copied.
+//
+// IMPORTANT: Buffer lifetime. The tree points into the parsed text; the text must outlive it.
+// Thread-safety: immutable after Parse; const methods may be used from several threads.
+#ifndef CAVEMAN_COMPRESSORS_INTERNAL_JSON_TREE_H_
+#define CAVEMAN_COMPRESSORS_INTERNAL_JSON_TREE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace caveman::internal {
+
+inline constexpr size_t kJsonTreeMaxDepth = 10000;
+
+enum class JsonKind : uint8_t { kNull, kFalse, kTrue, kNumber, kString, kArray, kObject };
+
+class JsonTree {
+ public:
+  using NodeId = uint32_t;
+
+  // Parses `text`; false if it is not JSON (§0.3). Texts of 2 GiB or more are rejected.
+  bool Parse(std::string_view text);
+
+  NodeId root() const { return 0; }
+  JsonKind kind(NodeId n) const { return nodes_[n].kind; }
+  // Number literal or decoded string.
+  std::string_view text(NodeId n) const { return Text(nodes_[n].off, nodes_[n].len); }
+  // Number of members (object) or items (array); 0 for scalars.
+  uint32_t size(NodeId n) const {
+    return nodes_[n].kind >= JsonKind::kArray ? nodes_[n].len : 0;
+  }
+  // i-th member of an object in ascending key order.
+  std::string_view key(NodeId n, uint32_t i) const {
+    const Member& m = members_[nodes_[n].off + i];
+    return Text(m.key_off, m.key_len);
+  }
+  NodeId member_value(NodeId n, uint32_t i) const { return members_[nodes_[n].off + i].value; }
+  NodeId item(NodeId n, uint32_t i) const { return items_[nodes_[n].off + i]; }
+  // Object member by key, or -1.
+  int64_t Find(NodeId obj, std::string_view key) const;
+
+  size_t node_count() const { return nodes_.size(); }
+  size_t MemoryBytes() const;
+
+ private:
+  struct Node {
+    JsonKind kind;
+    uint32_t len;  // text length, or child count for containers
+    uint32_t off;  // text offset (bit 31: arena), or first child in members_/items_
+  };
+  struct Member {
+    uint32_t key_off;
+    uint32_t key_len;
+    NodeId value;
+  };
+  static constexpr uint32_t kArenaBit = 0x80000000u;
+
+  std::string_view Text(uint32_t off, uint32_t len) const {
+    return (off & kArenaBit) ? std::string_view(arena_.data() + (off & ~kArenaBit), len)
+                             : input_.substr(off, len);
+  }
+  // Parses the string starting after the opening quote at *pos; sets off/len.
+  bool ParseString(size_t* pos, uint32_t* off, uint32_t* len);
+  bool ParseNumber(size_t* pos);
+
+  std::string_view input_;
+  std::string arena_;
+  std::vector<Node> nodes_;
+  std::vector<Member> members_;
+  std::vector<NodeId> items_;
+};
+
+// CJ (§0.3) of the subtree at `n`, appended to `out`. Iterative (no recursion).
+void AppendCanonicalJson(const JsonTree& tree, JsonTree::NodeId n, std::string* out);
+// CJ string escaping of `s` (with the quotes), appended to `out`.
+void AppendJsonString(std::string_view s, std::string* out);
+
+}  // namespace caveman::internal
+
+#endif  // CAVEMAN_COMPRESSORS_INTERNAL_JSON_TREE_H_

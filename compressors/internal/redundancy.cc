@@ -1,0 +1,258 @@
+#include "compressors/internal/redundancy.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <unicode/uchar.h>
+
+#include "compressors/internal/text_util.h"
+
+namespace caveman::internal {
+namespace {
+
+constexpr uint64_t kFnvOffset = 1469598103934665603ULL;
+constexpr uint64_t kFnvPrime = 1099511628211ULL;
+
+uint64_t Mix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return h;
+}
+
+// Token scanner. Emits each finished token's bytes through `sink(bytes, has_letter)`; stops
+// when `sink` returns false.
+template <class Sink>
+void ScanTokens(std::string_view unit, bool mask, Sink&& sink) {
+  std::string cur;
+  bool has_letter = false;
+  bool prev_digit = false;
+  auto flush = [&]() -> bool {
+    bool go = true;
+    if (!cur.empty()) go = sink(std::string_view(cur), has_letter);
+    cur.clear();
+    has_letter = false;
+    prev_digit = false;
+    return go;
+  };
+  size_t i = 0;
+  while (i < unit.size()) {
+    unsigned char c = static_cast<unsigned char>(unit[i]);
+    uint32_t cp;
+    if (c < 0x80) {
+      ++i;
+      cp = (c >= 'A' && c <= 'Z') ? c + 32u : c;
+      if (cp >= 'a' && cp <= 'z') {
+        cur.push_back(static_cast<char>(cp));
+        has_letter = true;
+        prev_digit = false;
+        continue;
+      }
+      if (cp >= '0' && cp <= '9') {
+        if (!mask) {
+          cur.push_back(static_cast<char>(cp));
+        } else if (!prev_digit) {
+          cur.push_back('#');
+        }
+        prev_digit = true;
+        continue;
+      }
+      if (cp == '_') {
+        cur.push_back('_');
+        has_letter = true;
+        prev_digit = false;
+        continue;
+      }
+      if (!flush()) return;
+      continue;
+    }
+    cp = DecodeUtf8(unit, &i);
+    cp = static_cast<uint32_t>(u_tolower(static_cast<UChar32>(cp)));
+    if (IsDecimalDigit(cp)) {
+      if (!mask) {
+        AppendUtf8(cp, &cur);
+      } else if (!prev_digit) {
+        cur.push_back('#');
+      }
+      prev_digit = true;
+    } else if (IsLetter(cp)) {
+      AppendUtf8(cp, &cur);
+      has_letter = true;
+      prev_digit = false;
+    } else {
+      if (!flush()) return;
+    }
+  }
+  flush();
+}
+
+uint64_t HashToken(std::string_view t) {
+  uint64_t h = kFnvOffset;
+  for (unsigned char c : t) {
+    h ^= c;
+    h *= kFnvPrime;
+  }
+  return Mix(h ^ t.size());
+}
+
+// Small open-addressing set of token hashes that clears only the slots it used.
+class TokenSet {
+ public:
+  TokenSet() : slots_(kSlots, 0) {}
+  // Returns false if already present.
+  bool Insert(uint64_t h) {
+    if (h == 0) h = 1;  // 0 marks an empty slot
+    size_t idx = h & (kSlots - 1);
+    while (slots_[idx] != 0) {
+      if (slots_[idx] == h) return false;
+      idx = (idx + 1) & (kSlots - 1);
+    }
+    slots_[idx] = h;
+    used_.push_back(idx);
+    return true;
+  }
+  size_t size() const { return used_.size(); }
+  std::vector<uint64_t> TakeSorted() {
+    std::vector<uint64_t> out;
+    out.reserve(used_.size());
+    for (size_t idx : used_) {
+      out.push_back(slots_[idx]);
+      slots_[idx] = 0;
+    }
+    used_.clear();
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  static constexpr size_t kSlots = 512;
+  std::vector<uint64_t> slots_;
+  std::vector<size_t> used_;
+};
+
+thread_local TokenSet t_token_set;
+
+Profile BuildProfile(std::string_view unit, bool mask) {
+  TokenSet& set = t_token_set;
+  bool any_letter = false;
+  ScanTokens(unit, mask, [&](std::string_view tok, bool has_letter) {
+    uint64_t h = HashToken(tok);
+    if (set.Insert(h) && has_letter) any_letter = true;
+    return set.size() < kMaxProfileTokens;
+  });
+  Profile p;
+  p.masked = mask;
+  p.tokens = set.TakeSorted();
+  // Remember letters for the caller through the masked flag: handled in ComputeProfile.
+  if (mask && !any_letter) p.masked = false;  // signal "no letter"; caller rescans unmasked
+  return p;
+}
+
+}  // namespace
+
+Profile ComputeProfile(std::string_view unit) {
+  Profile p = BuildProfile(unit, /*mask=*/true);
+  if (p.masked) return p;
+  // No token with a letter: the profile is the unmasked token set.
+  Profile u = BuildProfile(unit, /*mask=*/false);
+  u.masked = false;
+  return u;
+}
+
+std::vector<std::string> ProfileTokenStrings(std::string_view unit, bool* masked) {
+  std::vector<std::string> toks;
+  bool any_letter = false;
+  auto collect = [&](bool mask) {
+    toks.clear();
+    ScanTokens(unit, mask, [&](std::string_view tok, bool has_letter) {
+      if (std::find(toks.begin(), toks.end(), tok) == toks.end()) {
+        toks.emplace_back(tok);
+        if (has_letter) any_letter = true;
+      }
+      return toks.size() < kMaxProfileTokens;
+    });
+  };
+  collect(true);
+  *masked = any_letter;
+  if (!any_letter) collect(false);
+  std::sort(toks.begin(), toks.end());
+  return toks;
+}
+
+size_t RepresentedNeed(size_t n) {
+  return static_cast<size_t>(0.9 * static_cast<double>(n) + 0.999999);
+}
+
+bool IsRepresented(const Profile& p, const std::vector<Profile>& classes) {
+  const size_t n = p.tokens.size();
+  if (n == 0) return true;
+  const size_t need = RepresentedNeed(n);
+  const size_t max_miss = n - need;
+  for (const Profile& c : classes) {
+    if (c.masked != p.masked || c.tokens.size() < need) continue;
+    size_t miss = 0, hit = 0;
+    auto it = c.tokens.begin();
+    const auto end = c.tokens.end();
+    for (uint64_t t : p.tokens) {
+      it = std::lower_bound(it, end, t);
+      if (it != end && *it == t) {
+        ++hit;
+      } else if (++miss > max_miss) {
+        break;
+      }
+    }
+    if (hit >= need) return true;
+  }
+  return false;
+}
+
+size_t RedundancyGuard::SeedStep(size_t kept_count) {
+  return kept_count > kMaxSeedClasses ? kept_count / kMaxSeedClasses : 1;
+}
+
+bool RedundancyGuard::IsSeed(size_t kept_ordinal, size_t kept_count) {
+  size_t step = SeedStep(kept_count);
+  return kept_ordinal % step == 0 && kept_ordinal / step < kMaxSeedClasses;
+}
+
+void RedundancyGuard::AddSeed(std::string_view unit) {
+  if (seeds_ >= kMaxSeedClasses) return;
+  AddSeedProfile(ComputeProfile(unit));
+}
+
+void RedundancyGuard::AddSeedProfile(Profile p) {
+  if (seeds_ >= kMaxSeedClasses) return;
+  ++seeds_;
+  classes_.push_back(std::move(p));
+}
+
+bool RedundancyGuard::Test(std::string_view unit) {
+  if (promotions_ >= kMaxPromotions) return true;
+  return TestProfile(ComputeProfile(unit));
+}
+
+bool RedundancyGuard::TestProfile(Profile p) {
+  if (promotions_ >= kMaxPromotions) return true;
+  if (IsRepresented(p, classes_)) return false;
+  ++promotions_;
+  classes_.push_back(std::move(p));
+  return true;
+}
+
+void KeepNonRedundant(const std::vector<std::string_view>& units, std::vector<bool>* keep) {
+  size_t kept = 0;
+  for (size_t i = 0; i < units.size(); ++i) kept += (*keep)[i] ? 1 : 0;
+  RedundancyGuard g;
+  size_t ordinal = 0;
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (!(*keep)[i]) continue;
+    if (RedundancyGuard::IsSeed(ordinal, kept)) g.AddSeed(units[i]);
+    ++ordinal;
+  }
+  for (size_t i = 0; i < units.size(); ++i) {
+    if ((*keep)[i]) continue;
+    if (g.Test(units[i])) (*keep)[i] = true;
+  }
+}
+
+}  // namespace caveman::internal

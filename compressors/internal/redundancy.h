@@ -1,0 +1,76 @@
+// The redundancy guard of §4.2: after a compressor chose its keeps, every dropped unit must
+// resemble something still visible, else it is kept ("promoted").
+//
+// Profiles are sets of tokens; tokens are stored as 64-bit hashes of their bytes so that the
+// ≤ 64 + 128 classes fit in a few KiB and membership tests are cheap. (A collision would need
+// two different tokens with equal 64-bit hashes; this is negligible and stays deterministic.)
+//
+// HowTo (streaming, bounded memory: ≤ 64 seeds + 128 promotions, each ≤ 128 tokens):
+//   size_t kept = <number of kept units>;
+//   RedundancyGuard g;
+//   for each kept unit with ordinal j (0-based among kept units):
+//     if (RedundancyGuard::IsSeed(j, kept)) g.AddSeed(unit);
+//   for each not-kept unit in order:  if (g.Test(unit)) keep it;
+// KeepNonRedundant() does exactly this over an in-memory list.
+//
+// Thread-safety: a guard belongs to one payload.
+#ifndef CAVEMAN_COMPRESSORS_INTERNAL_REDUNDANCY_H_
+#define CAVEMAN_COMPRESSORS_INTERNAL_REDUNDANCY_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace caveman::internal {
+
+inline constexpr size_t kMaxSeedClasses = 64;
+inline constexpr size_t kMaxPromotions = 128;
+inline constexpr size_t kMaxProfileTokens = 128;
+
+struct Profile {
+  bool masked = true;            // masked (digit runs → '#') or the unmasked fallback
+  std::vector<uint64_t> tokens;  // sorted, distinct token hashes
+};
+
+// Profile of a unit (§4.2).
+Profile ComputeProfile(std::string_view unit);
+// The same tokens as text (sorted byte-wise), for tests and debugging.
+std::vector<std::string> ProfileTokenStrings(std::string_view unit, bool* masked);
+
+// ⌊0.9·n + 0.999999⌋.
+size_t RepresentedNeed(size_t n);
+// Represented by one of `classes` (§4.2).
+bool IsRepresented(const Profile& p, const std::vector<Profile>& classes);
+
+class RedundancyGuard {
+ public:
+  // step = 1, or ⌊kept/64⌋ when kept > 64.
+  static size_t SeedStep(size_t kept_count);
+  // True if the kept unit with ordinal `kept_ordinal` provides a seed class.
+  static bool IsSeed(size_t kept_ordinal, size_t kept_count);
+
+  // Adds a seed class (ignored once 64 seeds exist).
+  void AddSeed(std::string_view unit);
+  void AddSeedProfile(Profile p);
+
+  // Tests the next not-kept unit in order. Returns true if it must be kept: promotions have
+  // reached 128, or it is not represented (then it becomes a class and promotions += 1).
+  bool Test(std::string_view unit);
+  bool TestProfile(Profile p);
+
+  size_t promotions() const { return promotions_; }
+  size_t seed_count() const { return seeds_; }
+
+ private:
+  std::vector<Profile> classes_;
+  size_t seeds_ = 0;
+  size_t promotions_ = 0;
+};
+
+// §4.2 keepNonRedundant over in-memory units; `keep` has one entry per unit.
+void KeepNonRedundant(const std::vector<std::string_view>& units, std::vector<bool>* keep);
+
+}  // namespace caveman::internal
+
+#endif  // CAVEMAN_COMPRESSORS_INTERNAL_REDUNDANCY_H_

@@ -1,0 +1,401 @@
+// Shared machinery of §4: lines, redundancy guard, BM25, invariant summaries, elision.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "compressors/internal/bm25.h"
+#include "compressors/internal/elision.h"
+#include "compressors/internal/invariants.h"
+#include "compressors/internal/json_tree.h"
+#include "compressors/internal/lines.h"
+#include "compressors/internal/redundancy.h"
+
+namespace caveman::internal {
+namespace {
+
+// ---------------------------------------------------------------- lines (§4.1)
+
+TEST(Lines, SplitKeepsCrAndRemembersTrailingLf) {
+  SplitResult r = SplitLines("a\r\nb\n");
+  ASSERT_EQ(r.lines.size(), 2u);
+  EXPECT_EQ(r.lines[0], "a\r");
+  EXPECT_EQ(r.lines[1], "b");
+  EXPECT_TRUE(r.trailing);
+  EXPECT_EQ(JoinLines(r.lines, r.trailing), "a\r\nb\n");
+}
+
+TEST(Lines, SplitWithoutTrailingAndEmptyLines) {
+  SplitResult r = SplitLines("x\n\ny");
+  ASSERT_EQ(r.lines.size(), 3u);
+  EXPECT_EQ(r.lines[1], "");
+  EXPECT_FALSE(r.trailing);
+  EXPECT_EQ(JoinLines(r.lines, r.trailing), "x\n\ny");
+  EXPECT_EQ(SplitLines("").lines.size(), 1u);
+  EXPECT_EQ(SplitLines("\n").lines.size(), 1u);
+  EXPECT_TRUE(SplitLines("\n").trailing);
+}
+
+TEST(Lines, MajorityCrlf) {
+  EXPECT_FALSE(IsMajorityCrlf("no newline\r"));
+  EXPECT_TRUE(IsMajorityCrlf("a\r\nb\r\nc\n"));   // 2 × 2 > 3
+  EXPECT_FALSE(IsMajorityCrlf("a\r\nb\nc\n\n"));  // 2 × 1 > 4 is false
+  EXPECT_FALSE(IsMajorityCrlf("a\r\nb\n"));       // 2 × 1 > 2 is false
+  CrlfCounter c;
+  c.Feed("a\r");
+  c.Feed("\nb\r");
+  c.Feed("\n");
+  EXPECT_TRUE(c.majority_crlf());
+  EXPECT_EQ(c.crlf_count(), 2u);
+  EXPECT_EQ(SynthesizedLine("m", true), "m\r");
+  EXPECT_EQ(SynthesizedLine("m", false), "m");
+}
+
+// ---------------------------------------------------------------- redundancy guard (§4.2)
+
+TEST(Profile, MasksDigitRunsAndLowercases) {
+  bool masked = false;
+  std::vector<std::string> t = ProfileTokenStrings("Order ord_12 AB12cd345 7 x9", &masked);
+  EXPECT_TRUE(masked);
+  EXPECT_EQ(t, (std::vector<std::string>{"#", "ab#cd#", "ord_#", "order", "x#"}));
+}
+
+TEST(Profile, UnmaskedFallbackWhenNoLetters) {
+  bool masked = true;
+  std::vector<std::string> t = ProfileTokenStrings("12, 345; 12", &masked);
+  EXPECT_FALSE(masked);
+  EXPECT_EQ(t, (std::vector<std::string>{"12", "345"}));
+  EXPECT_FALSE(ComputeProfile("1 2 3").masked);
+  EXPECT_TRUE(ComputeProfile("a 2 3").masked);
+}
+
+TEST(Profile, UnicodeDigitsAndLettersAndCap) {
+  bool masked = false;
+  // U+0663 ARABIC-INDIC DIGIT THREE is Nd; É lowercases to é.
+  std::vector<std::string> t = ProfileTokenStrings("\xC3\x89t\xD9\xA3\xD9\xA3", &masked);
+  EXPECT_EQ(t, (std::vector<std::string>{"\xC3\xA9t#"}));
+  std::string many;
+  for (int i = 0; i < 300; ++i) many += "w" + std::string(1, static_cast<char>('a' + i % 26)) +
+                                        std::string(1, static_cast<char>('a' + i / 26)) + " ";
+  EXPECT_EQ(ProfileTokenStrings(many, &masked).size(), kMaxProfileTokens);
+  EXPECT_EQ(ComputeProfile(many).tokens.size(), kMaxProfileTokens);
+}
+
+TEST(Redundancy, NinetyPercentRule) {
+  EXPECT_EQ(RepresentedNeed(10), 9u);
+  EXPECT_EQ(RepresentedNeed(1), 1u);
+  EXPECT_EQ(RepresentedNeed(20), 18u);
+  std::vector<Profile> classes = {ComputeProfile("a b c d e f g h i j")};
+  EXPECT_TRUE(IsRepresented(ComputeProfile("a b c d e f g h i zz"), classes));   // 9 of 10
+  EXPECT_FALSE(IsRepresented(ComputeProfile("a b c d e f g h yy zz"), classes));  // 8 of 10
+  EXPECT_TRUE(IsRepresented(ComputeProfile("..."), classes));                     // empty
+  // Kinds never mix: an unmasked profile is not represented by a masked class.
+  std::vector<Profile> digits = {ComputeProfile("1 2 3")};
+  EXPECT_TRUE(IsRepresented(ComputeProfile("3 2 1"), digits));
+  EXPECT_FALSE(IsRepresented(ComputeProfile("3 2 1"), classes));
+  EXPECT_FALSE(IsRepresented(ComputeProfile("a b c"), digits));
+  // Digit masking makes ids resemble each other.
+  std::vector<Profile> ids = {ComputeProfile("id=ord-1000 status=ok")};
+  EXPECT_TRUE(IsRepresented(ComputeProfile("id=ord-1077 status=ok"), ids));
+}
+
+TEST(Redundancy, SeedStepAndPromotions) {
+  EXPECT_EQ(RedundancyGuard::SeedStep(10), 1u);
+  EXPECT_EQ(RedundancyGuard::SeedStep(64), 1u);
+  EXPECT_EQ(RedundancyGuard::SeedStep(130), 2u);
+  EXPECT_TRUE(RedundancyGuard::IsSeed(0, 130));
+  EXPECT_FALSE(RedundancyGuard::IsSeed(1, 130));
+  EXPECT_TRUE(RedundancyGuard::IsSeed(126, 130));
+  EXPECT_FALSE(RedundancyGuard::IsSeed(128, 130));  // would be the 65th seed
+
+  std::vector<std::string> store = {"alpha beta", "gamma delta", "alpha beta", "zeta eta",
+                                    "zeta eta", "gamma delta"};
+  std::vector<std::string_view> units(store.begin(), store.end());
+  std::vector<bool> keep = {true, false, false, false, false, false};
+  KeepNonRedundant(units, &keep);
+  // gamma delta (new) and zeta eta (new) are promoted once; their repeats stay dropped.
+  EXPECT_EQ(keep, (std::vector<bool>{true, true, false, true, false, false}));
+}
+
+TEST(Redundancy, AfterMaxPromotionsEverythingIsKept) {
+  RedundancyGuard g;
+  g.AddSeed("seed");
+  for (size_t i = 0; i < kMaxPromotions; ++i) {
+    std::string u = "tok" + std::string(1, static_cast<char>('a' + i % 26)) +
+                    std::string(1, static_cast<char>('a' + i / 26));
+    EXPECT_TRUE(g.Test(u));
+  }
+  EXPECT_EQ(g.promotions(), kMaxPromotions);
+  EXPECT_TRUE(g.Test("seed"));  // even a represented unit is kept now
+}
+
+// ---------------------------------------------------------------- BM25 (§4.3)
+
+TEST(Bm25, TermsDropStopWordsAndShortRuns) {
+  EXPECT_EQ(Bm25Terms("The ERROR in x_y 42 a b ÉTÉ"),
+            (std::vector<std::string>{"error", "x_y", "42", "\xC3\xA9t\xC3\xA9"}));
+  EXPECT_EQ(DistinctTerms("disk error disk"), (std::vector<std::string>{"disk", "error"}));
+}
+
+TEST(Bm25, HandComputedScores) {
+  // d0 = [error disk full] (3), d1 = [disk ok] (2), d2 = [all good here] (3); N = 3,
+  // avgdl = 8/3, df(disk) = 2, df(error) = 1.
+  std::vector<std::string_view> docs = {"error disk full", "disk ok", "all good here"};
+  std::vector<double> s = Bm25Scores(docs, "disk error");
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_NEAR(s[0], 1.3735695926697864, 1e-12);
+  EXPECT_NEAR(s[1], 0.5295815540797021, 1e-12);
+  EXPECT_EQ(s[2], 0.0);
+  EXPECT_EQ(Bm25Scores(docs, "the of")[0], 0.0);  // only stop words: no terms
+}
+
+TEST(Bm25, QueryFillOrderThresholdAndLimit) {
+  std::vector<std::string_view> docs = {"disk ok", "error disk full", "nothing", "disk ok"};
+  std::vector<bool> keep(4, false);
+  KeepQueryRelevant(&keep, docs, "disk error", 1, 0.30);
+  EXPECT_EQ(keep, (std::vector<bool>{false, true, false, false}));
+  // "disk ok" scores ≈ 0.28 of the best here: below 0.30, above 0.20.
+  KeepQueryRelevant(&keep, docs, "disk error", 5, 0.30);
+  EXPECT_EQ(keep, (std::vector<bool>{false, true, false, false}));
+  KeepQueryRelevant(&keep, docs, "disk error", 5, 0.20);
+  EXPECT_EQ(keep, (std::vector<bool>{true, true, false, true}));
+  std::vector<bool> keep2(4, false);
+  KeepQueryRelevant(&keep2, docs, "disk error", 5, 0.99);
+  EXPECT_EQ(keep2, (std::vector<bool>{false, true, false, false}));
+  std::vector<bool> keep3(4, false);
+  KeepQueryRelevant(&keep3, docs, "", 5, 0.0);
+  EXPECT_EQ(keep3, std::vector<bool>(4, false));
+}
+
+// ---------------------------------------------------------------- invariants (§4.4)
+
+std::vector<FieldList> Units(const std::vector<std::vector<std::pair<std::string, std::string>>>& in,
+                          std::vector<std::string>* store) {
+  store->clear();
+  store->reserve(1024);
+  std::vector<FieldList> out;
+  for (const auto& u : in) {
+    FieldList f;
+    for (const auto& [n, v] : u) {
+      store->push_back(n);
+      std::string_view name = store->back();
+      store->push_back(v);
+      f.push_back({name, store->back()});
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
+TEST(Invariants, ConstantRangeAndEnum) {
+  std::vector<std::string> st;
+  auto units = Units({{{"kind", "pod"}, {"cpu", "2"}, {"phase", "Running"}},
+                      {{"kind", "pod"}, {"cpu", "10"}, {"phase", "Running"}},
+                      {{"kind", "pod"}, {"cpu", "1.5"}, {"phase", "Pending"}},
+                      {{"kind", "pod"}, {"cpu", "3"}, {"phase", "Running"}},
+                      {{"kind", "pod"}, {"cpu", "4"}, {"phase", "Running"}},
+                      {{"kind", "pod"}, {"cpu", "5"}, {"phase", "Running"}}},
+                     &st);
+  EXPECT_EQ(Summarize(units, 0),
+            "all kind=pod; phase: Running\xC3\x97" "5 Pending\xC3\x97" "1; range cpu=1.5..10");
+  EXPECT_EQ(Summarize({units[0]}, 0), "");  // fewer than 2 units
+}
+
+TEST(Invariants, WeakEnumAndAbsent) {
+  std::vector<std::string> st;
+  auto units = Units({{{"s", "a"}}, {{"s", "a"}}, {{"s", "b"}}, {{"t", "x"}}}, &st);
+  // s: a×2 b×1 absent×1 → 3 buckets, 2 × 3 ≥ 4 → weak (still rendered).
+  EXPECT_EQ(Summarize(units, 0),
+            "s: a\xC3\x97" "2 b\xC3\x97" "1 absent\xC3\x97" "1; t: x\xC3\x97" "1 absent\xC3\x97" "3");
+  // Every bucket of count 1: rejected; coverage takes over (bounded, absent counted).
+  auto units2 = Units({{{"s", "a"}}, {{"s", "b"}}, {{"t", "x"}}}, &st);
+  EXPECT_EQ(Summarize(units2, 0),
+            "s: 2 distinct, a..b, absent\xC3\x97" "1; t: x\xC3\x97" "1 absent\xC3\x97" "2");
+}
+
+TEST(Invariants, DenseAndBoundedCoverage) {
+  std::vector<std::string> st;
+  std::vector<std::vector<std::pair<std::string, std::string>>> raw;
+  for (int i = 0; i < 12; ++i) {
+    raw.push_back({{"id", "n-" + std::to_string(10 + i)}, {"name", "host" + std::string(1, 'a' + i)},
+                   {"zone", "z" + std::to_string(i)}});
+  }
+  auto units = Units(raw, &st);
+  // id is dense; name is bounded; zone would be a third coverage entry (at most 2).
+  EXPECT_EQ(Summarize(units, 0),
+            "id: n-10..n-21 all 12 present; name: 12 distinct, hosta..hostl");
+  // A gap makes the dense form impossible.
+  raw[3][0].second = "n-99";
+  units = Units(raw, &st);
+  EXPECT_EQ(Summarize(units, 0).substr(0, 30), "id: 12 distinct, n-10..n-99; n");
+}
+
+TEST(Invariants, NoFieldsOrUnusableValues) {
+  std::vector<std::string> st;
+  auto units = Units({{{"a", "1"}}, {}}, &st);
+  EXPECT_EQ(Summarize(units, 0), "");
+  auto units2 = Units({{{"msg", "caveman here"}, {"api_key", "k"}},
+                       {{"msg", "caveman here"}, {"api_key", "k"}}},
+                      &st);
+  EXPECT_EQ(Summarize(units2, 0), "");  // unusable constant, secret name
+  EXPECT_TRUE(IsSkippedFieldName("X-Session-Id"));
+  EXPECT_TRUE(IsSkippedFieldName(""));
+  EXPECT_FALSE(IsSkippedFieldName("status"));
+  EXPECT_FALSE(IsUsableValue(std::string(41, 'x')));
+  EXPECT_TRUE(IsUsableValue("with space"));
+  EXPECT_FALSE(IsEnumUsableValue("with space"));
+  EXPECT_FALSE(IsUsableValue("bad\x01"));
+  EXPECT_FALSE(IsUsableValue("\xff"));
+}
+
+TEST(Invariants, BudgetSheddingAndOmittedNotice) {
+  EXPECT_EQ(SummaryBudget(0), 160u);
+  EXPECT_EQ(SummaryBudget(7432), 160u);
+  EXPECT_EQ(SummaryBudget(300), 96u);   // min(160, 150, max(96, 75))
+  EXPECT_EQ(SummaryBudget(100), 50u);   // min(160, 50, 96)
+  // The orders.json run 1 of §12.2: 188 bytes, shed total_cents then region, notice after.
+  std::vector<std::string> st;
+  std::vector<std::vector<std::pair<std::string, std::string>>> raw;
+  const char* statuses[] = {"fulfilled", "shipped", "processing"};
+  for (int i = 3; i <= 62; ++i) {
+    int s = (i % 10 == 1) ? 1 : (i % 15 == 2) ? 2 : 0;
+    raw.push_back({{"currency", "EUR"},
+                   {"customer", "cust-" + std::to_string(200 + i % 37)},
+                   {"order_id", "ord-" + std::to_string(1000 + i)},
+                   {"region", "eu-west-1"},
+                   {"status", statuses[s]},
+                   {"total_cents", "1999"}});
+  }
+  auto units = Units(raw, &st);
+  std::string s = Summarize(units, 7432);
+  EXPECT_EQ(s.substr(0, 36), "all currency=EUR; customer: cust-200");
+  EXPECT_NE(s.find("order_id: ord-1003..ord-1062 all 60 present; status: fulfilled"),
+            std::string::npos);
+  EXPECT_EQ(s.substr(s.size() - 12), "; +2 omitted");
+  EXPECT_EQ(s.find("region"), std::string::npos);
+  EXPECT_EQ(s.find("total_cents"), std::string::npos);
+  // Two units of the same kind of run with a small budget shed more (96 > 188 - 2 constants).
+  EXPECT_EQ(Summarize(units, 0), s);  // elided ≤ 0 → budget 160 as well
+}
+
+TEST(Invariants, SheddingKindOrder) {
+  // Weak enumerations go first, then ranges, bounded coverage, constants, dense coverage,
+  // enumerations; within a kind the last field first.
+  std::vector<std::string> st;
+  std::vector<std::vector<std::pair<std::string, std::string>>> raw;
+  const char* ws[] = {"x", "x", "x", "y", "y", "z"};
+  for (int i = 0; i < 6; ++i) {
+    raw.push_back({{"c1", "constant-value-one"},
+                   {"c2", "constant-value-two"},
+                   {"r", std::to_string(i * 7)},
+                   {"w", ws[i]},
+                   {"e", i < 5 ? "up" : "down"}});
+  }
+  auto units = Units(raw, &st);
+  std::string full = Summarize(units, 0);
+  EXPECT_EQ(full, "all c1=constant-value-one c2=constant-value-two; w: x\xC3\x97" "3 y\xC3\x97"
+                  "2 z\xC3\x97" "1; e: up\xC3\x97" "5 down\xC3\x97" "1; range r=0..35");
+  EXPECT_EQ(full.size(), 99u);
+  // Budget 96 (elided 300): drop the weak enumeration w → 80 bytes.
+  EXPECT_EQ(Summarize(units, 300),
+            "all c1=constant-value-one c2=constant-value-two; e: up\xC3\x97" "5 down\xC3\x97"
+            "1; range r=0..35; +1 omitted");
+  // Budget 50 (elided 100): w, then the range, then the last constant c2 → 43 bytes.
+  EXPECT_EQ(Summarize(units, 100),
+            "all c1=constant-value-one; e: up\xC3\x97" "5 down\xC3\x97" "1; +3 omitted");
+  // Budget 8 (elided 16): everything shed → "".
+  EXPECT_EQ(Summarize(units, 16), "");
+}
+
+TEST(Invariants, IncrementalAccumulatorMatchesBatch) {
+  std::vector<std::string> st;
+  auto units = Units({{{"a", "1"}, {"a", "9"}}, {{"a", "2"}}, {{"a", "3"}}}, &st);
+  InvariantAccumulator acc;
+  for (const auto& u : units) acc.Add(u);
+  EXPECT_EQ(acc.Render(0), Summarize(units, 0));
+  EXPECT_EQ(acc.Render(0), "range a=1..3");  // only the first "a" of unit 0 counts
+  acc.Reset();
+  EXPECT_EQ(acc.Render(0), "");
+}
+
+TEST(FieldList, JsonElementLogAndTable) {
+  JsonTree t;
+  ASSERT_TRUE(t.Parse(R"({"b":"x","a":1,"c":true,"d":null,"e":"","f":{"g":1},"a":2})"));
+  FieldList f;
+  JsonElementFields(t, t.root(), &f);
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].name, "a");
+  EXPECT_EQ(f[0].value, "2");  // duplicate key: last wins
+  EXPECT_EQ(f[1].value, "x");
+  EXPECT_EQ(f[2].value, "true");
+
+  FieldScratch scratch;
+  LogLineFields(R"(  {"level":"info","n":3}  )", &scratch, &f);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].name, "level");
+  LogLineFields(R"(ts=1 level=info msg="hello world" path='/x' empty="" [k=v])", &scratch, &f);
+  ASSERT_EQ(f.size(), 5u);
+  EXPECT_EQ(f[2].name, "msg");
+  EXPECT_EQ(f[2].value, "hello world");
+  EXPECT_EQ(f[3].value, "/x");
+  EXPECT_EQ(f[4].name, "k");
+  LogLineFields("nokey=v,x=y", &scratch, &f);  // start of text and after a comma
+  EXPECT_EQ(f.size(), 2u);
+  LogLineFields("a.b=c", &scratch, &f);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].name, "a.b");
+
+  std::vector<std::string_view> header = {" name ", "", "zone"};
+  std::vector<std::string_view> row = {"web ", "x", " ", "extra"};
+  TableRowFields(header, row, &f);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].name, "name");
+  EXPECT_EQ(f[0].value, "web");
+}
+
+// ---------------------------------------------------------------- elision (§4.5, §4.6)
+
+TEST(Elision, WorthElidingAndNote) {
+  EXPECT_TRUE(WorthEliding(3, 1000, 1, ""));
+  EXPECT_FALSE(WorthEliding(2, 10, 100, ""));
+  EXPECT_TRUE(WorthEliding(2, 50, 100, "x"));
+  EXPECT_FALSE(WorthEliding(2, 51, 100, "x"));
+  EXPECT_EQ(ContractNote("elements"),
+            "\xE2\x80\xA6 caveman: elided elements resemble shown elements and match the stated "
+            "invariants \xE2\x80\x94 answer from this view; if you truly cannot, one broad "
+            "caveman_retrieve \xE2\x80\xA6");
+  EXPECT_EQ(ContractNote("rows").rfind(kNotePrefix, 0), 0u);
+}
+
+// ---------------------------------------------------------------- JSON tree
+
+TEST(JsonTree, StrictParsingAndCanonicalOutput) {
+  JsonTree t;
+  ASSERT_TRUE(t.Parse(" {\"b\":[1,2.50e+3,-0],\"a\":\"<&>\\u2028\\n\\u00e9\\ud83d\\ude00/\"} "));
+  std::string out;
+  AppendCanonicalJson(t, t.root(), &out);
+  EXPECT_EQ(out, "{\"a\":\"\\u003c\\u0026\\u003e\\u2028\\n\xC3\xA9\xF0\x9F\x98\x80/\",\"b\":[1,"
+                 "2.50e+3,-0]}");
+  for (const char* bad : {"", "01", "1.", "[1,]", "{\"a\"}", "\"\\ud800\"", "\"\xff\"", "[1] x",
+                          "tru", "\"a\tb\"", "{\"a\":1,}", "-", "1e", "[", "nul"}) {
+    EXPECT_FALSE(t.Parse(bad)) << bad;
+  }
+  EXPECT_TRUE(t.Parse("[]"));
+  EXPECT_TRUE(t.Parse("{ }"));
+  EXPECT_TRUE(t.Parse("\"\""));
+}
+
+TEST(JsonTree, DepthLimitWithoutRecursion) {
+  JsonTree t;
+  std::string ok = std::string(10000, '[') + std::string(10000, ']');
+  EXPECT_TRUE(t.Parse(ok));
+  std::string out;
+  AppendCanonicalJson(t, t.root(), &out);
+  EXPECT_EQ(out, ok);
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_FALSE(t.Parse(deep));
+  EXPECT_FALSE(t.Parse(std::string(10001, '[') + std::string(10001, ']')));
+}
+
+}  // namespace
+}  // namespace caveman::internal
