@@ -63,33 +63,46 @@ uint64_t HashBytes(const uint8_t* p, size_t n) {
   return h;
 }
 
-int Base64Value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
+struct Base64Table {
+  int8_t value[256];
+  constexpr Base64Table() : value() {
+    for (int c = 0; c < 256; ++c) value[c] = -1;
+    for (int k = 0; k < 26; ++k) {
+      value['A' + k] = static_cast<int8_t>(k);
+      value['a' + k] = static_cast<int8_t>(26 + k);
+    }
+    for (int k = 0; k < 10; ++k) value['0' + k] = static_cast<int8_t>(52 + k);
+    value[static_cast<int>('+')] = 62;
+    value[static_cast<int>('/')] = 63;
+  }
+};
+constexpr Base64Table kBase64;
 
-// Standard base64 with '=' padding; false on any malformed input.
+int Base64Value(char c) { return kBase64.value[static_cast<uint8_t>(c)]; }
+
+// Standard base64 with '=' padding, appended to *out; false on any malformed input.
 bool DecodeBase64(std::string_view in, std::string* out) {
   if (in.empty() || in.size() % 4 != 0) return false;
   size_t pad = 0;
   while (pad < 2 && in[in.size() - 1 - pad] == '=') ++pad;
-  const size_t body = in.size() - pad;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (size_t k = 0; k < body; ++k) {
-    const int v = Base64Value(in[k]);
-    if (v < 0) return false;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out->push_back(static_cast<char>((acc >> bits) & 0xFF));
+  const size_t old_size = out->size();
+  out->resize(old_size + in.size() / 4 * 3);
+  char* dst = out->data() + old_size;
+  for (size_t k = 0; k < in.size(); k += 4) {
+    const bool last = k + 4 == in.size();
+    int32_t v[4];
+    for (int j = 0; j < 4; ++j) {
+      v[j] = last && j >= 4 - static_cast<int>(pad) ? 0 : Base64Value(in[k + j]);
     }
+    if ((v[0] | v[1] | v[2] | v[3]) < 0) return false;
+    const uint32_t group = (static_cast<uint32_t>(v[0]) << 18) |
+                           (static_cast<uint32_t>(v[1]) << 12) |
+                           (static_cast<uint32_t>(v[2]) << 6) | static_cast<uint32_t>(v[3]);
+    *dst++ = static_cast<char>(group >> 16);
+    *dst++ = static_cast<char>((group >> 8) & 0xFF);
+    *dst++ = static_cast<char>(group & 0xFF);
   }
+  out->resize(out->size() - pad);
   return true;
 }
 
@@ -127,82 +140,91 @@ struct O200kTokenizer::Vocabulary {
     }
   }
 
+  // Parses the tiktoken text. The file lists ranks in order, so tokens are decoded straight
+  // into `bytes`; any other order is rearranged afterwards.
   Status Parse(std::string_view text) {
-    struct Entry {
-      uint32_t rank;
-      uint32_t offset;
-      uint32_t len;
-    };
-    std::vector<Entry> entries;
-    std::string decoded;
-    std::string all;
+    std::vector<uint32_t> line_rank;  // rank of the k-th line
+    std::vector<uint32_t> line_offset = {0};
+    bytes.clear();
+    bytes.reserve(text.size() / 2);
     size_t pos = 0;
     size_t line_no = 0;
+    bool in_order = true;
     while (pos < text.size()) {
       size_t eol = text.find('\n', pos);
       if (eol == std::string_view::npos) eol = text.size();
-      std::string_view line = text.substr(pos, eol - pos);
+      const std::string_view line = text.substr(pos, eol - pos);
       pos = eol + 1;
       ++line_no;
       if (line.empty()) continue;
       const size_t sp = line.find(' ');
-      if (sp == std::string_view::npos) {
-        return Status::Corruption("o200k vocabulary: no rank on line " + std::to_string(line_no));
-      }
-      decoded.clear();
-      if (!DecodeBase64(line.substr(0, sp), &decoded)) {
-        return Status::Corruption("o200k vocabulary: bad base64 on line " +
-                                  std::to_string(line_no));
-      }
-      std::string_view digits = line.substr(sp + 1);
+      const std::string_view digits =
+          sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
       uint64_t rank = 0;
-      if (digits.empty() || digits.size() > 9) {
-        return Status::Corruption("o200k vocabulary: bad rank on line " + std::to_string(line_no));
-      }
+      bool rank_ok = !digits.empty() && digits.size() <= 9;
       for (char c : digits) {
-        if (c < '0' || c > '9') {
-          return Status::Corruption("o200k vocabulary: bad rank on line " +
-                                    std::to_string(line_no));
-        }
+        rank_ok = rank_ok && c >= '0' && c <= '9';
         rank = rank * 10 + static_cast<uint64_t>(c - '0');
       }
-      entries.push_back({static_cast<uint32_t>(rank), static_cast<uint32_t>(all.size()),
-                         static_cast<uint32_t>(decoded.size())});
-      all += decoded;
-    }
-    const size_t count = entries.size();
-    if (count == 0) return Status::Corruption("o200k vocabulary: empty");
-    // Ranks must be dense (0..count-1, each once) so that rank order is token order.
-    std::vector<uint32_t> by_rank(count, kNoRank);
-    for (uint32_t k = 0; k < count; ++k) {
-      if (entries[k].rank >= count || by_rank[entries[k].rank] != kNoRank) {
-        return Status::Corruption("o200k vocabulary: ranks are not dense");
+      if (!rank_ok || !DecodeBase64(line.substr(0, sp), &bytes)) {
+        return Status::Corruption("o200k vocabulary: malformed line " + std::to_string(line_no));
       }
-      by_rank[entries[k].rank] = k;
+      in_order = in_order && rank == line_rank.size();
+      line_rank.push_back(static_cast<uint32_t>(rank));
+      line_offset.push_back(static_cast<uint32_t>(bytes.size()));
     }
-    bytes.clear();
-    bytes.reserve(all.size());
-    offsets.assign(count + 1, 0);
-    for (size_t r = 0; r < count; ++r) {
-      const Entry& e = entries[by_rank[r]];
-      offsets[r] = static_cast<uint32_t>(bytes.size());
-      bytes.append(all, e.offset, e.len);
-      max_len = std::max<size_t>(max_len, e.len);
+    const size_t count = line_rank.size();
+    if (count == 0) return Status::Corruption("o200k vocabulary: empty");
+    if (in_order) {
+      offsets = std::move(line_offset);
+    } else {
+      // Ranks must be dense (0..count-1, each once) so that rank order is token order.
+      std::vector<uint32_t> line_of(count, kNoRank);
+      for (uint32_t k = 0; k < count; ++k) {
+        if (line_rank[k] >= count || line_of[line_rank[k]] != kNoRank) {
+          return Status::Corruption("o200k vocabulary: ranks are not dense");
+        }
+        line_of[line_rank[k]] = k;
+      }
+      std::string sorted;
+      sorted.reserve(bytes.size());
+      offsets.assign(count + 1, 0);
+      for (size_t r = 0; r < count; ++r) {
+        offsets[r] = static_cast<uint32_t>(sorted.size());
+        const uint32_t k = line_of[r];
+        sorted.append(bytes, line_offset[k], line_offset[k + 1] - line_offset[k]);
+      }
+      offsets[count] = static_cast<uint32_t>(sorted.size());
+      bytes = std::move(sorted);
     }
-    offsets[count] = static_cast<uint32_t>(bytes.size());
+    for (size_t r = 0; r < count; ++r) max_len = std::max<size_t>(max_len, offsets[r + 1] - offsets[r]);
 
     size_t capacity = 1;
     while (capacity < count * 5 / 2) capacity <<= 1;  // load factor <= 0.4
     slots.assign(capacity, Slot{0, kNoRank});
     mask = capacity - 1;
-    for (uint32_t r = 0; r < count; ++r) {
-      const auto* p = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
-      const size_t n = offsets[r + 1] - offsets[r];
-      if (Rank(p, n) != kNoRank) return Status::Corruption("o200k vocabulary: duplicate token");
-      const uint64_t h = HashBytes(p, n);
-      uint64_t i = h & mask;
-      while (slots[i].rank != kNoRank) i = (i + 1) & mask;
-      slots[i] = Slot{static_cast<uint32_t>(h >> 32), r};
+    // Hash everything first so the (cache-missing) slot of a later token can be prefetched.
+    std::vector<uint64_t> hashes(count);
+    for (size_t r = 0; r < count; ++r) {
+      hashes[r] = HashBytes(reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]),
+                            offsets[r + 1] - offsets[r]);
+    }
+    constexpr size_t kPrefetchDistance = 16;
+    for (size_t r = 0; r < count; ++r) {
+      if (r + kPrefetchDistance < count) {
+        __builtin_prefetch(&slots[hashes[r + kPrefetchDistance] & mask], 1);
+      }
+      const auto tag = static_cast<uint32_t>(hashes[r] >> 32);
+      const size_t len = offsets[r + 1] - offsets[r];
+      uint64_t i = hashes[r] & mask;
+      for (; slots[i].rank != kNoRank; i = (i + 1) & mask) {
+        const Slot& other = slots[i];
+        if (other.tag == tag && offsets[other.rank + 1] - offsets[other.rank] == len &&
+            std::memcmp(bytes.data() + offsets[other.rank], bytes.data() + offsets[r], len) == 0) {
+          return Status::Corruption("o200k vocabulary: duplicate token");
+        }
+      }
+      slots[i] = Slot{tag, static_cast<uint32_t>(r)};
     }
     // Byte-pair merging starts from single bytes, so every byte must be a token.
     for (int b = 0; b < 256; ++b) {

@@ -1,7 +1,9 @@
 #include "stream/internal/o200k_classes.h"
 
 #include <unicode/uchar.h>
+#include <unicode/uset.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -10,37 +12,34 @@ namespace {
 
 constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 
-uint8_t ClassOf(uint32_t cp) {
-  uint8_t cls = 0;
-  switch (u_charType(static_cast<UChar32>(cp))) {
+uint8_t ClassOfCategory(UCharCategory category) {
+  switch (category) {
     case U_UPPERCASE_LETTER:
     case U_TITLECASE_LETTER:
-      cls = kClsUpperGroup | kClsLetter;
-      break;
+      return kClsUpperGroup | kClsLetter;
     case U_LOWERCASE_LETTER:
-      cls = kClsLowerGroup | kClsLetter;
-      break;
+      return kClsLowerGroup | kClsLetter;
     case U_MODIFIER_LETTER:
     case U_OTHER_LETTER:
-      cls = kClsUpperGroup | kClsLowerGroup | kClsLetter;
-      break;
+      return kClsUpperGroup | kClsLowerGroup | kClsLetter;
     case U_NON_SPACING_MARK:
     case U_ENCLOSING_MARK:
     case U_COMBINING_SPACING_MARK:
-      cls = kClsUpperGroup | kClsLowerGroup;
-      break;
+      return kClsUpperGroup | kClsLowerGroup;
     case U_DECIMAL_DIGIT_NUMBER:
     case U_LETTER_NUMBER:
     case U_OTHER_NUMBER:
-      cls = kClsNumber;
-      break;
+      return kClsNumber;
     default:
-      break;
+      return 0;
   }
-  if (u_hasBinaryProperty(static_cast<UChar32>(cp), UCHAR_WHITE_SPACE)) cls |= kClsSpace;
-  if (cp == '\r' || cp == '\n') cls |= kClsCrLf;
-  if (cp == '/') cls |= kClsSlash;
-  return cls;
+}
+
+// u_enumCharTypes callback: fills [start, limit) of the flat table.
+UBool FillRange(const void* context, UChar32 start, UChar32 limit, UCharCategory type) {
+  auto* flat = static_cast<std::vector<uint8_t>*>(const_cast<void*>(context));
+  std::fill(flat->begin() + start, flat->begin() + limit, ClassOfCategory(type));
+  return true;
 }
 
 }  // namespace
@@ -54,14 +53,31 @@ CodePointClasses::CodePointClasses() {
   constexpr uint32_t kBlockSize = 1u << kLeafBits;
   constexpr uint32_t kBlocks = (kMaxCodePoint + 1) >> kLeafBits;
   index_.resize(kBlocks);
+  // Enumerating category ranges is far faster than asking ICU per code point.
+  std::vector<uint8_t> flat(kMaxCodePoint + 1, 0);
+  u_enumCharTypes(&FillRange, &flat);
+  UErrorCode status = U_ZERO_ERROR;
+  const USet* white_space = u_getBinaryPropertySet(UCHAR_WHITE_SPACE, &status);
+  if (U_SUCCESS(status)) {
+    for (int32_t item = 0; item < uset_getItemCount(white_space); ++item) {
+      UChar32 start = 0;
+      UChar32 end = 0;
+      if (uset_getItem(white_space, item, &start, &end, nullptr, 0, &status) != 0) continue;
+      for (UChar32 cp = start; cp <= end; ++cp) flat[cp] |= kClsSpace;
+    }
+  } else {
+    for (UChar32 cp = 0; cp <= static_cast<UChar32>(kMaxCodePoint); ++cp) {
+      if (u_isUWhiteSpace(cp)) flat[cp] |= kClsSpace;
+    }
+  }
+  flat['\r'] |= kClsCrLf;
+  flat['\n'] |= kClsCrLf;
+  flat['/'] |= kClsSlash;
   // Most of the 4,352 blocks are unassigned or uniform; deduplicating keeps the table small
   // enough to stay in cache (a few hundred leaves).
   std::map<std::string, uint16_t> seen;
-  std::string leaf(kBlockSize, '\0');
   for (uint32_t block = 0; block < kBlocks; ++block) {
-    for (uint32_t k = 0; k < kBlockSize; ++k) {
-      leaf[k] = static_cast<char>(ClassOf((block << kLeafBits) | k));
-    }
+    std::string leaf(reinterpret_cast<const char*>(flat.data()) + (block << kLeafBits), kBlockSize);
     auto [it, inserted] = seen.emplace(leaf, static_cast<uint16_t>(seen.size()));
     if (inserted) leaves_.insert(leaves_.end(), leaf.begin(), leaf.end());
     index_[block] = it->second;
