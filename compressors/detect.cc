@@ -1,41 +1,612 @@
-// INTERIM (walking skeleton): json/text only and no presentation layers. Issue 3 replaces
-// this file with the full §3 detector.
+// Detection (§3.3) with this project's refinements (docs/DECISIONS.md, "Detection").
+//
+// Cost model. A body of at most kExactLimit bytes is classified on all of its bytes. A larger
+// body is classified on a *sample*: its first kPrefixBytes cut back to a line end, plus
+// kWindows windows of kWindowBytes spread evenly over the rest (each trimmed to whole lines);
+// the table and config parsers see only the prefix. Only JSON validity (rules 2 and 3) reads
+// the whole body, and only when the body starts with `{`, `[` or (rule 2) `<`. The sample is
+// a function of the bytes alone, so DetectBody and DetectLarge agree on every input.
 #include "compressors/detect.h"
 
-#include <simdjson.h>
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "compressors/config.h"
+#include "compressors/internal/detect_scan.h"
+#include "compressors/internal/json_validity.h"
 #include "compressors/internal/text_util.h"
+#include "compressors/tabular.h"
+#include "compressors/test_report.h"
 
 namespace caveman {
+namespace {
 
-struct PresentationLayers::Impl {};
-PresentationLayers::PresentationLayers() = default;
-PresentationLayers::~PresentationLayers() = default;
-PresentationLayers::PresentationLayers(PresentationLayers&&) noexcept = default;
-PresentationLayers& PresentationLayers::operator=(PresentationLayers&&) noexcept = default;
-bool PresentationLayers::empty() const { return true; }
-std::string PresentationLayers::Rewrap(std::string_view output) const { return std::string(output); }
+constexpr uint64_t kExactLimit = 1u << 20;
+constexpr uint64_t kPrefixBytes = 1u << 20;
+constexpr uint64_t kWindowBytes = 128u << 10;
+constexpr int kWindows = 8;
 
-bool MayHavePresentationLayer(std::string_view) { return false; }
-Unwrapped Unwrap(std::string_view input) { return Unwrapped{std::string(input), {}}; }
+using internal::Contains;
+using internal::StartsWith;
 
-std::string_view DetectBody(std::string_view body) {
-  std::string_view t = internal::Trim(body);
-  if (t.empty()) return "text";
-  if (t.front() == '{' || t.front() == '[') {
-    simdjson::dom::parser parser;
-    simdjson::padded_string padded(body);
-    simdjson::dom::element doc;
-    if (!parser.parse(padded).get(doc) && internal::IsValidUtf8(body)) return "json";
+// ---------------------------------------------------------------------------------------
+// Small byte helpers.
+
+char AsciiLowerChar(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+bool StartsWithIgnoreCase(std::string_view s, std::string_view lower_prefix) {
+  if (s.size() < lower_prefix.size()) return false;
+  for (size_t i = 0; i < lower_prefix.size(); ++i) {
+    if (AsciiLowerChar(s[i]) != lower_prefix[i]) return false;
   }
+  return true;
+}
+
+// Contains after ASCII lowering; `lower_needle` starts with '<'.
+bool ContainsTagIgnoreCase(std::string_view s, std::string_view lower_needle) {
+  for (size_t p = s.find('<'); p != std::string_view::npos; p = s.find('<', p + 1)) {
+    if (StartsWithIgnoreCase(s.substr(p), lower_needle)) return true;
+  }
+  return false;
+}
+
+size_t CountByte(std::string_view s, char c) {
+  size_t n = 0;
+  const char* p = s.data();
+  const char* end = p + s.size();
+  while ((p = static_cast<const char*>(std::memchr(p, c, end - p))) != nullptr) {
+    ++n;
+    ++p;
+  }
+  return n;
+}
+
+bool IsRe2Space(char c) { return c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == ' '; }
+
+// Length of the valid UTF-8 code point at s[i], 0 if the bytes there are not one (RE2's
+// character classes never match such bytes).
+size_t ValidCodePointLength(std::string_view s, size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return 1;
+  size_t j = i;
+  uint32_t cp = internal::DecodeUtf8(s, &j);
+  if (cp == 0xFFFD && j - i == 1) return 0;
+  return j - i;
+}
+
+// ---------------------------------------------------------------------------------------
+// Per-line predicates (RE2 semantics of the spec's patterns, hand-coded where a pattern is a
+// simple anchored shape).
+
+// Rule 10: (?m)^([./~A-Za-z0-9_-][^:\n]{0,240}:\d+(:\d+)?:|https?://\S+) within one line.
+bool SearchResultLine(std::string_view line) {
+  if (line.empty()) return false;
+  if (StartsWith(line, "http://") || StartsWith(line, "https://")) {
+    size_t i = line[4] == 's' ? 8 : 7;
+    if (i < line.size() && !IsRe2Space(line[i]) && ValidCodePointLength(line, i) > 0) return true;
+    // fall through: a URL line may still match the first alternative ("http" + ':' + …)
+  }
+  unsigned char c0 = static_cast<unsigned char>(line[0]);
+  bool first_ok = (c0 >= 'A' && c0 <= 'Z') || (c0 >= 'a' && c0 <= 'z') ||
+                  (c0 >= '0' && c0 <= '9') || c0 == '.' || c0 == '/' || c0 == '~' ||
+                  c0 == '_' || c0 == '-';
+  if (!first_ok) return false;
+  size_t i = 1, count = 0;
+  while (i < line.size() && line[i] != ':') {
+    size_t len = ValidCodePointLength(line, i);
+    if (len == 0 || ++count > 240) return false;
+    i += len;
+  }
+  if (i >= line.size()) return false;
+  size_t d = ++i;
+  while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
+  return i > d && i < line.size() && line[i] == ':';
+}
+
+// Project rule "strict search-result": grep -n style `path:N:` / `path:N:M:` where the path
+// looks like a file path (has a '/' or an extension), or a grep context line `path-N-`.
+enum class GrepLine { kNone, kMatch, kContext };
+
+GrepLine ClassifyGrepLine(std::string_view line) {
+  if (line == "--" || line == "--\r") return GrepLine::kContext;
+  size_t n = 0;
+  while (n < line.size() && line[n] != ':' && !IsRe2Space(line[n])) ++n;
+  std::string_view token = line.substr(0, n);
+  if (token.empty()) return GrepLine::kNone;
+  auto path_like = [](std::string_view p) {
+    if (p.empty()) return false;
+    if (p.find('/') != std::string_view::npos) return true;
+    size_t dot = p.rfind('.');
+    if (dot == std::string_view::npos || dot + 1 >= p.size() || p.size() - dot - 1 > 10) {
+      return false;
+    }
+    for (size_t k = dot + 1; k < p.size(); ++k) {
+      char c = p[k];
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            c == '_' || c == '+' || c == '-')) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (n < line.size() && line[n] == ':' && path_like(token) && SearchResultLine(line)) {
+    return GrepLine::kMatch;
+  }
+  // Context line: path-N- (the path itself may contain '-').
+  for (size_t p = token.find('-'); p != std::string_view::npos; p = token.find('-', p + 1)) {
+    size_t q = p + 1;
+    while (q < token.size() && token[q] >= '0' && token[q] <= '9') ++q;
+    if (q > p + 1 && q < line.size() && line[q] == '-' && path_like(token.substr(0, p))) {
+      return GrepLine::kContext;
+    }
+  }
+  return GrepLine::kNone;
+}
+
+// Rule 5 line-start alternatives: ^(diff --git |@@ |--- |\+\+\+ |[+-][^+-]).
+bool DiffLineStart(std::string_view text, size_t i) {
+  std::string_view s = text.substr(i, 12);
+  if (StartsWith(s, "diff --git ") || StartsWith(s, "@@ ") || StartsWith(s, "--- ") ||
+      StartsWith(s, "+++ ")) {
+    return true;
+  }
+  if (s.empty() || (s[0] != '+' && s[0] != '-')) return false;
+  if (i + 1 >= text.size()) return false;
+  char c = text[i + 1];
+  return c != '+' && c != '-' && ValidCodePointLength(text, i + 1) > 0;
+}
+
+// Rule 4 ANSI CSI: \x1b\[[0-9;?]*[ -/]*[@-~] starting at s[i] (an ESC).
+bool AnsiAt(std::string_view s, size_t i) {
+  if (i + 1 >= s.size() || s[i + 1] != '[') return false;
+  size_t k = i + 2;
+  while (k < s.size() && ((s[k] >= '0' && s[k] <= '9') || s[k] == ';' || s[k] == '?')) ++k;
+  while (k < s.size() && s[k] >= ' ' && s[k] <= '/') ++k;
+  return k < s.size() && s[k] >= '@' && s[k] <= '~';
+}
+
+bool HasAnsi(std::string_view s) {
+  for (size_t p = s.find('\x1b'); p != std::string_view::npos; p = s.find('\x1b', p + 1)) {
+    if (AnsiAt(s, p)) return true;
+  }
+  return false;
+}
+
+// (count of CR) − (count of CRLF) = CRs not followed by LF.
+size_t BareCrCount(std::string_view s) {
+  size_t n = 0;
+  for (size_t p = s.find('\r'); p != std::string_view::npos; p = s.find('\r', p + 1)) {
+    if (p + 1 >= s.size() || s[p + 1] != '\n') ++n;
+  }
+  return n;
+}
+
+// Prose heuristics (project rule): a line of at least 6 space-separated fields of which at
+// least 3/4 are words (letters, apostrophes and hyphens, optional bracket/quote prefix and
+// punctuation suffix). Non-ASCII bytes count as letters.
+bool ProseLine(std::string_view t) {
+  size_t fields = 0, words = 0;
+  size_t i = 0;
+  while (i < t.size()) {
+    while (i < t.size() && (t[i] == ' ' || t[i] == '\t')) ++i;
+    if (i >= t.size()) break;
+    size_t j = i;
+    while (j < t.size() && t[j] != ' ' && t[j] != '\t') ++j;
+    std::string_view f = t.substr(i, j - i);
+    ++fields;
+    size_t a = 0, b = f.size();
+    while (a < b && (f[a] == '(' || f[a] == '"' || f[a] == '\'' || f[a] == '*' || f[a] == '_')) {
+      ++a;
+    }
+    while (b > a && std::strchr(",.;:!?)\"'*_\r", f[b - 1]) != nullptr) --b;
+    bool word = b > a;
+    for (size_t k = a; k < b && word; ++k) {
+      unsigned char c = static_cast<unsigned char>(f[k]);
+      word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80 || c == '\'' ||
+             c == '-';
+    }
+    if (word) ++words;
+    i = j;
+  }
+  return fields >= 6 && words * 4 >= fields * 3;
+}
+
+bool CommentMarked(std::string_view t) {
+  static constexpr std::string_view kMarks[] = {"#", "//", "/*", "*", "--", ";", "%", "<!--",
+                                                "'''", "\"\"\"", ">"};
+  for (std::string_view m : kMarks) {
+    if (StartsWith(t, m)) return true;
+  }
+  return false;
+}
+
+bool AtxHeading(std::string_view line) {
+  size_t k = 0;
+  while (k < line.size() && line[k] == '#') ++k;
+  return k >= 1 && k <= 6 && k + 1 < line.size() && line[k] == ' ' && !IsRe2Space(line[k + 1]);
+}
+
+std::string_view TrimAscii(std::string_view s) {
+  while (!s.empty() && (IsRe2Space(s.front()) || s.front() == '\v')) s.remove_prefix(1);
+  while (!s.empty() && (IsRe2Space(s.back()) || s.back() == '\v')) s.remove_suffix(1);
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------
+// Everything the rules need from the scanned text, computed in one pass.
+
+struct Features {
+  size_t pieces = 0;  // LF pieces, final empty piece kept (rules 9/10)
+  size_t nonblank = 0;
+  size_t log_lines = 0;
+  size_t console_lines = 0;
+  size_t log_or_console_lines = 0;
+  size_t search_lines = 0;
+  size_t grep_match_lines = 0;
+  size_t grep_context_lines = 0;
+  size_t diff_line_starts = 0;
+  size_t keyword_matches = 0;
+  size_t prose_lines = 0;
+  size_t fence_lines = 0;
+  size_t heading_lines = 0;
+  size_t list_lines = 0;
+  size_t tag_lines = 0;  // TRIM starts with '<'
+};
+
+Features ComputeFeatures(std::string_view b) {
+  Features f;
+  std::vector<size_t> starts;
+  starts.reserve(b.size() / 40 + 1);
+  starts.push_back(0);
+  for (size_t p = b.find('\n'); p != std::string_view::npos; p = b.find('\n', p + 1)) {
+    starts.push_back(p + 1);
+  }
+  f.pieces = starts.size();
+  internal::ScanResult scan = internal::ScanDetectPatterns(b, starts);
+  f.keyword_matches = scan.keyword_matches;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    size_t end = k + 1 < starts.size() ? starts[k + 1] - 1 : b.size();
+    std::string_view line = b.substr(starts[k], end - starts[k]);
+    uint8_t flags = scan.line_flags[k];
+    if (flags & internal::kLineLog) ++f.log_lines;
+    if (flags & internal::kLineConsole) ++f.console_lines;
+    if (flags) ++f.log_or_console_lines;
+    if (SearchResultLine(line)) ++f.search_lines;
+    switch (ClassifyGrepLine(line)) {
+      case GrepLine::kMatch: ++f.grep_match_lines; break;
+      case GrepLine::kContext: ++f.grep_context_lines; break;
+      case GrepLine::kNone: break;
+    }
+    if (DiffLineStart(b, starts[k])) ++f.diff_line_starts;
+    std::string_view t = TrimAscii(line);
+    if (t.empty()) continue;
+    ++f.nonblank;
+    if (StartsWith(t, "```") || StartsWith(t, "~~~")) ++f.fence_lines;
+    if (AtxHeading(line)) ++f.heading_lines;
+    if ((StartsWith(t, "- ") || StartsWith(t, "* ") || StartsWith(t, "+ ")) && t.size() > 2) {
+      ++f.list_lines;
+    }
+    if (t[0] == '<') ++f.tag_lines;
+    if (!CommentMarked(t) && ProseLine(t)) ++f.prose_lines;
+  }
+  return f;
+}
+
+// Markdown document (project rule): fenced code blocks, or headings with links or lists.
+bool LooksLikeMarkdown(std::string_view b, const Features& f) {
+  if (f.fence_lines >= 2) return true;
+  return f.heading_lines >= 2 && (Contains(b, "](") || f.list_lines >= 2);
+}
+
+// ---------------------------------------------------------------------------------------
+// The rules.
+
+// Root element of an XML document after the prolog (declaration, comments, PIs, DOCTYPE).
+std::string_view XmlRootName(std::string_view t) {
+  size_t i = 0;
+  for (;;) {
+    while (i < t.size() && IsRe2Space(t[i])) ++i;
+    if (i >= t.size() || t[i] != '<') return {};
+    std::string_view rest = t.substr(i);
+    size_t close;
+    if (StartsWith(rest, "<?")) {
+      close = rest.find("?>");
+      if (close == std::string_view::npos) return {};
+      i += close + 2;
+    } else if (StartsWith(rest, "<!--")) {
+      close = rest.find("-->", 4);
+      if (close == std::string_view::npos) return {};
+      i += close + 3;
+    } else if (StartsWith(rest, "<!DOCTYPE") || StartsWith(rest, "<!doctype")) {
+      // A DOCTYPE may hold an internal subset in brackets.
+      size_t k = 9;
+      int bracket = 0;
+      while (k < rest.size() && !(rest[k] == '>' && bracket == 0)) {
+        if (rest[k] == '[') ++bracket;
+        if (rest[k] == ']') --bracket;
+        ++k;
+      }
+      if (k >= rest.size()) return {};
+      i += k + 1;
+    } else {
+      size_t k = 1;
+      while (k < rest.size() && !IsRe2Space(rest[k]) && rest[k] != '>' && rest[k] != '/') ++k;
+      return rest.substr(1, k - 1);
+    }
+  }
+}
+
+bool HasCodeStructureForHtml(std::string_view b, std::string_view t) {
+  if (Contains(b, "=>") || Contains(b, "className=") || Contains(b, "});")) return true;
+  static constexpr std::string_view kStarts[] = {"import ", "export ", "package ", "func ",
+                                                 "def ",    "const ",  "#include", "#!",
+                                                 "//",      "/*"};
+  for (std::string_view s : kStarts) {
+    if (StartsWith(t, s)) return true;
+  }
+  static constexpr std::string_view kLines[] = {"\nimport ", "\nexport ", "\npackage ",
+                                                "\nfunc ",   "\ndef ",    "\nclass ",
+                                                "\nconst "};
+  for (std::string_view s : kLines) {
+    if (Contains(b, s)) return true;
+  }
+  return false;
+}
+
+bool IsHtml(std::string_view b, std::string_view t, const Features& f) {
+  if (StartsWithIgnoreCase(t, "<!doctype html") || StartsWithIgnoreCase(t, "<html")) return true;
+  if (HasCodeStructureForHtml(b, t)) return false;
+  bool marker = ContainsTagIgnoreCase(t, "<body") || ContainsTagIgnoreCase(t, "<article") ||
+                ContainsTagIgnoreCase(t, "<main") || ContainsTagIgnoreCase(t, "<div") ||
+                ContainsTagIgnoreCase(t, "<p>") || ContainsTagIgnoreCase(t, "<p ");
+  if (!marker || CountByte(t, '<') < 6) return false;
+  // Project rule: a Markdown README with a few HTML blocks (badges, centred logos) is text.
+  if (LooksLikeMarkdown(b, f) && f.tag_lines * 2 < f.nonblank) return false;
+  return true;
+}
+
+// Rule 8's structural test. `^` anchors at the start of b only (no (?m)).
+bool CodeStructural(std::string_view b) {
+  static constexpr std::string_view kAny[] = {"=>", "::", "->", "){", ") {", ";\n", "{",
+                                              "\n    "};
+  for (std::string_view s : kAny) {
+    if (Contains(b, s)) return true;
+  }
+  if (Contains(b, "def ") && Contains(b, ":")) return true;
+  size_t i = 0;
+  while (i < b.size() && IsRe2Space(b[i])) ++i;
+  std::string_view rest = b.substr(i);
+  if (StartsWith(rest, "#include")) return true;
+  if (StartsWith(rest, "from ")) {
+    std::string_view line = rest.substr(5, rest.find('\n') == std::string_view::npos
+                                               ? std::string_view::npos
+                                               : rest.find('\n') - 5);
+    size_t p = line.find(" import ", 1);
+    if (p != std::string_view::npos && internal::IsValidUtf8(line.substr(0, p))) return true;
+  }
+  return false;
+}
+
+bool IsLog(const Features& f) {
+  return f.pieces >= 4 && f.log_lines >= 3 && f.log_lines * 2 >= f.pieces;
+}
+
+bool IsConsoleLog(const Features& f) {
+  return f.console_lines >= 3 && f.log_or_console_lines * 5 >= f.nonblank;
+}
+
+bool IsStrictSearch(const Features& f) {
+  return f.pieces >= 6 && f.grep_match_lines >= 4 &&
+         (f.grep_match_lines + f.grep_context_lines) * 3 >= f.pieces * 2;
+}
+
+bool IsSearch(const Features& f) {
+  return f.pieces >= 6 && f.search_lines >= 4 && f.search_lines * 3 >= f.pieces;
+}
+
+bool IsCode(std::string_view b, std::string_view t, const Features& f) {
+  if (IsLog(f)) return false;
+  if (StartsWith(t, "#!")) return true;
+  if (f.keyword_matches < 3 || !CodeStructural(b)) return false;
+  // Project rules: Markdown documents and prose (licences, READMEs) are text.
+  if (LooksLikeMarkdown(b, f)) return false;
+  if (f.nonblank > 0 && f.prose_lines * 2 >= f.nonblank) return false;
+  return true;
+}
+
+// §4.1 line count: drop one final LF, split on LF.
+size_t Section41LineCount(std::string_view b) {
+  size_t lf = CountByte(b, '\n');
+  return (!b.empty() && b.back() == '\n') ? lf : lf + 1;
+}
+
+// Lazily loaded whole body (for JSON validity and the test-report parser).
+class WholeBody {
+ public:
+  virtual ~WholeBody() = default;
+  // nullopt on I/O error.
+  virtual std::optional<std::string_view> Get() = 0;
+};
+
+class ViewWhole final : public WholeBody {
+ public:
+  explicit ViewWhole(std::string_view v) : v_(v) {}
+  std::optional<std::string_view> Get() override { return v_; }
+
+ private:
+  std::string_view v_;
+};
+
+class SpoolWhole final : public WholeBody {
+ public:
+  explicit SpoolWhole(const Body& b) : b_(b) {}
+  std::optional<std::string_view> Get() override {
+    Result<std::string_view> v = b_.View();
+    if (!v.ok()) {
+      status_ = v.status();
+      return std::nullopt;
+    }
+    return *v;
+  }
+  const Status& status() const { return status_; }
+
+ private:
+  const Body& b_;
+  Status status_;
+};
+
+// `sample` is the whole body (exact) or the sample; `prefix` is the whole body or the
+// sampled prefix; `whole` gives the whole body for the JSON-based rules.
+std::string_view Classify(std::string_view sample, std::string_view prefix, WholeBody& whole,
+                          bool sampled) {
+  std::string_view b = sample;
+  std::string_view t = internal::Trim(b);
+  // 1. empty
+  if (t.empty()) return "text";
+
+  // 2. test-report, 3. json — both need every byte.
+  char first = t.front();
+  if (first == '<') {
+    std::string_view root = XmlRootName(t);
+    if (root == "testsuites" || root == "testsuite") {
+      std::optional<std::string_view> all = sampled ? whole.Get() : std::optional(b);
+      if (all && ParsesAsTestReport(*all)) return "test-report";
+    }
+  } else if (first == '{' || first == '[') {
+    std::optional<std::string_view> all = sampled ? whole.Get() : std::optional(b);
+    if (all) {
+      internal::JsonShape shape = internal::ValidateJson(*all);
+      if (shape.valid && shape.top_is_object &&
+          ((shape.has_exitcode && shape.has_tests) ||
+           (shape.has_num_failed_tests && shape.has_test_results)) &&
+          ParsesAsTestReport(*all)) {
+        return "test-report";
+      }
+      if (shape.valid) return "json";
+    }
+  }
+
+  // 4. terminal
+  if (HasAnsi(b) || BareCrCount(b) >= 3) return "terminal";
+
+  Features f = ComputeFeatures(b);
+
+  // 5. diff
+  if ((Contains(b, "\n@@ ") || Contains(b, "diff --git ") ||
+       (Contains(b, "\n--- ") && Contains(b, "\n+++ "))) &&
+      f.diff_line_starts >= 4) {
+    return "diff";
+  }
+  // 6. html
+  if (IsHtml(b, t, f)) return "html";
+  // 7. tabular
+  if (std::optional<size_t> rows = TableRowCount(prefix); rows && *rows >= 8) return "tabular";
+  // Project rules (before the spec's rules 8–11): build/test console output is a log;
+  // grep -n output over files is a search result even when the matched lines are code or log
+  // lines.
+  if (IsConsoleLog(f)) return "log";
+  if (IsStrictSearch(f)) return "search-result";
+  // Spec rules 9 and 10. Rule 8 (code) excludes log-looking bodies, so checking log first
+  // changes nothing; search-result and config move ahead of code (DECISIONS.md).
+  if (IsLog(f)) return "log";
+  if (IsSearch(f)) return "search-result";
+  if (Section41LineCount(prefix) >= 12 && IsConfig(prefix)) return "config";
+  if (IsCode(b, t, f)) return "code";
   return "text";
 }
 
-std::string_view Detect(std::string_view input) { return DetectBody(input); }
+// Appends the whole lines of `window` to *sample: drops the partial first line (unless the
+// window starts at a line start) and the partial last line (unless it ends the body).
+void AppendWholeLines(std::string_view window, bool at_line_start, bool at_end,
+                      std::string* sample) {
+  size_t begin = 0;
+  if (!at_line_start) {
+    size_t nl = window.find('\n');
+    if (nl == std::string_view::npos) return;
+    begin = nl + 1;
+  }
+  size_t end = window.size();
+  if (!at_end) {
+    size_t nl = window.rfind('\n');
+    if (nl == std::string_view::npos || nl < begin) return;
+    end = nl + 1;
+  }
+  if (end <= begin) return;
+  if (!sample->empty() && sample->back() != '\n') sample->push_back('\n');
+  sample->append(window.substr(begin, end - begin));
+}
+
+// Reads the prefix and windows of a large body through `read(offset, len, out)`.
+template <typename ReadFn>
+Status BuildSample(uint64_t size, ReadFn read, std::string* prefix, std::string* sample) {
+  prefix->clear();
+  CAVEMAN_RETURN_IF_ERROR(read(0, kPrefixBytes, prefix));
+  // Cut the prefix back to its last line end so no rule sees half a line.
+  size_t nl = prefix->rfind('\n');
+  if (nl != std::string::npos) prefix->resize(nl + 1);
+  *sample = *prefix;
+  uint64_t rest_begin = prefix->size();
+  uint64_t rest = size - rest_begin;
+  std::string window;
+  for (int k = 0; k < kWindows; ++k) {
+    uint64_t off = rest_begin + rest * static_cast<uint64_t>(k) / kWindows;
+    // The last window ends the body.
+    if (k == kWindows - 1) off = std::max(off, size > kWindowBytes ? size - kWindowBytes : 0);
+    // A window starts one byte early so a line start at `off` is recognised.
+    uint64_t read_off = off > 0 ? off - 1 : 0;
+    window.clear();
+    CAVEMAN_RETURN_IF_ERROR(read(read_off, kWindowBytes + 1, &window));
+    bool at_end = read_off + window.size() >= size;
+    AppendWholeLines(window, read_off == 0, at_end, sample);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string_view DetectBody(std::string_view body) {
+  ViewWhole whole(body);
+  if (body.size() <= kExactLimit) return Classify(body, body, whole, /*sampled=*/false);
+  std::string prefix, sample;
+  Status st = BuildSample(
+      body.size(),
+      [&](uint64_t off, uint64_t len, std::string* out) {
+        if (off < body.size()) out->append(body.substr(off, len));
+        return Status::OK();
+      },
+      &prefix, &sample);
+  (void)st;  // in-memory reads cannot fail
+  return Classify(sample, prefix, whole, /*sampled=*/true);
+}
+
+std::string_view Detect(std::string_view input) {
+  Unwrapped u = Unwrap(input);
+  if (u.layers.empty()) return DetectBody(input);
+  return DetectBody(u.body);
+}
 
 Result<std::string_view> DetectLarge(const Body& body) {
-  CAVEMAN_ASSIGN_OR_RETURN(std::string_view v, body.View());
-  return DetectBody(v);
+  if (body.contiguous()) {
+    CAVEMAN_ASSIGN_OR_RETURN(std::string_view v, body.View());
+    return DetectBody(v);
+  }
+  if (body.size() <= kExactLimit) {
+    std::string all;
+    CAVEMAN_RETURN_IF_ERROR(body.ReadRange(0, body.size(), &all));
+    return DetectBody(all);
+  }
+  std::string prefix, sample;
+  CAVEMAN_RETURN_IF_ERROR(BuildSample(
+      body.size(),
+      [&](uint64_t off, uint64_t len, std::string* out) { return body.ReadRange(off, len, out); },
+      &prefix, &sample));
+  SpoolWhole whole(body);
+  std::string_view type = Classify(sample, prefix, whole, /*sampled=*/true);
+  if (!whole.status().ok()) return whole.status();
+  return type;
 }
 
 }  // namespace caveman

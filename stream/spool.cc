@@ -145,6 +145,15 @@ std::unique_ptr<ByteSource> Body::NewReader() const {
   return spool_->NewReader();
 }
 
+Status Body::ReadRange(uint64_t offset, uint64_t len, std::string* out) const {
+  if (spool_ == nullptr || loaded_) {
+    std::string_view all = spool_ == nullptr ? view_ : std::string_view(*loaded_);
+    if (offset < all.size()) out->append(all.substr(offset, len));
+    return Status::OK();
+  }
+  return spool_->ReadRange(offset, len, out);
+}
+
 Result<std::string_view> Body::View() const {
   if (spool_ == nullptr) return view_;
   if (!loaded_) {

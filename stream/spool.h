@@ -74,6 +74,9 @@ class Body {
   // The whole body as one contiguous view; a spilled spool is loaded once and cached.
   // Lifetime: as long as this Body. Errors: kIoError.
   Result<std::string_view> View() const;
+  // Appends bytes [offset, offset+len) (clamped to size) to *out without loading the rest.
+  // Errors: kIoError.
+  Status ReadRange(uint64_t offset, uint64_t len, std::string* out) const;
 
  private:
   Body(std::string_view v, const Spool* s) : view_(v), spool_(s) {}

@@ -1,0 +1,204 @@
+#include "compressors/internal/detect_scan.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <hs/hs.h>
+
+namespace caveman::internal {
+namespace {
+
+constexpr unsigned kKeywordId = 100;
+constexpr unsigned kConsoleBase = 200;
+
+struct Pattern {
+  const char* expr;
+  unsigned flags;
+  unsigned id;
+};
+
+// Rule 9's regex, one alternative per pattern. RE2 runs it per line; here the whole text is
+// scanned at once, so `^` is multiline and `\s` (which could cross an LF) becomes
+// [\t\f\r ]. Under RE2's (?i), [A-Z] also matches U+017F and U+212A (simple case folding to
+// s and k); their UTF-8 bytes are listed explicitly because Hyperscan runs in byte mode.
+constexpr unsigned kCi = HS_FLAG_CASELESS;
+constexpr unsigned kMl = HS_FLAG_MULTILINE;
+const Pattern kLogPatterns[] = {
+    {R"(\b(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|PANIC)\b)", kCi, 0},
+    {R"(^[\t\f\r ]*\[(?:[A-Za-z]|\xC5\xBF|\xE2\x84\xAA)+\])", kCi | kMl, 1},
+    {R"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})", kCi, 2},
+    {R"(\b\d{2}:\d{2}:\d{2}\b)", 0, 3},
+};
+
+const char kKeywords[] =
+    R"(\b(?:func|package|import|def|class|function|return|const|let|var|public|private|)"
+    R"(protected|static|void|struct|interface|namespace|module|fn|impl|trait|export|async|)"
+    R"(await)\b)";
+
+// Console lines of build and test tools. None of them can match across an LF.
+const char* const kConsolePatterns[] = {
+    // gcc / clang diagnostics and their context lines
+    R"(^[^\t\n\f\r :]+:\d+:(?:\d+:)? (?:fatal error|error|warning|note|remark):)",
+    R"(^[^\n]*: In (?:function|member function|static member function|constructor|destructor|instantiation of|lambda function) )",
+    R"(^In file included from )",
+    R"(^ +\d+ \| )",
+    R"(^ +\| +[\^~])",
+    R"(\(\d+(?:,\d+)?\): (?:fatal error|error|warning) [A-Z]+\d+:)",
+    R"(^collect2: )",
+    R"(^/usr/bin/ld: )",
+    // make, cmake, ninja
+    R"(^\[ *\d+%\] )",
+    R"(^\[\d+/\d+\] )",
+    R"(^g?make(?:\[\d+\])?: )",
+    R"(^ninja: )",
+    // cargo / rustc
+    R"(^ +(?:Compiling|Checking|Finished|Running|Downloaded|Documenting|Fresh) [^\n])",
+    R"(^error(?:\[E\d+\])?: )",
+    R"(^warning: )",
+    R"(^ +--> [^\n]+:\d+:\d+)",
+    // pytest
+    R"(^={3,} [^\n]* ={3,}\r?$)",
+    R"(^_{3,} [^\n]* _{3,}\r?$)",
+    R"(^(?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) [^\n])",
+    R"(::[^\t\n\r ]+ (?:PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS))",
+    R"(\.py [.FEsxX]+ *(?:\[ *\d+%\])?\r?$)",
+    R"(^collected \d+ items?)",
+    R"(^platform [a-z0-9]+ -- Python )",
+    R"(^rootdir: )",
+    R"(^E {2,}[^\n])",
+    R"(^[^\n]*\.py:\d+: [A-Za-z_.]*(?:Error|Exception|Failed))",
+    R"(^Traceback \(most recent call last\):)",
+    R"(^  File "[^"\n]+", line \d+)",
+    // ctest
+    R"(^ *\d+/\d+ Test +#\d+: )",
+    R"(^ +Start +\d+: )",
+    R"(^Test project )",
+    R"(tests passed, \d+ tests? failed out of \d+)",
+    R"(^Total Test time)",
+    R"(^The following tests (?:FAILED|did not run):)",
+    // go test
+    R"(^=== (?:RUN|PAUSE|CONT|NAME) )",
+    R"(^ *--- (?:PASS|FAIL|SKIP): )",
+    R"(^(?:PASS|FAIL)\r?$)",
+    R"(^ok +[^\t\n\r ]+ +[\d.]+s)",
+    R"(^FAIL\t)",
+    // jest / npm / gradle / maven
+    R"(^ *(?:PASS|FAIL) [^\n]+\.(?:test|spec)\.[jt]sx?)",
+    R"(^(?:Tests|Test Suites|Snapshots): +\d+)",
+    R"(^ +(?:\xE2\x9C\x93|\xE2\x9C\x95|\xE2\x88\x9A|\xC3\x97) [^\n])",
+    R"(^ *\xE2\x97\x8F [^\n])",
+    R"(^npm (?:ERR!|WARN) )",
+    R"(^> Task :)",
+    R"(^BUILD (?:SUCCESS|SUCCESSFUL|FAILED))",
+};
+
+hs_database_t* CompileDatabase() {
+  std::vector<const char*> exprs;
+  std::vector<unsigned> flags;
+  std::vector<unsigned> ids;
+  for (const Pattern& p : kLogPatterns) {
+    exprs.push_back(p.expr);
+    flags.push_back(p.flags);
+    ids.push_back(p.id);
+  }
+  exprs.push_back(kKeywords);
+  flags.push_back(0);
+  ids.push_back(kKeywordId);
+  unsigned id = kConsoleBase;
+  for (const char* e : kConsolePatterns) {
+    exprs.push_back(e);
+    flags.push_back(kMl);
+    ids.push_back(id++);
+  }
+  hs_database_t* db = nullptr;
+  hs_compile_error_t* err = nullptr;
+  if (hs_compile_multi(exprs.data(), flags.data(), ids.data(),
+                       static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK, nullptr, &db,
+                       &err) != HS_SUCCESS) {
+    // Fixed patterns: this only happens on a platform Hyperscan does not support. Detection
+    // then fails open (no pattern ever matches).
+    std::fprintf(stderr, "caveman: hyperscan compile failed: %s (pattern %d)\n",
+                 err ? err->message : "?", err ? err->expression : -1);
+    hs_free_compile_error(err);
+    return nullptr;
+  }
+  return db;
+}
+
+const hs_database_t* Database() {
+  static hs_database_t* const db = CompileDatabase();
+  return db;
+}
+
+struct ScratchHolder {
+  hs_scratch_t* scratch = nullptr;
+  ~ScratchHolder() {
+    if (scratch) hs_free_scratch(scratch);
+  }
+};
+
+struct Context {
+  const std::vector<size_t>* starts;
+  ScanResult* out;
+  size_t line = 0;  // cached line index of the last match
+};
+
+size_t LineOf(Context* c, size_t pos) {
+  const std::vector<size_t>& s = *c->starts;
+  size_t l = c->line;
+  // Matches arrive roughly in end-offset order: try the cached line and the next ones.
+  if (s[l] <= pos) {
+    for (int k = 0; k < 4; ++k) {
+      if (l + 1 >= s.size() || s[l + 1] > pos) {
+        c->line = l;
+        return l;
+      }
+      ++l;
+    }
+  }
+  l = static_cast<size_t>(std::upper_bound(s.begin(), s.end(), pos) - s.begin()) - 1;
+  c->line = l;
+  return l;
+}
+
+int OnMatch(unsigned int id, unsigned long long /*from*/, unsigned long long to,
+            unsigned int /*flags*/, void* ctx) {
+  auto* c = static_cast<Context*>(ctx);
+  if (id == kKeywordId) {
+    ++c->out->keyword_matches;
+    return 0;
+  }
+  if (to == 0) return 0;
+  size_t line = LineOf(c, static_cast<size_t>(to - 1));
+  c->out->line_flags[line] |= id >= kConsoleBase ? kLineConsole : kLineLog;
+  return 0;
+}
+
+}  // namespace
+
+ScanResult ScanDetectPatterns(std::string_view text, const std::vector<size_t>& line_starts) {
+  ScanResult r;
+  r.line_flags.assign(line_starts.size(), 0);
+  const hs_database_t* db = Database();
+  if (db == nullptr || line_starts.empty()) {
+    r.ok = db != nullptr;
+    return r;
+  }
+  thread_local ScratchHolder holder;
+  if (hs_alloc_scratch(db, &holder.scratch) != HS_SUCCESS) {
+    r.ok = false;
+    return r;
+  }
+  Context ctx{&line_starts, &r, 0};
+  // Hyperscan takes an unsigned int length; detection never scans more than a few MiB.
+  size_t len = std::min<size_t>(text.size(), 0xFFFFFFF0u);
+  if (hs_scan(db, text.data(), static_cast<unsigned>(len), 0, holder.scratch, OnMatch, &ctx) !=
+      HS_SUCCESS) {
+    r = ScanResult{};
+    r.line_flags.assign(line_starts.size(), 0);
+    r.ok = false;
+  }
+  return r;
+}
+
+}  // namespace caveman::internal

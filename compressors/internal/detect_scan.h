@@ -1,0 +1,34 @@
+// Hyperscan multi-pattern scan used by detection (§3.3): one block-mode database holding the
+// log-line regex of rule 9 (split into its four alternatives, RE2 semantics preserved per
+// line), the code keyword regex of rule 8, and the build/test console patterns this project
+// added (docs/DECISIONS.md, "Detection: console output").
+//
+// Thread-safety: the database is compiled once per process (function-local static); scratch
+// space is per thread.
+#ifndef CAVEMAN_COMPRESSORS_INTERNAL_DETECT_SCAN_H_
+#define CAVEMAN_COMPRESSORS_INTERNAL_DETECT_SCAN_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace caveman::internal {
+
+enum LineFlag : uint8_t {
+  kLineLog = 1,      // matches the log regex of §3.3 rule 9
+  kLineConsole = 2,  // a build/test tool console line (compiler, make, ninja, pytest, ctest…)
+};
+
+struct ScanResult {
+  std::vector<uint8_t> line_flags;  // one per LF piece (see line_starts)
+  size_t keyword_matches = 0;       // non-overlapping matches of the rule 8 keyword regex
+  bool ok = true;                   // false if Hyperscan failed (flags are then all 0)
+};
+
+// `line_starts` holds the offset of every LF-separated piece of `text` (0, and each LF + 1).
+ScanResult ScanDetectPatterns(std::string_view text, const std::vector<size_t>& line_starts);
+
+}  // namespace caveman::internal
+
+#endif  // CAVEMAN_COMPRESSORS_INTERNAL_DETECT_SCAN_H_

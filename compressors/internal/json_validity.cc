@@ -1,0 +1,339 @@
+#include "compressors/internal/json_validity.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <simdjson.h>
+
+namespace caveman::internal {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+constexpr int kMaxDepth = 10000;
+// Inputs up to this size reuse a per-thread parser; larger ones get a parser per call so a
+// thread does not keep hundreds of MiB of structural indexes alive after one huge payload.
+constexpr size_t kReuseParserLimit = 4u << 20;
+
+bool IsJsonWs(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::string_view TrimJsonWsRight(std::string_view s) {
+  while (!s.empty() && IsJsonWs(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// RFC 8259 number grammar: -?(0|[1-9]D*)(.D+)?([eE][+-]?D+)?  (any magnitude is valid JSON;
+// simdjson's own number parser rejects 1e400, so it is not used).
+bool IsNumberToken(std::string_view s) {
+  size_t i = 0, n = s.size();
+  if (i < n && s[i] == '-') ++i;
+  if (i >= n) return false;
+  if (s[i] == '0') {
+    ++i;
+  } else if (s[i] >= '1' && s[i] <= '9') {
+    while (i < n && IsDigit(s[i])) ++i;
+  } else {
+    return false;
+  }
+  if (i < n && s[i] == '.') {
+    size_t start = ++i;
+    while (i < n && IsDigit(s[i])) ++i;
+    if (i == start) return false;
+  }
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
+    size_t start = i;
+    while (i < n && IsDigit(s[i])) ++i;
+    if (i == start) return false;
+  }
+  return i == n;
+}
+
+int HexValue(unsigned char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Reads 4 hex digits at p; -1 if any is not hex.
+int32_t Hex4(const uint8_t* p) {
+  int32_t v = 0;
+  for (int k = 0; k < 4; ++k) {
+    int h = HexValue(p[k]);
+    if (h < 0) return -1;
+    v = (v << 4) | h;
+  }
+  return v;
+}
+
+// Validates the escapes of a string whose content starts at `p` (just after the opening
+// quote). Stage 1 has already checked UTF-8, unescaped control characters and that the
+// closing quote exists. Sets *end to the closing quote.
+bool ValidateStringBody(const uint8_t* p, const uint8_t** end) {
+  for (;;) {
+    uint8_t c = *p;
+    if (c == '"') {
+      *end = p;
+      return true;
+    }
+    if (c != '\\') {
+      ++p;
+      continue;
+    }
+    uint8_t e = p[1];
+    switch (e) {
+      case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+        p += 2;
+        continue;
+      case 'u': {
+        int32_t cp = Hex4(p + 2);
+        if (cp < 0) return false;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          // A high surrogate must be followed by an escaped low surrogate.
+          if (p[6] != '\\' || p[7] != 'u') return false;
+          int32_t lo = Hex4(p + 8);
+          if (lo < 0xDC00 || lo > 0xDFFF) return false;
+          p += 12;
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+          return false;
+        } else {
+          p += 6;
+        }
+        continue;
+      }
+      default:
+        return false;
+    }
+  }
+}
+
+bool AtomIs(std::string_view raw, std::string_view lit) {
+  return TrimJsonWsRight(raw) == lit;
+}
+
+// Key text after unescaping, for the few keys the test-report rule looks at. Keys with
+// escapes are decoded the slow way; plain keys are compared raw.
+std::string DecodeKey(const uint8_t* p, const uint8_t* end) {
+  std::string out;
+  while (p < end) {
+    if (*p != '\\') {
+      out.push_back(static_cast<char>(*p++));
+      continue;
+    }
+    uint8_t e = p[1];
+    switch (e) {
+      case 'b': out.push_back('\b'); p += 2; continue;
+      case 'f': out.push_back('\f'); p += 2; continue;
+      case 'n': out.push_back('\n'); p += 2; continue;
+      case 'r': out.push_back('\r'); p += 2; continue;
+      case 't': out.push_back('\t'); p += 2; continue;
+      case 'u': break;
+      default: out.push_back(static_cast<char>(e)); p += 2; continue;
+    }
+    uint32_t cp = static_cast<uint32_t>(Hex4(p + 2));
+    p += 6;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      uint32_t lo = static_cast<uint32_t>(Hex4(p + 2));
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+      p += 6;
+    }
+    // UTF-8 encode (the keys of interest are ASCII; exactness here only matters for them).
+    if (cp < 0x80) {
+      out.push_back(static_cast<char>(cp));
+    } else {
+      out.push_back('\x01');  // never equal to an ASCII key
+    }
+  }
+  return out;
+}
+
+class Walker {
+ public:
+  bool Value(od::value v, int depth) {
+    od::json_type type;
+    if (v.type().get(type)) return false;
+    switch (type) {
+      case od::json_type::array: {
+        if (depth + 1 > kMaxDepth) return false;
+        od::array a;
+        if (v.get_array().get(a)) return false;
+        for (auto element : a) {
+          od::value child;
+          if (element.get(child)) return false;
+          if (!Value(child, depth + 1)) return false;
+        }
+        return true;
+      }
+      case od::json_type::object: {
+        if (depth + 1 > kMaxDepth) return false;
+        od::object o;
+        if (v.get_object().get(o)) return false;
+        return Members(o, depth + 1, nullptr);
+      }
+      case od::json_type::string: {
+        od::raw_json_string raw;
+        if (v.get_raw_json_string().get(raw)) return false;
+        const uint8_t* end;
+        return ValidateStringBody(reinterpret_cast<const uint8_t*>(raw.raw()), &end);
+      }
+      case od::json_type::number:
+        return IsNumberToken(TrimJsonWsRight(v.raw_json_token()));
+      case od::json_type::boolean: {
+        std::string_view raw = v.raw_json_token();
+        return AtomIs(raw, "true") || AtomIs(raw, "false");
+      }
+      case od::json_type::null:
+        return AtomIs(v.raw_json_token(), "null");
+    }
+    return false;
+  }
+
+  // Walks an object's members; when `shape` is set, records the test-report keys.
+  bool Members(od::object& o, int depth, JsonShape* shape) {
+    for (auto field : o) {
+      od::raw_json_string key;
+      if (field.key().get(key)) return false;
+      const uint8_t* kbeg = reinterpret_cast<const uint8_t*>(key.raw());
+      const uint8_t* kend;
+      if (!ValidateStringBody(kbeg, &kend)) return false;
+      if (shape != nullptr) {
+        std::string_view k(reinterpret_cast<const char*>(kbeg), kend - kbeg);
+        std::string decoded;
+        if (k.find('\\') != std::string_view::npos) {
+          decoded = DecodeKey(kbeg, kend);
+          k = decoded;
+        }
+        if (k == "exitcode") shape->has_exitcode = true;
+        else if (k == "tests") shape->has_tests = true;
+        else if (k == "numFailedTests") shape->has_num_failed_tests = true;
+        else if (k == "testResults") shape->has_test_results = true;
+      }
+      od::value child;
+      if (field.value().get(child)) return false;
+      if (!Value(child, depth)) return false;
+    }
+    return true;
+  }
+};
+
+bool PaddingIsReadable(const char* data, size_t len) {
+#if defined(__SANITIZE_ADDRESS__)
+  return false;
+#else
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return false;
+#endif
+#endif
+  // simdjson may read up to simdjson::SIMDJSON_PADDING bytes past the end. When those bytes lie on the
+  // same (4 KiB, the smallest) page as the last byte they are mapped, so the copy into a
+  // padded buffer can be skipped: this saves a full copy of a 64 MiB payload. The bytes'
+  // values do not matter to the On-Demand parser.
+  uintptr_t last = reinterpret_cast<uintptr_t>(data + len - 1);
+  return (last >> 12) == ((last + simdjson::SIMDJSON_PADDING) >> 12);
+#endif
+}
+
+JsonShape Validate(od::parser& parser, simdjson::padded_string_view json) {
+  JsonShape shape;
+  od::document doc;
+  if (parser.iterate(json).get(doc)) return shape;
+  od::json_type type;
+  if (doc.type().get(type)) return shape;
+  Walker walker;
+  bool ok = false;
+  switch (type) {
+    case od::json_type::object: {
+      od::object o;
+      if (doc.get_object().get(o)) return shape;
+      shape.top_is_object = true;
+      ok = walker.Members(o, 1, &shape);
+      break;
+    }
+    case od::json_type::array: {
+      od::array a;
+      if (doc.get_array().get(a)) return shape;
+      ok = true;
+      for (auto element : a) {
+        od::value child;
+        if (element.get(child) || !walker.Value(child, 1)) {
+          ok = false;
+          break;
+        }
+      }
+      break;
+    }
+    case od::json_type::string: {
+      od::raw_json_string raw;
+      const uint8_t* end;
+      ok = !doc.get_raw_json_string().get(raw) &&
+           ValidateStringBody(reinterpret_cast<const uint8_t*>(raw.raw()), &end);
+      break;
+    }
+    default: {
+      std::string_view raw;
+      if (doc.raw_json_token().get(raw)) return shape;
+      raw = TrimJsonWsRight(raw);
+      ok = type == od::json_type::number ? IsNumberToken(raw)
+           : type == od::json_type::boolean ? (raw == "true" || raw == "false")
+                                            : raw == "null";
+      break;
+    }
+  }
+  if (!ok) {
+    shape.top_is_object = false;
+    return shape;
+  }
+  // Exactly one value: nothing but whitespace may follow it.
+  const char* loc;
+  if (doc.current_location().get(loc) != simdjson::OUT_OF_BOUNDS) {
+    shape = JsonShape{};
+    return shape;
+  }
+  shape.valid = true;
+  return shape;
+}
+
+}  // namespace
+
+JsonShape ValidateJson(std::string_view text) {
+  // Fast reject: the value must start with one of these after JSON whitespace.
+  size_t i = 0;
+  while (i < text.size() && IsJsonWs(text[i])) ++i;
+  if (i == text.size()) return {};
+  char c = text[i];
+  if (!(c == '{' || c == '[' || c == '"' || c == '-' || IsDigit(c) || c == 't' || c == 'f' ||
+        c == 'n')) {
+    return {};
+  }
+
+  simdjson::padded_string copy;
+  simdjson::padded_string_view view;
+  if (PaddingIsReadable(text.data(), text.size())) {
+    view = simdjson::padded_string_view(text.data(), text.size(),
+                                        text.size() + simdjson::SIMDJSON_PADDING);
+  } else {
+    copy = simdjson::padded_string(text);
+    view = simdjson::padded_string_view(copy);
+  }
+  // simdjson's own depth limit is set above ours so that the walker's exact count decides.
+  constexpr size_t kSimdjsonDepth = kMaxDepth + 2;
+  if (text.size() <= kReuseParserLimit) {
+    thread_local od::parser parser;
+    if (parser.max_depth() != kSimdjsonDepth &&
+        parser.allocate(kReuseParserLimit, kSimdjsonDepth)) {
+      return {};
+    }
+    return Validate(parser, view);
+  }
+  od::parser parser;
+  if (parser.allocate(text.size(), kSimdjsonDepth)) return {};
+  return Validate(parser, view);
+}
+
+}  // namespace caveman::internal

@@ -1,0 +1,32 @@
+// Fast JSON validity test of §0.3 (RFC 8259 value, valid UTF-8 strings, depth ≤ 10,000) on
+// simdjson's On-Demand front end: stage 1 (structural indexing + UTF-8 validation) is
+// runtime-dispatched SIMD; the walk below visits every value without building a tree.
+//
+// Agrees with internal::IsJson (cj.h), which builds a tree and is far slower; an escaped lone
+// surrogate is not JSON in both (the decoded string could not be valid UTF-8).
+//
+// Thread-safety: pure functions; the parser is per call (or per thread for small inputs).
+#ifndef CAVEMAN_COMPRESSORS_INTERNAL_JSON_VALIDITY_H_
+#define CAVEMAN_COMPRESSORS_INTERNAL_JSON_VALIDITY_H_
+
+#include <string_view>
+
+namespace caveman::internal {
+
+struct JsonShape {
+  bool valid = false;
+  // Only meaningful when valid: the top value is an object holding these top-level keys
+  // (case-sensitive, compared after unescaping), used by the test-report rule of §3.3.
+  bool top_is_object = false;
+  bool has_exitcode = false;
+  bool has_tests = false;
+  bool has_num_failed_tests = false;
+  bool has_test_results = false;
+};
+
+// Validates `text` completely and reports the top-level shape.
+JsonShape ValidateJson(std::string_view text);
+
+}  // namespace caveman::internal
+
+#endif  // CAVEMAN_COMPRESSORS_INTERNAL_JSON_VALIDITY_H_
