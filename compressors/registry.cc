@@ -9,6 +9,7 @@
 #include "compressors/tabular.h"
 #include "compressors/terminal.h"
 #include "compressors/internal/text_util.h"
+#include "compressors/html.h"
 #include "compressors/repetition.h"
 #include "compressors/test_report.h"
 #include "compressors/toolschema.h"
@@ -33,6 +34,7 @@ const Entry kEntries[] = {
     {"diff", [](const RegistryOptions&) { return NewDiffCompressor(); }},
     {"search-result", [](const RegistryOptions&) { return NewSearchResultCompressor(); }},
     {"test-report", [](const RegistryOptions&) { return NewTestReportCompressor(); }},
+    {"html", [](const RegistryOptions&) { return NewHtmlCompressor(); }},
     {"toolschema", [](const RegistryOptions&) { return NewToolschemaCompressor(); }},
     {"toolschema-annotations",
      [](const RegistryOptions&) { return NewToolschemaAnnotationsCompressor(); }},

@@ -1,0 +1,334 @@
+#include "compressors/html.h"
+
+#include <gumbo.h>
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <re2/re2.h>
+
+#include "compressors/internal/text_util.h"
+
+namespace caveman {
+namespace {
+
+using internal::Trim;
+
+bool IsElement(const GumboNode* n) { return n->type == GUMBO_NODE_ELEMENT; }
+GumboTag TagOf(const GumboNode* n) { return n->v.element.tag; }
+
+// Elements removed with their subtrees before anything else looks at the page.
+bool IsRemoved(const GumboNode* n) {
+  if (n->type == GUMBO_NODE_TEMPLATE) return true;
+  if (!IsElement(n)) return false;
+  switch (TagOf(n)) {
+    case GUMBO_TAG_SCRIPT: case GUMBO_TAG_STYLE: case GUMBO_TAG_NOSCRIPT: case GUMBO_TAG_SVG:
+    case GUMBO_TAG_IFRAME: case GUMBO_TAG_FORM: case GUMBO_TAG_BUTTON: case GUMBO_TAG_INPUT:
+    case GUMBO_TAG_TEMPLATE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsText(const GumboNode* n) {
+  return n->type == GUMBO_NODE_TEXT || n->type == GUMBO_NODE_WHITESPACE ||
+         n->type == GUMBO_NODE_CDATA;
+}
+
+bool IsHeading(GumboTag t) {
+  return t == GUMBO_TAG_H1 || t == GUMBO_TAG_H2 || t == GUMBO_TAG_H3 || t == GUMBO_TAG_H4 ||
+         t == GUMBO_TAG_H5 || t == GUMBO_TAG_H6;
+}
+
+bool IsScored(GumboTag t) {
+  return t == GUMBO_TAG_P || t == GUMBO_TAG_PRE || t == GUMBO_TAG_TD ||
+         t == GUMBO_TAG_BLOCKQUOTE || t == GUMBO_TAG_LI || IsHeading(t);
+}
+
+bool IsContainer(GumboTag t) {
+  return t == GUMBO_TAG_DIV || t == GUMBO_TAG_ARTICLE || t == GUMBO_TAG_MAIN ||
+         t == GUMBO_TAG_SECTION || t == GUMBO_TAG_TD;
+}
+
+bool IsBlock(GumboTag t) {
+  switch (t) {
+    case GUMBO_TAG_P: case GUMBO_TAG_DIV: case GUMBO_TAG_BR: case GUMBO_TAG_LI:
+    case GUMBO_TAG_UL: case GUMBO_TAG_OL: case GUMBO_TAG_PRE: case GUMBO_TAG_BLOCKQUOTE:
+    case GUMBO_TAG_SECTION: case GUMBO_TAG_ARTICLE: case GUMBO_TAG_TR: case GUMBO_TAG_TABLE:
+    case GUMBO_TAG_HR:
+      return true;
+    default:
+      return IsHeading(t);
+  }
+}
+
+const GumboVector* ChildrenOf(const GumboNode* n) {
+  if (n->type == GUMBO_NODE_DOCUMENT) return &n->v.document.children;
+  if (n->type == GUMBO_NODE_ELEMENT || n->type == GUMBO_NODE_TEMPLATE) {
+    return &n->v.element.children;
+  }
+  return nullptr;
+}
+
+template <class F>
+void ForEachChild(const GumboNode* n, F&& f) {
+  const GumboVector* c = ChildrenOf(n);
+  if (c == nullptr) return;
+  for (unsigned i = 0; i < c->length; ++i) {
+    const GumboNode* child = static_cast<const GumboNode*>(c->data[i]);
+    if (!IsRemoved(child)) f(child);
+  }
+}
+
+const GumboNode* FindBody(const GumboNode* n) {
+  if (IsElement(n) && TagOf(n) == GUMBO_TAG_BODY) return n;
+  const GumboNode* found = nullptr;
+  ForEachChild(n, [&](const GumboNode* c) {
+    if (!found) found = FindBody(c);
+  });
+  return found;
+}
+
+// The page below body flattened: every node's text content is text_[begin, end).
+struct Flat {
+  std::string text;
+  struct Range {
+    size_t begin, end;
+  };
+  std::unordered_map<const GumboNode*, Range> ranges;
+  std::vector<const GumboNode*> elements;  // document (pre)order
+
+  void Build(const GumboNode* n) {
+    size_t begin = text.size();
+    if (IsText(n)) {
+      text += n->v.text.text;
+    } else if (IsElement(n)) {
+      elements.push_back(n);
+      ForEachChild(n, [&](const GumboNode* c) { Build(c); });
+    }
+    ranges[n] = {begin, text.size()};
+  }
+  std::string_view Of(const GumboNode* n) const {
+    Range r = ranges.at(n);
+    return std::string_view(text).substr(r.begin, r.end - r.begin);
+  }
+};
+
+const RE2& PositiveClass() {
+  static const RE2* re =
+      new RE2("(?i)(article|body|content|entry|main|page|post|story|text|blog)");
+  return *re;
+}
+const RE2& NegativeClass() {
+  static const RE2* re = new RE2(
+      "(?i)(comment|nav|sidebar|footer|header|menu|promo|banner|ad-|share|social|related|"
+      "breadcrumb|cookie|popup|modal|widget)");
+  return *re;
+}
+
+int ClassWeight(const GumboNode* n) {
+  std::string s;
+  const GumboVector& attrs = n->v.element.attributes;
+  for (unsigned i = 0; i < attrs.length; ++i) {
+    const GumboAttribute* a = static_cast<const GumboAttribute*>(attrs.data[i]);
+    std::string_view name = a->name;
+    if (name == "class" || name == "id") {
+      s += ' ';
+      s += a->value;
+    }
+  }
+  int w = 0;
+  if (RE2::PartialMatch(s, PositiveClass())) w += 25;
+  if (RE2::PartialMatch(s, NegativeClass())) w -= 25;
+  return w;
+}
+
+// Total TRIM length of the text of the outermost `a` descendants of n.
+size_t AnchorTextLength(const GumboNode* n, const Flat& flat) {
+  size_t total = 0;
+  ForEachChild(n, [&](const GumboNode* c) {
+    if (!IsElement(c)) return;
+    if (TagOf(c) == GUMBO_TAG_A) {
+      total += Trim(flat.Of(c)).size();
+    } else {
+      total += AnchorTextLength(c, flat);
+    }
+  });
+  return total;
+}
+
+class Renderer {
+ public:
+  explicit Renderer(const Flat& flat) : flat_(flat) {}
+  std::string out;
+  std::vector<std::string> pres;
+
+  void Render(const GumboNode* n) {
+    if (IsText(n)) {
+      out += n->v.text.text;
+      return;
+    }
+    if (!IsElement(n)) return;
+    GumboTag t = TagOf(n);
+    if (t == GUMBO_TAG_PRE) {
+      std::string_view body = flat_.Of(n);
+      while (!body.empty() && body.front() == '\n') body.remove_prefix(1);
+      while (!body.empty() && body.back() == '\n') body.remove_suffix(1);
+      out += '\n';
+      // NUL never survives HTML parsing (it becomes U+FFFD), so it cannot clash with text.
+      out += '\0';
+      out += std::to_string(pres.size());
+      out += '\0';
+      out += '\n';
+      pres.emplace_back(body);
+      return;
+    }
+    const char* sep = IsBlock(t) ? "\n" : " ";
+    out += sep;
+    ForEachChild(n, [&](const GumboNode* c) { Render(c); });
+    out += sep;
+  }
+
+ private:
+  const Flat& flat_;
+};
+
+// The whitespace collapse of §5.8 (placeholders are not White_Space, so they survive).
+std::string Collapse(std::string_view s) {
+  std::string joined;
+  size_t start = 0;
+  bool first = true;
+  while (start <= s.size()) {
+    size_t nl = s.find('\n', start);
+    if (nl == std::string_view::npos) nl = s.size();
+    std::string line;
+    bool in_run = false;
+    for (size_t i = start; i < nl; ++i) {
+      char c = s[i];
+      if (c == ' ' || c == '\t') {
+        if (!in_run) line += ' ';
+        in_run = true;
+      } else {
+        line += c;
+        in_run = false;
+      }
+    }
+    if (!first) joined += '\n';
+    first = false;
+    joined += Trim(line);
+    start = nl + 1;
+  }
+  // Lines are already trimmed, so \n[ \t]*\n[ \t]*(\n[ \t]*)* is a run of two or more LFs.
+  std::string out;
+  for (size_t i = 0; i < joined.size();) {
+    if (joined[i] == '\n') {
+      size_t j = i;
+      while (j < joined.size() && joined[j] == '\n') ++j;
+      out += (j - i >= 2) ? "\n\n" : "\n";
+      i = j;
+    } else {
+      out += joined[i++];
+    }
+  }
+  return std::string(Trim(out));
+}
+
+std::optional<std::string> Extract(std::string_view input) {
+  if (Trim(input).empty() || !internal::IsValidUtf8(input)) return std::nullopt;
+  GumboOutput* doc = gumbo_parse_with_options(&kGumboDefaultOptions, input.data(), input.size());
+  struct Free {
+    GumboOutput* d;
+    ~Free() { gumbo_destroy_output(&kGumboDefaultOptions, d); }
+  } free_doc{doc};
+
+  const GumboNode* body = FindBody(doc->document);
+  if (body == nullptr) return std::nullopt;
+  Flat flat;
+  flat.Build(body);
+
+  struct Score {
+    long long raw = 0;
+    bool credited = false;
+  };
+  std::unordered_map<const GumboNode*, Score> scores;
+  for (const GumboNode* e : flat.elements) {
+    if (!IsScored(TagOf(e))) continue;
+    std::string_view text = flat.Of(e);
+    if (Trim(text).size() < 25) continue;
+    long long base = 1;
+    for (char c : text) base += c == ',';
+    base += std::min<long long>(static_cast<long long>(text.size() / 100), 3);
+    for (const GumboNode* a = e->parent; a != nullptr && a != body; a = a->parent) {
+      if (!IsElement(a) || !IsContainer(TagOf(a))) continue;
+      Score& s = scores[a];
+      if (!s.credited) {
+        s.credited = true;
+        s.raw += ClassWeight(a);
+      }
+      s.raw += base;
+    }
+  }
+
+  const GumboNode* winner = nullptr;
+  long long best = 0;
+  size_t winner_t = 0, winner_a = 0;
+  for (const GumboNode* e : flat.elements) {
+    auto it = scores.find(e);
+    if (it == scores.end() || it->second.raw <= 0) continue;
+    long long raw = it->second.raw;
+    size_t t = Trim(flat.Of(e)).size();
+    size_t a = AnchorTextLength(e, flat);
+    long long final_score =
+        t == 0 ? raw
+               : static_cast<long long>(static_cast<__int128>(raw) *
+                                        (static_cast<long long>(t) - static_cast<long long>(a)) /
+                                        static_cast<long long>(t));
+    if (final_score > best) {
+      best = final_score;
+      winner = e;
+      winner_t = t;
+      winner_a = a;
+    }
+  }
+  if (winner == nullptr || winner == body || winner_t == 0 || 2 * winner_a >= winner_t) {
+    return std::nullopt;
+  }
+
+  Renderer r(flat);
+  r.Render(winner);
+  std::string collapsed = Collapse(r.out);
+  std::string text;
+  text.reserve(collapsed.size());
+  for (size_t i = 0; i < collapsed.size(); ++i) {
+    if (collapsed[i] != '\0') {
+      text += collapsed[i];
+      continue;
+    }
+    size_t end = collapsed.find('\0', i + 1);
+    size_t idx = std::stoul(collapsed.substr(i + 1, end - i - 1));
+    text += r.pres[idx];
+    i = end;
+  }
+  if (text.size() < 200 || text.size() >= input.size()) return std::nullopt;
+  return text;
+}
+
+class HtmlCompressor final : public InMemoryCompressor {
+ public:
+  std::string_view content_type() const override { return "html"; }
+
+ protected:
+  std::optional<std::string> TransformText(std::string_view body, std::string_view,
+                                           TransformMeta*) const override {
+    return Extract(body);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Compressor> NewHtmlCompressor() { return std::make_unique<HtmlCompressor>(); }
+
+}  // namespace caveman
