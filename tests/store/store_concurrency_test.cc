@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,8 +133,8 @@ TEST(StoreConcurrency, EightProcessesWriteOneMiBEach) { RunWriters(8, 1 << 20); 
 
 TEST(StoreConcurrency, SixteenProcessesWriteOneMiBEach) { RunWriters(16, 1 << 20); }
 
-// SIGKILL during a large commit. The kill may land before, during or after the transaction;
-// whichever it is, the record must be absent or complete, with no orphan rows, and the
+// SIGKILL during a large commit. Timing decides whether the kill lands before, during or
+// after the transaction (the WAL-size wait makes "during" the usual case); whichever it is, the record must be absent or complete, with no orphan rows, and the
 // store must open and accept writes afterwards.
 TEST(StoreConcurrency, KilledWriterLeavesNoPartialRecord) {
   constexpr size_t kBig = 24 << 20;  // incompressible: 24 chunk rows, a long transaction
@@ -167,10 +168,24 @@ TEST(StoreConcurrency, KilledWriterLeavesNoPartialRecord) {
     char c;
     ASSERT_EQ(::read(ready[0], &c, 1), 1);
     ::close(ready[0]);
-    ::usleep(static_cast<useconds_t>(round * 20000));  // 0, 20, 40 ms into the commit
-    ::kill(pid, SIGKILL);
+    // Round 0 kills at once; later rounds wait until the transaction has spilled 4 or 12 MiB
+    // of uncommitted pages into the WAL, so the kill lands inside it.
+    const off_t wal_goal = round == 0 ? 0 : (round == 1 ? 4 << 20 : 12 << 20);
     int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    bool exited = false;
+    for (;;) {
+      struct stat st;
+      if (::stat((dir.db() + "-wal").c_str(), &st) == 0 && st.st_size >= wal_goal) break;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        exited = true;
+        break;
+      }
+      ::usleep(500);
+    }
+    if (!exited) {
+      ::kill(pid, SIGKILL);
+      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    }
 
     StoreOptions o;
     o.path = dir.db();
