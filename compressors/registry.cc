@@ -4,6 +4,7 @@
 
 #include "compressors/code.h"
 #include "compressors/diff.h"
+#include "compressors/json.h"
 #include "compressors/log.h"
 #include "compressors/search_result.h"
 #include "compressors/tabular.h"
@@ -29,6 +30,7 @@ struct Entry {
 // The registry table: one row per compressor of §5. Order is documentation order; lookup is
 // by content type. A content type without a row passes through (§1.3 step 5).
 const Entry kEntries[] = {
+    {"json", [](const RegistryOptions&) { return NewJsonCompressor(); }},
     {"code", [](const RegistryOptions&) { return NewCodeCompressor(); }},
     {"log", [](const RegistryOptions&) { return NewLogCompressor(); }},
     {"diff", [](const RegistryOptions&) { return NewDiffCompressor(); }},

@@ -1,0 +1,401 @@
+#include "compressors/internal/json_select.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <re2/re2.h>
+
+#include "compressors/internal/bm25.h"
+#include "compressors/internal/redundancy.h"
+
+namespace caveman::internal {
+namespace {
+
+constexpr std::string_view kLenPath = "__len__";
+constexpr std::string_view kLongS = "\xC5\xBF";     // U+017F folds to 's' under (?i)
+constexpr std::string_view kKelvin = "\xE2\x84\xAA";  // U+212A folds to 'k' under (?i)
+
+constexpr std::string_view kErrorWords[] = {"error",  "errors",   "exception", "failed", "failure",
+                                            "critical", "fatal",  "crash",     "panic",  "abort",
+                                            "timeout",  "denied", "rejected"};
+constexpr std::string_view kPreservedKeys[] = {
+    "error",     "errors",    "message", "msg",    "stack",   "stacktrace", "stack_trace", "trace",
+    "traceback", "exception", "reason",  "detail", "details", "warning",    "warnings"};
+
+const RE2& ErrorWordRe() {
+  static const RE2 re(
+      "(?i)\\b(error|errors|exception|failed|failure|critical|fatal|crash|panic|abort|timeout|"
+      "denied|rejected)\\b");
+  return re;
+}
+
+inline bool IsWordByte(unsigned char c) {
+  return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z') || c == '_';
+}
+
+bool EqualsLowerAscii(std::string_view run, std::string_view word) {
+  if (run.size() != word.size()) return false;
+  for (size_t i = 0; i < run.size(); ++i) {
+    char c = run[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+    if (c != word[i]) return false;
+  }
+  return true;
+}
+
+uint64_t HashBytes(uint64_t h, std::string_view s) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// Shape of an object element: its key set with the kinds of the values. 0 = no shape.
+uint64_t ShapeOf(const JsonTree& t, JsonTree::NodeId e) {
+  if (t.kind(e) != JsonKind::kObject || t.size(e) == 0) return 0;
+  uint64_t h = 1469598103934665603ULL;
+  for (uint32_t i = 0; i < t.size(e); ++i) {
+    h = HashBytes(h, t.key(e, i));
+    JsonKind k = t.kind(t.member_value(e, i));
+    if (k == JsonKind::kTrue) k = JsonKind::kFalse;  // one kind: boolean
+    h ^= 0x100u + static_cast<unsigned>(k);
+    h *= 1099511628211ULL;
+  }
+  return h | 1;
+}
+
+struct PathSeries {
+  std::vector<uint32_t> index;
+  std::vector<double> values;
+};
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+bool ParseDouble(std::string_view lit, double* out) {
+  const char* b = lit.data();
+  const char* e = b + lit.size();
+  auto r = std::from_chars(b, e, *out);
+  return r.ec == std::errc() && r.ptr == e && std::isfinite(*out);
+}
+
+double Mean(const double* v, size_t n) {
+  double s = 0;
+  for (size_t i = 0; i < n; ++i) s += v[i];
+  return s / static_cast<double>(n);
+}
+
+double MadOf(const double* v, size_t n) {
+  return Mad(std::vector<double>(v, v + n));
+}
+
+}  // namespace
+
+bool HasErrorWord(std::string_view doc) {
+  if (doc.find(kLongS) != std::string_view::npos) return RE2::PartialMatch(doc, ErrorWordRe());
+  const size_t n = doc.size();
+  size_t i = 0;
+  while (i < n) {
+    if (!IsWordByte(static_cast<unsigned char>(doc[i]))) {
+      ++i;
+      continue;
+    }
+    size_t start = i;
+    while (i < n && IsWordByte(static_cast<unsigned char>(doc[i]))) ++i;
+    size_t len = i - start;
+    if (len < 5 || len > 9) continue;
+    std::string_view run = doc.substr(start, len);
+    for (std::string_view w : kErrorWords) {
+      if (EqualsLowerAscii(run, w)) return true;
+    }
+  }
+  return false;
+}
+
+bool IsPreservedKey(std::string_view key) {
+  if (key.size() > 24) return false;
+  std::string k(key);
+  for (std::string_view from : {kLongS, kKelvin}) {
+    size_t p;
+    while ((p = k.find(from)) != std::string::npos) k.replace(p, from.size(), from == kLongS ? "s" : "k");
+  }
+  for (std::string_view w : kPreservedKeys) {
+    if (EqualsLowerAscii(k, w)) return true;
+  }
+  return false;
+}
+
+double Median(std::vector<double> v) {
+  const size_t n = v.size();
+  const size_t mid = n / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  double upper = v[mid];
+  if (n % 2 == 1) return upper;
+  double lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
+  return (lower + upper) / 2.0;
+}
+
+double Mad(const std::vector<double>& v) {
+  double med = Median(v);
+  std::vector<double> dev(v.size());
+  for (size_t i = 0; i < v.size(); ++i) dev[i] = std::fabs(v[i] - med);
+  return Median(std::move(dev));
+}
+
+void FlagAnomalies(const std::vector<double>& values, const std::vector<uint32_t>& index,
+                   bool len_path, std::vector<bool>* keep) {
+  const size_t count = values.size();
+  if (count < kJsonAnomalyMinCount) return;
+  double centre, scale;
+  double med = Median(values);
+  std::vector<double> dev(count);
+  for (size_t i = 0; i < count; ++i) dev[i] = std::fabs(values[i] - med);
+  double mad = Median(std::move(dev));
+  if (mad > 0) {
+    centre = med;
+    scale = mad;
+  } else {
+    centre = Mean(values.data(), count);
+    double ss = 0;
+    for (double v : values) ss += (v - centre) * (v - centre);
+    double s = count < 2 ? 0.0 : std::sqrt(ss / static_cast<double>(count - 1));
+    scale = s / 0.6745;
+  }
+  if (!(scale > 0)) return;
+  std::unordered_map<double, uint32_t> freq;
+  const uint64_t max_freq = std::max<uint64_t>(count / 10, 2);
+  if (len_path) {
+    for (double v : values) ++freq[v];
+  }
+  for (size_t i = 0; i < count; ++i) {
+    double z = std::fabs(0.6745 * (values[i] - centre) / scale);
+    if (!(z >= kJsonAnomalyZ)) continue;
+    if (len_path && freq[values[i]] > max_freq) continue;
+    (*keep)[index[i]] = true;
+  }
+}
+
+std::vector<uint32_t> ChangePointKeeps(const std::vector<double>& y) {
+  std::vector<uint32_t> out;
+  const size_t n = y.size();
+  if (n < kJsonArrayThreshold) return out;
+  const double d0 = y[1] - y[0];
+  bool straight = true;
+  for (size_t i = 1; i + 1 < n; ++i) {
+    if (std::fabs((y[i + 1] - y[i]) - d0) > 1e-9) {
+      straight = false;
+      break;
+    }
+  }
+  if (straight) return out;
+  std::vector<std::pair<size_t, size_t>> segs = {{0, n}};
+  size_t accepted = 0;
+  while (!segs.empty() && accepted < kJsonMaxSplits) {
+    size_t best = 0;
+    for (size_t s = 1; s < segs.size(); ++s) {
+      if (segs[s].second - segs[s].first > segs[best].second - segs[best].first) best = s;
+    }
+    auto [a, b] = segs[best];
+    segs.erase(segs.begin() + static_cast<std::ptrdiff_t>(best));
+    if (b - a < kJsonMinSegment) continue;
+    const double m = Mean(y.data() + a, b - a);
+    double cum = 0, best_abs = -1;
+    size_t k = a;
+    for (size_t j = a; j + 1 < b; ++j) {
+      cum += y[j] - m;
+      if (std::fabs(cum) > best_abs) {
+        best_abs = std::fabs(cum);
+        k = j;
+      }
+    }
+    // A segment of identical values has shift 0 exactly; guard against rounding in the means.
+    bool constant = std::all_of(y.begin() + static_cast<std::ptrdiff_t>(a),
+                                y.begin() + static_cast<std::ptrdiff_t>(b),
+                                [&](double v) { return v == y[a]; });
+    double shift = constant ? 0.0
+                            : std::fabs(Mean(y.data() + a, k + 1 - a) -
+                                        Mean(y.data() + k + 1, b - (k + 1)));
+    double mad_l = MadOf(y.data() + a, k + 1 - a);
+    double mad_r = MadOf(y.data() + k + 1, b - (k + 1));
+    bool accept = (mad_l == 0 && mad_r == 0 && shift > 0);
+    if (!accept) accept = shift > 2.0 * MadOf(y.data() + a, b - a);
+    if (!accept) continue;
+    out.push_back(static_cast<uint32_t>(k));
+    out.push_back(static_cast<uint32_t>(k + 1));
+    ++accepted;
+    segs.push_back({a, k + 1});
+    segs.push_back({k + 1, b});
+  }
+  return out;
+}
+
+ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array,
+                                   std::string_view query) {
+  const uint32_t n = tree.size(array);
+  ArraySelection sel;
+  sel.keep.assign(n, false);
+  sel.doc_len.resize(n);
+  std::vector<uint64_t> shape(n);
+
+  Bm25Index bm25(query);
+  const bool use_query = !query.empty() && bm25.has_terms();
+
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> path_ids;
+  std::vector<std::string> path_names;
+  std::vector<PathSeries> series;
+  auto add_leaf = [&](std::string_view path, uint32_t elem, std::string_view literal) {
+    double v;
+    if (!ParseDouble(literal, &v)) return;
+    auto it = path_ids.find(path);
+    uint32_t id;
+    if (it == path_ids.end()) {
+      id = static_cast<uint32_t>(series.size());
+      path_ids.emplace(std::string(path), id);
+      path_names.emplace_back(path);
+      series.emplace_back();
+    } else {
+      id = it->second;
+    }
+    PathSeries& s = series[id];
+    if (!s.index.empty() && s.index.back() == elem) return;  // first value of a path wins
+    s.index.push_back(elem);
+    s.values.push_back(v);
+  };
+
+  // ---- pass 1: docs, error words, numeric leaves, shapes, document frequencies
+  std::string doc;
+  std::string path;
+  struct WalkFrame {
+    JsonTree::NodeId node;
+    uint32_t i;
+    size_t plen;
+  };
+  std::vector<WalkFrame> walk;
+  for (uint32_t e = 0; e < n; ++e) {
+    JsonTree::NodeId el = tree.item(array, e);
+    doc.clear();
+    AppendCanonicalJson(tree, el, &doc);
+    sel.doc_len[e] = static_cast<uint32_t>(doc.size());
+    if (e < kJsonKeepFirst || e + kJsonKeepLast >= n || HasErrorWord(doc)) sel.keep[e] = true;
+    if (use_query) bm25.AddDocument(doc);
+    shape[e] = ShapeOf(tree, el);
+    JsonKind k = tree.kind(el);
+    if (k == JsonKind::kNumber) {
+      add_leaf("", e, tree.text(el));
+    } else if (k == JsonKind::kObject) {
+      walk.clear();
+      walk.push_back({el, 0, 0});
+      while (!walk.empty()) {
+        WalkFrame& f = walk.back();
+        if (f.i == tree.size(f.node)) {
+          walk.pop_back();
+          continue;
+        }
+        uint32_t i = f.i++;
+        JsonTree::NodeId node = f.node;
+        path.resize(f.plen);
+        if (!path.empty()) path.push_back('.');
+        path.append(tree.key(node, i));
+        JsonTree::NodeId v = tree.member_value(node, i);
+        if (tree.kind(v) == JsonKind::kNumber) {
+          add_leaf(path, e, tree.text(v));
+        } else if (tree.kind(v) == JsonKind::kObject) {
+          walk.push_back({v, 0, path.size()});
+        }
+      }
+    }
+  }
+
+  // ---- anomalies, paths in ascending byte order (the `__len__` pseudo-path included)
+  std::vector<uint32_t> order(series.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return path_names[a] < path_names[b]; });
+  std::vector<double> lens(n);
+  std::vector<uint32_t> all(n);
+  for (uint32_t e = 0; e < n; ++e) {
+    lens[e] = sel.doc_len[e];
+    all[e] = e;
+  }
+  for (uint32_t id : order) {
+    FlagAnomalies(series[id].values, series[id].index, /*len_path=*/false, &sel.keep);
+  }
+  FlagAnomalies(lens, all, /*len_path=*/true, &sel.keep);
+
+  // ---- change points on the full-coverage path with the largest sample variance
+  const std::vector<double>* y = nullptr;
+  double best_var = -1;
+  for (uint32_t id : order) {
+    const std::vector<double>& v = series[id].values;
+    if (v.size() != n || n < 2) continue;
+    double m = Mean(v.data(), n), ss = 0;
+    for (double x : v) ss += (x - m) * (x - m);
+    double var = ss / static_cast<double>(n - 1);
+    if (var > best_var) {
+      best_var = var;
+      y = &v;
+    }
+  }
+  for (uint32_t k : ChangePointKeeps(y ? *y : lens)) sel.keep[k] = true;
+
+  // ---- query fill: up to 50 kept elements in total
+  if (use_query) {
+    std::vector<double> scores(n);
+    double max = 0;
+    for (uint32_t e = 0; e < n; ++e) {
+      doc.clear();
+      AppendCanonicalJson(tree, tree.item(array, e), &doc);
+      scores[e] = bm25.Score(doc);
+      max = std::max(max, scores[e]);
+    }
+    if (max > 0) {
+      size_t kept = static_cast<size_t>(std::count(sel.keep.begin(), sel.keep.end(), true));
+      std::vector<uint32_t> cand;
+      for (uint32_t e = 0; e < n; ++e) {
+        if (!sel.keep[e] && scores[e] / max >= kJsonRelevanceThreshold) cand.push_back(e);
+      }
+      std::stable_sort(cand.begin(), cand.end(),
+                       [&](uint32_t a, uint32_t b) { return scores[a] > scores[b]; });
+      for (uint32_t e : cand) {
+        if (kept >= kJsonMaxItems) break;
+        sel.keep[e] = true;
+        ++kept;
+      }
+    }
+  }
+
+  // ---- redundancy guard (§4.2) with the shape rule
+  size_t kept_count = static_cast<size_t>(std::count(sel.keep.begin(), sel.keep.end(), true));
+  RedundancyGuard guard;
+  std::unordered_set<uint64_t> kept_shapes;
+  size_t ordinal = 0;
+  for (uint32_t e = 0; e < n; ++e) {
+    if (!sel.keep[e]) continue;
+    if (shape[e] != 0) kept_shapes.insert(shape[e]);
+    if (RedundancyGuard::IsSeed(ordinal, kept_count)) {
+      doc.clear();
+      AppendCanonicalJson(tree, tree.item(array, e), &doc);
+      guard.AddSeed(doc);
+    }
+    ++ordinal;
+  }
+  for (uint32_t e = 0; e < n; ++e) {
+    if (sel.keep[e]) continue;
+    if (shape[e] != 0 && kept_shapes.count(shape[e]) > 0) continue;  // represented by shape
+    doc.clear();
+    AppendCanonicalJson(tree, tree.item(array, e), &doc);
+    if (guard.Test(doc)) {
+      sel.keep[e] = true;
+      if (shape[e] != 0) kept_shapes.insert(shape[e]);
+    }
+  }
+  return sel;
+}
+
+}  // namespace caveman::internal

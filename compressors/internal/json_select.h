@@ -1,0 +1,57 @@
+// Selection of §5.1 step 3 for one JSON array: which elements stay visible.
+//
+// Force-keeps (first 3 / last 2, error words, anomalies, both sides of change-point seams),
+// then the query fill up to 50 kept elements, then the redundancy guard (§4.2) extended by the
+// shape rule of docs/DECISIONS.md: a dropped object element whose key set and value kinds equal
+// those of a kept element is represented by it.
+//
+// Thread-safety: pure functions over an immutable tree.
+#ifndef CAVEMAN_COMPRESSORS_INTERNAL_JSON_SELECT_H_
+#define CAVEMAN_COMPRESSORS_INTERNAL_JSON_SELECT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compressors/internal/json_tree.h"
+
+namespace caveman::internal {
+
+inline constexpr uint32_t kJsonArrayThreshold = 8;
+inline constexpr uint32_t kJsonKeepFirst = 3;
+inline constexpr uint32_t kJsonKeepLast = 2;
+inline constexpr size_t kJsonMaxItems = 50;
+inline constexpr double kJsonAnomalyZ = 2.0;
+inline constexpr double kJsonRelevanceThreshold = 0.30;
+inline constexpr size_t kJsonAnomalyMinCount = 4;
+inline constexpr size_t kJsonMaxSplits = 8;
+inline constexpr size_t kJsonMinSegment = 4;
+
+struct ArraySelection {
+  std::vector<bool> keep;        // one per element
+  std::vector<uint32_t> doc_len;  // len(CJ(element))
+};
+
+// Runs the whole selection over the elements of `array` (n > 8 expected, any n works).
+ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array,
+                                   std::string_view query);
+
+// The error-word pattern of §5.1 (ASCII word boundaries, case-insensitive).
+bool HasErrorWord(std::string_view doc);
+// Keys whose subtree is preserved unchanged (§5.1 step 2).
+bool IsPreservedKey(std::string_view key);
+
+// Anomaly flags over one path's series (values with their element indices). `len_path`
+// applies the `__len__` rarity rule.
+void FlagAnomalies(const std::vector<double>& values, const std::vector<uint32_t>& index,
+                   bool len_path, std::vector<bool>* keep);
+// Elements kept on both sides of accepted change-point seams (binary segmentation, D1).
+std::vector<uint32_t> ChangePointKeeps(const std::vector<double>& y);
+// Median (even count: mean of the two middle values) and MAD. REQUIRES: non-empty.
+double Median(std::vector<double> v);
+double Mad(const std::vector<double>& v);
+
+}  // namespace caveman::internal
+
+#endif  // CAVEMAN_COMPRESSORS_INTERNAL_JSON_SELECT_H_

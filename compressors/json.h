@@ -1,0 +1,40 @@
+// json compressor (§5.1): method `elision`, query-aware, S4.
+//
+// Parses the body as exactly one JSON value (strict, §0.3; numbers kept as literals), walks it
+// in sorted key order and collapses long arrays (> 8 elements): the first 3 / last 2
+// elements, elements carrying an error word, anomalies, both sides of change-point seams,
+// query-relevant elements (up to 50 kept) and one element of each resemblance class stay;
+// every maximal run of the others becomes a marker object
+//   {"__caveman_elided__":N,"__caveman_invariants__":"…","__caveman_note__":"…"}
+// (invariants only when something can be claimed; the note once, on the first marker, when
+// its run held ≥ 4,096 bytes). Subtrees under error-like keys (error, message, stack, …) are
+// copied unchanged, every object key survives, and arrays already holding a marker are left
+// as they are, so a second pass returns the same bytes. Output is CJ: one line, keys sorted.
+//
+// Lossy: dropped array elements (recoverable from the store). Declines on non-JSON, on
+// nesting deeper than 10,000, and when no array was collapsed.
+//
+// Memory: the input plus a compact tree (~24 bytes per value) plus per-element bookkeeping of
+// the array being selected.
+// Thread-safety: stateless; Transform may run concurrently.
+#ifndef CAVEMAN_COMPRESSORS_JSON_H_
+#define CAVEMAN_COMPRESSORS_JSON_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "compressors/compressor.h"
+
+namespace caveman {
+
+std::unique_ptr<Compressor> NewJsonCompressor();
+
+// The elision transform itself (also used by the best-of selector of §5.1.7): the output, or
+// nullopt to decline. An empty query means no query.
+std::optional<std::string> ElideJson(std::string_view body, std::string_view query);
+
+}  // namespace caveman
+
+#endif  // CAVEMAN_COMPRESSORS_JSON_H_
