@@ -49,6 +49,8 @@ class StreamingTokenCount {
   void Feed(std::string_view chunk);
   // Counts the carried tail; returns the total. The object may then be reused from zero.
   uint64_t Finish();
+  // Bytes held back for the next Feed (the text after the last safe cut seen).
+  size_t carried_bytes() const { return carry_.size(); }
 
  private:
   const TokenCounter& counter_;

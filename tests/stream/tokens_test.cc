@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <set>
@@ -333,6 +334,29 @@ TEST(StreamingTokenCount, ApproxTotalsMatchWholeCount) {
   // Four lines of 3 code points: 12 in all → 3, not 4 × max(1, 0) per chunk.
   EXPECT_EQ(StreamCount(approx, {"ab\n", "cd\n", "ef\n", "gh\n"}), "3");
   EXPECT_EQ(StreamCount(approx, {}), "0");
+}
+
+TEST(StreamingTokenCount, CarriesOnlyTheTextAfterTheLastSafeCut) {
+  const TokenCounter& counter = O200k();
+  std::string log;
+  for (int k = 0; k < 2000; ++k) log += "line " + std::to_string(k) + " ok\n  detail\n";
+  StreamingTokenCount stream(counter);
+  size_t max_carry = 0;
+  constexpr size_t kChunk = 100;
+  for (size_t pos = 0; pos < log.size(); pos += kChunk) {
+    stream.Feed(std::string_view(log).substr(pos, kChunk));
+    max_carry = std::max(max_carry, stream.carried_bytes());
+  }
+  EXPECT_EQ(stream.Finish(), counter.Count(log));
+  // At most one chunk plus the unfinished two-line record ("line N ok\n  detail\n").
+  EXPECT_LE(max_carry, kChunk + 30);
+  // Without any safe cut the carry must grow: one long line.
+  StreamingTokenCount one_line(counter);
+  const std::string line(5000, 'a');
+  for (size_t pos = 0; pos < line.size(); pos += kChunk) one_line.Feed(line.substr(pos, kChunk));
+  EXPECT_EQ(one_line.carried_bytes(), line.size());
+  EXPECT_EQ(one_line.Finish(), counter.Count(line));
+  EXPECT_EQ(one_line.carried_bytes(), 0u);
 }
 
 TEST(StreamingTokenCount, IsReusableAfterFinish) {
