@@ -70,15 +70,77 @@ Result<bool> SameBytes(const Spool& a, const Body& b) {
   }
 }
 
+// Sink for a stability-guard re-run: compares what is written with the previous output y
+// without storing it; only after the first difference does it materialise the new output
+// (y's equal prefix, then the rest). Most re-runs decline or reproduce y, so this costs no
+// memory or disk in the common case.
+class DiffSink final : public ByteSink {
+ public:
+  DiffSink(const Spool& y, const SpoolOptions& so) : y_(y), so_(so) {}
+  Status Write(std::string_view d) override {
+    if (!status_.ok()) return status_;
+    if (diverged_) return spool_->Write(d);
+    while (!d.empty()) {
+      if (pos_ >= y_.size()) return Diverge(d);
+      buf_.clear();
+      status_ = y_.ReadRange(pos_, std::min<uint64_t>(d.size(), kDefaultChunkSize), &buf_);
+      if (!status_.ok()) return status_;
+      size_t k = 0;
+      while (k < buf_.size() && buf_[k] == d[k]) ++k;
+      if (k < buf_.size()) {
+        pos_ += k;
+        return Diverge(d.substr(k));
+      }
+      pos_ += buf_.size();
+      d.remove_prefix(buf_.size());
+    }
+    return Status::OK();
+  }
+  Result<bool> Same() const {
+    if (!status_.ok()) return status_;
+    return !diverged_ && pos_ == y_.size();
+  }
+  // The full new output. REQUIRES: Same() is false.
+  std::unique_ptr<Spool> TakeSpool() {
+    if (!diverged_) {
+      // A strict prefix of y: materialise it.
+      spool_ = std::make_unique<Spool>(so_);
+      std::string prefix;
+      if (y_.ReadRange(0, pos_, &prefix).ok()) (void)spool_->Write(prefix);
+    }
+    return std::move(spool_);
+  }
+
+ private:
+  Status Diverge(std::string_view rest) {
+    diverged_ = true;
+    spool_ = std::make_unique<Spool>(so_);
+    for (uint64_t off = 0; off < pos_; off += kDefaultChunkSize) {
+      buf_.clear();
+      CAVEMAN_RETURN_IF_ERROR(y_.ReadRange(off, std::min<uint64_t>(kDefaultChunkSize, pos_ - off), &buf_));
+      CAVEMAN_RETURN_IF_ERROR(spool_->Write(buf_));
+    }
+    return spool_->Write(rest);
+  }
+
+  const Spool& y_;
+  SpoolOptions so_;
+  uint64_t pos_ = 0;
+  bool diverged_ = false;
+  Status status_;
+  std::string buf_;
+  std::unique_ptr<Spool> spool_;
+};
+
 void AppendJsonNumber(std::string* out, uint64_t v) { *out += std::to_string(v); }
 
 }  // namespace
 
 // Everything one pipeline run produced; Compress and Simulate decide what to do with it.
 struct Engine::Run {
-  explicit Run(const SpoolOptions& so) : original(so), output(so) {}
+  explicit Run(const SpoolOptions& so) : original(so), output(std::make_unique<Spool>(so)) {}
   Spool original;                          // exact input bytes
-  Spool output;                            // the emitted view if accepted
+  std::unique_ptr<Spool> output;           // the emitted view if accepted
   std::unique_ptr<RecordWriter> writer;    // pending store record
   Status store_status;                     // BeginRecord/Append failure, if any
   std::string handle;
@@ -106,7 +168,7 @@ namespace {
 
 // Runs one compressor with the query rules of §1.3 step 7.
 Result<TransformOutcome> RunCompressor(const Compressor& c, const Body& body, std::string_view query,
-                                       Spool* out, TransformMeta* meta) {
+                                       ByteSink* out, TransformMeta* meta) {
   std::string_view q;
   if (c.metadata_aware() || (c.query_aware() && !query.empty())) q = query;
   return c.Transform(body, q, *out, meta);
@@ -207,36 +269,35 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
       stable = true;
       break;
     }
-    auto next = std::make_unique<Spool>(so);
+    DiffSink next(*y, so);
     TransformMeta ignored;
-    CAVEMAN_ASSIGN_OR_RETURN(TransformOutcome again, RunCompressor(*c, yk, o.query, next.get(), &ignored));
+    CAVEMAN_ASSIGN_OR_RETURN(TransformOutcome again, RunCompressor(*c, yk, o.query, &next, &ignored));
     if (again != TransformOutcome::kAccepted) {
       stable = true;
       break;
     }
-    CAVEMAN_ASSIGN_OR_RETURN(bool same, SameBytes(*next, yk));
+    CAVEMAN_ASSIGN_OR_RETURN(bool same, next.Same());
     if (same) {
       stable = true;
       break;
     }
-    y = std::move(next);
+    y = next.TakeSpool();
   }
   if (!stable) return run;
 
   // 8. Re-wrap.
   if (layered) {
     CAVEMAN_ASSIGN_OR_RETURN(std::string yv, y->ReadAllToString());
-    CAVEMAN_RETURN_IF_ERROR(run->output.Write(unwrapped.layers.Rewrap(yv)));
+    CAVEMAN_RETURN_IF_ERROR(run->output->Write(unwrapped.layers.Rewrap(yv)));
   } else {
-    CAVEMAN_RETURN_IF_ERROR(y->CopyTo(run->output));
+    run->output = std::move(y);
   }
-  y.reset();
 
   // 9. Size gate on tokens; byte-identical output passes through.
   uint64_t after = 0;
-  CAVEMAN_RETURN_IF_ERROR(CountSpool(run->output, *counter_, &after));
+  CAVEMAN_RETURN_IF_ERROR(CountSpool(*run->output, *counter_, &after));
   if (after >= r.tokens_before) return run;
-  CAVEMAN_ASSIGN_OR_RETURN(bool identical, SameBytes(run->output, input));
+  CAVEMAN_ASSIGN_OR_RETURN(bool identical, SameBytes(*run->output, input));
   if (identical) return run;
 
   // 10. Method and losslessness defaults.
@@ -283,8 +344,8 @@ Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o
   }
 
   // 12. Publish.
-  r.bytes_out = run->output.size();
-  CAVEMAN_RETURN_IF_ERROR(run->output.CopyTo(out));
+  r.bytes_out = run->output->size();
+  CAVEMAN_RETURN_IF_ERROR(run->output->CopyTo(out));
   CAVEMAN_RETURN_IF_ERROR(out.Flush());
   return r;
 }
@@ -314,7 +375,7 @@ Result<SimResult> Engine::Simulate(ByteSource& in, const CompressOptions& o) {
     s.recoverable = options_.store != nullptr || o.external_recovery;
     s.method = r.method;
     s.lossless_to_model = r.lossless_to_model;
-    CAVEMAN_ASSIGN_OR_RETURN(s.output, run->output.ReadAllToString());
+    CAVEMAN_ASSIGN_OR_RETURN(s.output, run->output->ReadAllToString());
   } else {
     CAVEMAN_ASSIGN_OR_RETURN(s.output, run->original.ReadAllToString());
   }

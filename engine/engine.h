@@ -88,7 +88,7 @@ struct EngineOptions {
   const TokenCounter* counter = nullptr;    // nullptr = DefaultTokenCounter()
   const Registry* registry = nullptr;       // nullptr = default registry (env-aware)
   std::string temp_dir;                     // spill directory for spools; empty = $TMPDIR
-  size_t spool_memory_limit = 8 * 1024 * 1024;
+  size_t spool_memory_limit = 4 * 1024 * 1024;  // per spool; Default: 4 MiB
 };
 
 class Engine {

@@ -1,5 +1,6 @@
 #include "stream/spool.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -81,6 +82,11 @@ void Spool::Clear() {
 Status Spool::Write(std::string_view data) {
   if (data.empty()) return Status::OK();
   if (fd_ < 0 && mem_.size() + data.size() <= options_.memory_limit) {
+    // Grow geometrically but never past the limit, so a spool costs at most memory_limit.
+    size_t need = mem_.size() + data.size();
+    if (need > mem_.capacity()) {
+      mem_.reserve(std::min(options_.memory_limit, std::max(need, 2 * mem_.capacity())));
+    }
     mem_.append(data);
     size_ += data.size();
     return Status::OK();
