@@ -95,7 +95,7 @@ struct StoreStats {
 
 struct GcResult {
   uint64_t removed = 0;        // records deleted (or that would be, with dry_run)
-  uint64_t freed_bytes = 0;    // their stored bytes + orphan chunk bytes
+  uint64_t freed_bytes = 0;    // their stored size (stored + metadata) + orphan chunk bytes
   uint64_t orphan_chunks = 0;  // chunk rows without a record
   uint64_t storage_bytes = 0;  // after the run
   uint64_t max_storage_bytes = 0;
