@@ -3,7 +3,10 @@
 #include <hs/hs.h>
 #include <re2/re2.h>
 
+#include <string.h>
+
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,25 +33,33 @@ constexpr std::string_view kEllipsis = "\xE2\x80\xA6";
 // The §5.2 keep pattern, in RE2 syntax (authoritative).
 constexpr const char* kKeepPatternRe2 =
     R"((?i)(\b(ERROR|FATAL|PANIC|EXCEPTION|TRACEBACK|FAIL|FAILED|FAILURE|WARN|WARNING)\b|^\s+at\s|^\s+File "|\.go:\d+|^\s+--->|caused by))";
-// The same for Hyperscan, which runs per line in block mode: `\s` spelled as RE2's class
-// (Hyperscan's `\s` also matches VT), and ASCII case folding. RE2's (?i) additionally folds
-// k/K with U+212A KELVIN SIGN and s/S with U+017F LONG S; lines containing either are
-// re-checked with RE2 (KeepsLinesWithKelvinSign in log_test).
+// The same for Hyperscan, which scans blocks of complete lines in block mode with
+// HS_FLAG_MULTILINE (`^` also after each LF): `\s` is spelled without LF (and without VT,
+// which Hyperscan's `\s` would add) so that no match crosses a line, and case folding is
+// ASCII. RE2's (?i) also folds k/K with U+212A KELVIN SIGN and s/S with U+017F LONG S; lines
+// containing either are re-checked with RE2 (KeepsLinesWithKelvinSign in log_test).
 constexpr const char* kKeepPatternHs =
-    R"(\b(ERROR|FATAL|PANIC|EXCEPTION|TRACEBACK|FAIL|FAILED|FAILURE|WARN|WARNING)\b|^[\t\n\f\r ]+at[\t\n\f\r ]|^[\t\n\f\r ]+File "|\.go:[0-9]+|^[\t\n\f\r ]+--->|caused by)";
+    R"(\b(ERROR|FATAL|PANIC|EXCEPTION|TRACEBACK|FAIL|FAILED|FAILURE|WARN|WARNING)\b|^[\t\f\r ]+at[\t\f\r ]|^[\t\f\r ]+File "|\.go:[0-9]+|^[\t\f\r ]+--->|caused by)";
 
 const RE2& KeepPatternRe2() {
   static const RE2* re = new RE2(kKeepPatternRe2);
   return *re;
 }
 
+// Pattern ids of the compiled database.
+constexpr unsigned int kKeepId = 0;
+constexpr unsigned int kCavemanId = 1;  // "caveman": a line that might be a marker or note
+
 // Immutable compiled database, built once per process.
 const hs_database_t* KeepDatabase() {
   static const hs_database_t* db = [] {
     hs_database_t* d = nullptr;
     hs_compile_error_t* err = nullptr;
-    if (hs_compile(kKeepPatternHs, HS_FLAG_CASELESS | HS_FLAG_SINGLEMATCH, HS_MODE_BLOCK,
-                   nullptr, &d, &err) != HS_SUCCESS) {
+    const char* patterns[] = {kKeepPatternHs, "caveman"};
+    const unsigned int flags[] = {HS_FLAG_CASELESS | HS_FLAG_MULTILINE, 0};
+    const unsigned int ids[] = {kKeepId, kCavemanId};
+    if (hs_compile_multi(patterns, flags, ids, 2, HS_MODE_BLOCK, nullptr, &d, &err) !=
+        HS_SUCCESS) {
       hs_free_compile_error(err);
       return static_cast<hs_database_t*>(nullptr);
     }
@@ -57,12 +68,33 @@ const hs_database_t* KeepDatabase() {
   return db;
 }
 
-int OnKeepMatch(unsigned int, unsigned long long, unsigned long long, unsigned int, void* ctx) {
-  *static_cast<bool*>(ctx) = true;
-  return 1;  // presence is enough: stop scanning (HS_SCAN_TERMINATED is not an error)
+struct MatchEnd {
+  uint64_t to;
+  unsigned int id;
+};
+
+int OnKeepMatch(unsigned int id, unsigned long long, unsigned long long to, unsigned int,
+                void* ctx) {
+  auto* ends = static_cast<std::vector<MatchEnd>*>(ctx);
+  ends->push_back(MatchEnd{to, id});
+  return 0;
 }
 
-// Per-call matcher state: Hyperscan scratch (or the RE2 fallback if Hyperscan is unusable).
+bool NeedsUnicodeFolding(std::string_view line) {
+  const char* p = line.data();
+  const char* end = p + line.size();
+  for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\xC5', end - q)));
+       ++q) {
+    if (q + 1 < end && q[1] == '\xBF') return true;
+  }
+  for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\xE2', end - q)));
+       ++q) {
+    if (q + 2 < end && q[1] == '\x84' && q[2] == '\xAA') return true;
+  }
+  return false;
+}
+
+// Per-call matcher state: Hyperscan scratch and the match offsets of the current block.
 class KeepMatcher {
  public:
   KeepMatcher() {
@@ -75,61 +107,107 @@ class KeepMatcher {
   KeepMatcher(const KeepMatcher&) = delete;
   KeepMatcher& operator=(const KeepMatcher&) = delete;
 
-  bool Matches(std::string_view line) {
-    if (db_ == nullptr || NeedsUnicodeFolding(line)) {
-      return RE2::PartialMatch(line, KeepPatternRe2());
+  // Scans a block of whole lines; Classify() then answers per line, in order.
+  void ScanBlock(std::string_view block) {
+    ends_.clear();
+    next_ = 0;
+    if (db_ != nullptr && !block.empty()) {
+      hs_scan(db_, block.data(), static_cast<unsigned int>(block.size()), 0, scratch_,
+              OnKeepMatch, &ends_);
     }
-    bool hit = false;
-    hs_scan(db_, line.data(), static_cast<unsigned int>(line.size()), 0, scratch_, OnKeepMatch,
-            &hit);
-    return hit;
+  }
+  // Sets info->pattern and whether the line mentions "caveman", for the line
+  // [begin, begin + line.size()) of the last scanned block. Lines are asked in order.
+  void Classify(std::string_view line, size_t begin, bool* pattern, bool* caveman) {
+    if (db_ == nullptr) {
+      *pattern = RE2::PartialMatch(line, KeepPatternRe2());
+      *caveman = internal::Contains(line, "caveman");
+      return;
+    }
+    const uint64_t end = begin + line.size();
+    *pattern = false;
+    *caveman = false;
+    // A match is never empty and never crosses a line: its end lies in (begin, end].
+    while (next_ < ends_.size() && ends_[next_].to <= end) {
+      if (ends_[next_].to > begin) {
+        (ends_[next_].id == kKeepId ? *pattern : *caveman) = true;
+      }
+      ++next_;
+    }
+    if (!*pattern && NeedsUnicodeFolding(line)) {
+      *pattern = RE2::PartialMatch(line, KeepPatternRe2());
+    }
   }
 
  private:
-  static bool NeedsUnicodeFolding(std::string_view line) {
-    for (size_t i = 0; i + 1 < line.size(); ++i) {
-      unsigned char c = static_cast<unsigned char>(line[i]);
-      if (c == 0xC5 && static_cast<unsigned char>(line[i + 1]) == 0xBF) return true;
-      if (c == 0xE2 && i + 2 < line.size() && static_cast<unsigned char>(line[i + 1]) == 0x84 &&
-          static_cast<unsigned char>(line[i + 2]) == 0xAA) {
-        return true;
-      }
-    }
-    return false;
-  }
   const hs_database_t* db_ = nullptr;
   hs_scratch_t* scratch_ = nullptr;
+  std::vector<MatchEnd> ends_;
+  size_t next_ = 0;
 };
 
 bool IsMarkerLine(std::string_view line) { return internal::Contains(line, kMarkerText); }
 bool IsNoteLine(std::string_view line) { return internal::StartsWith(line, internal::kNotePrefix); }
 
-// Reads `body` in `read_size` pieces and calls on_chunk(chunk) for every piece and
-// on_line(line, index) for every line of the §4.1 split. Returns whether the input ended
-// with LF (the "trailing" state). Stops early (without error) when on_line returns false.
+struct LineInfo {
+  bool pattern = false;         // matches the keep pattern
+  bool marker_or_note = false;  // a marker or note line (always kept, not a tail line)
+  bool note_prefix = false;     // contains the note prefix anywhere
+  bool terminated = false;      // an LF follows the line
+};
+
+// Reads `body` in `read_size` pieces, calls on_chunk(chunk) for every piece, and
+// on_line(line, index, info) for every line of the §4.1 split, in order. Lines are cut from
+// blocks of whole lines (the unfinished last line is carried to the next read), and each block
+// is scanned once by Hyperscan. Returns whether the input ended with LF.
+// Stops early (without error) when on_line returns false.
 template <class ChunkFn, class LineFn>
-Result<bool> ScanLines(const Body& body, size_t read_size, ChunkFn&& on_chunk, LineFn&& on_line) {
+Result<bool> ScanLines(const Body& body, size_t read_size, KeepMatcher* matcher,
+                       ChunkFn&& on_chunk, LineFn&& on_line) {
   std::unique_ptr<ByteSource> reader = body.NewReader();
-  std::string buf(read_size, '\0');
-  LineSplitter splitter;
+  std::string buf;     // carried partial line + the bytes just read
   uint64_t index = 0;
-  bool go = true;
-  auto deliver = [&](std::string_view piece, bool terminated) {
-    if (!go) return;
-    if (!terminated && index > 0 && piece.empty()) return;  // the input ended with LF
-    go = on_line(piece, index);
-    ++index;
-  };
   bool last_was_lf = false;
-  while (go) {
-    CAVEMAN_ASSIGN_OR_RETURN(size_t got, reader->Read(buf.data(), buf.size()));
+  auto process = [&](std::string_view block, bool final_piece) -> bool {
+    matcher->ScanBlock(block);
+    size_t pos = 0;
+    while (pos < block.size() || final_piece) {
+      const char* nl = static_cast<const char*>(
+          std::memchr(block.data() + pos, '\n', block.size() - pos));
+      const size_t end = nl ? static_cast<size_t>(nl - block.data()) : block.size();
+      std::string_view line = block.substr(pos, end - pos);
+      if (nl == nullptr && line.empty() && index > 0) return true;  // input ended with LF
+      LineInfo info;
+      info.terminated = nl != nullptr;
+      bool caveman = false;
+      matcher->Classify(line, pos, &info.pattern, &caveman);
+      if (caveman) {  // marker and note lines both contain "caveman"
+        info.marker_or_note = IsMarkerLine(line) || IsNoteLine(line);
+        info.note_prefix = internal::Contains(line, internal::kNotePrefix);
+      }
+      if (!on_line(line, index, info)) return false;
+      ++index;
+      if (nl == nullptr) return true;
+      pos = end + 1;
+    }
+    return true;
+  };
+  while (true) {
+    const size_t old = buf.size();
+    buf.resize(old + read_size);
+    CAVEMAN_ASSIGN_OR_RETURN(size_t got, reader->Read(buf.data() + old, read_size));
+    buf.resize(old + got);
     if (got == 0) break;
-    std::string_view chunk(buf.data(), got);
-    last_was_lf = chunk.back() == '\n';
-    on_chunk(chunk);
-    splitter.Push(chunk, deliver);
+    std::string_view fresh(buf.data() + old, got);
+    last_was_lf = fresh.back() == '\n';
+    on_chunk(fresh);
+    const void* last_nl = memrchr(fresh.data(), '\n', fresh.size());
+    if (last_nl == nullptr) continue;
+    const size_t cut = static_cast<size_t>(static_cast<const char*>(last_nl) - buf.data()) + 1;
+    if (!process(std::string_view(buf.data(), cut), false)) return last_was_lf;
+    buf.erase(0, cut);
   }
-  if (go) splitter.Finish(deliver);
+  process(std::string_view(buf), true);
   return last_was_lf;
 }
 
@@ -161,7 +239,7 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
 
   // ---- Pass 1: validity, line count, CRLF majority, note presence, tail start, BM25 stats.
   internal::Utf8Validator utf8;
-  internal::CrlfCounter crlf_counter;
+  uint64_t lf_count = 0, crlf_count = 0;  // §4.1 majority CRLF, counted per line
   internal::Bm25Index bm25(query);
   const bool use_query = !query.empty() && bm25.has_terms();
   bool has_note_prefix = false;
@@ -175,17 +253,18 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
   CAVEMAN_ASSIGN_OR_RETURN(
       bool trailing,
       ScanLines(
-          body, read_size,
+          body, read_size, &matcher,
           [&](std::string_view chunk) {
             utf8.Feed(chunk);
-            crlf_counter.Feed(chunk);
           },
-          [&](std::string_view line, uint64_t idx) {
+          [&](std::string_view line, uint64_t idx, const LineInfo& info) {
             n = idx + 1;
-            if (!has_note_prefix && internal::Contains(line, internal::kNotePrefix)) {
-              has_note_prefix = true;
+            if (info.terminated) {
+              ++lf_count;
+              if (!line.empty() && line.back() == '\r') ++crlf_count;
             }
-            const bool marker_or_note = IsMarkerLine(line) || IsNoteLine(line);
+            has_note_prefix = has_note_prefix || info.note_prefix;
+            const bool marker_or_note = info.marker_or_note;
             if (idx >= kHead && !marker_or_note) {
               tail_idx[0] = tail_idx[1];
               tail_prefix[0] = tail_prefix[1];
@@ -193,7 +272,7 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
               tail_prefix[1] = forced_total;
               ++tail_seen;
             }
-            if (idx < kHead || marker_or_note || matcher.Matches(line)) ++forced_total;
+            if (idx < kHead || marker_or_note || info.pattern) ++forced_total;
             if (use_query) bm25.AddDocument(line);
             return utf8.valid_so_far();
           }));
@@ -201,10 +280,9 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
   static_assert(kTailBudget == 2, "tail tracking keeps exactly two positions");
   const uint64_t tail_start = tail_seen >= kTailBudget ? tail_idx[0] : kHead;
   const uint64_t forced_before_tail = tail_seen >= kTailBudget ? tail_prefix[0] : kHead;
-  const bool crlf = crlf_counter.majority_crlf();
-  auto is_forced = [&](std::string_view line, uint64_t idx) {
-    return idx < kHead || idx >= tail_start || IsMarkerLine(line) || IsNoteLine(line) ||
-           matcher.Matches(line);
+  const bool crlf = lf_count > 0 && crlf_count * 2 > lf_count;
+  auto is_forced = [&](uint64_t idx, const LineInfo& info) {
+    return idx < kHead || idx >= tail_start || info.marker_or_note || info.pattern;
   };
 
   // ---- Pass 2 (query only): the 16 best not-yet-kept lines, filtered by the threshold.
@@ -216,10 +294,11 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
       return a.score > b.score || (a.score == b.score && a.index < b.index);
     };
     CAVEMAN_ASSIGN_OR_RETURN(
-        bool ignored, ScanLines(body, read_size, no_chunk, [&](std::string_view line, uint64_t idx) {
+        bool ignored, ScanLines(body, read_size, &matcher, no_chunk,
+                                [&](std::string_view line, uint64_t idx, const LineInfo& info) {
           const double score = bm25.Score(line);
           max_score = std::max(max_score, score);
-          if (score <= 0 || is_forced(line, idx)) return true;
+          if (score <= 0 || is_forced(idx, info)) return true;
           Candidate c{score, idx};
           if (best.size() == kQueryLimit && !better(c, best.back())) return true;
           best.insert(std::upper_bound(best.begin(), best.end(), c, better), c);
@@ -242,8 +321,9 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
   {
     uint64_t ordinal = 0;
     CAVEMAN_ASSIGN_OR_RETURN(
-        bool ignored, ScanLines(body, read_size, no_chunk, [&](std::string_view line, uint64_t idx) {
-          if (!is_forced(line, idx) && !in_fill(idx)) return true;
+        bool ignored, ScanLines(body, read_size, &matcher, no_chunk,
+                                [&](std::string_view line, uint64_t idx, const LineInfo& info) {
+          if (!is_forced(idx, info) && !in_fill(idx)) return true;
           if (internal::RedundancyGuard::IsSeed(ordinal, kept_count)) guard.AddSeed(line);
           ++ordinal;
           return guard.seed_count() < internal::kMaxSeedClasses;
@@ -288,8 +368,9 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
     acc.Reset();
   };
   CAVEMAN_ASSIGN_OR_RETURN(
-      bool ignored, ScanLines(body, read_size, no_chunk, [&](std::string_view line, uint64_t idx) {
-        bool keep = is_forced(line, idx) || in_fill(idx) || guard.Test(line);
+      bool ignored, ScanLines(body, read_size, &matcher, no_chunk,
+                              [&](std::string_view line, uint64_t idx, const LineInfo& info) {
+        bool keep = is_forced(idx, info) || in_fill(idx) || guard.Test(line);
         if (keep) {
           flush_run();
           emit(line);

@@ -183,27 +183,43 @@ size_t RepresentedNeed(size_t n) {
   return static_cast<size_t>(0.9 * static_cast<double>(n) + 0.999999);
 }
 
-bool IsRepresented(const Profile& p, const std::vector<Profile>& classes) {
+namespace {
+
+// One class test of §4.2 (same kind, ≥ need of p's tokens).
+bool RepresentedBy(const Profile& p, const Profile& c, size_t need) {
   const size_t n = p.tokens.size();
-  if (n == 0) return true;
-  const size_t need = RepresentedNeed(n);
   const size_t max_miss = n - need;
-  for (const Profile& c : classes) {
-    if (c.masked != p.masked || c.tokens.size() < need) continue;
-    size_t miss = 0, hit = 0;
-    auto it = c.tokens.begin();
-    const auto end = c.tokens.end();
-    for (uint64_t t : p.tokens) {
-      it = std::lower_bound(it, end, t);
-      if (it != end && *it == t) {
-        ++hit;
-      } else if (++miss > max_miss) {
-        break;
-      }
+  if (c.masked != p.masked || c.tokens.size() < need) return false;
+  size_t miss = 0, hit = 0;
+  auto it = c.tokens.begin();
+  const auto end = c.tokens.end();
+  for (uint64_t t : p.tokens) {
+    it = std::lower_bound(it, end, t);
+    if (it != end && *it == t) {
+      ++hit;
+    } else if (++miss > max_miss) {
+      return false;
     }
-    if (hit >= need) return true;
   }
-  return false;
+  return hit >= need;
+}
+
+// Index of a class representing p, or classes.size(); `hint` is tried first (the answer
+// "some class represents p" does not depend on the order classes are tried).
+size_t FindRepresenting(const Profile& p, const std::vector<Profile>& classes, size_t hint) {
+  const size_t need = RepresentedNeed(p.tokens.size());
+  if (hint < classes.size() && RepresentedBy(p, classes[hint], need)) return hint;
+  for (size_t i = 0; i < classes.size(); ++i) {
+    if (i != hint && RepresentedBy(p, classes[i], need)) return i;
+  }
+  return classes.size();
+}
+
+}  // namespace
+
+bool IsRepresented(const Profile& p, const std::vector<Profile>& classes) {
+  if (p.tokens.empty()) return true;
+  return FindRepresenting(p, classes, 0) < classes.size();
 }
 
 size_t RedundancyGuard::SeedStep(size_t kept_count) {
@@ -233,7 +249,13 @@ bool RedundancyGuard::Test(std::string_view unit) {
 
 bool RedundancyGuard::TestProfile(Profile p) {
   if (promotions_ >= kMaxPromotions) return true;
-  if (IsRepresented(p, classes_)) return false;
+  if (p.tokens.empty()) return false;
+  // Streams of similar lines hit the same class again and again: try the last one first.
+  const size_t found = FindRepresenting(p, classes_, last_hit_);
+  if (found < classes_.size()) {
+    last_hit_ = found;
+    return false;
+  }
   ++promotions_;
   classes_.push_back(std::move(p));
   return true;

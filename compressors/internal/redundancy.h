@@ -66,6 +66,7 @@ class RedundancyGuard {
   std::vector<Profile> classes_;
   size_t seeds_ = 0;
   size_t promotions_ = 0;
+  size_t last_hit_ = 0;  // class that represented the previous unit (a search hint only)
 };
 
 // §4.2 keepNonRedundant over in-memory units; `keep` has one entry per unit.

@@ -11,9 +11,19 @@ namespace caveman::internal {
 
 void Utf8Validator::Feed(std::string_view piece) {
   if (!valid_) return;
-  for (unsigned char c : piece) {
+  for (size_t i = 0; i < piece.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(piece[i]);
     if (need_ == 0) {
-      if (c < 0x80) continue;
+      if (c < 0x80) {
+        // ASCII fast path (added for the log compressor's streaming pass): skip whole words.
+        while (i + 9 <= piece.size()) {
+          uint64_t w;
+          std::memcpy(&w, piece.data() + i + 1, 8);
+          if (w & 0x8080808080808080ULL) break;
+          i += 8;
+        }
+        continue;
+      }
       if (c >= 0xC2 && c <= 0xDF) { need_ = 1; cp_ = c & 0x1F; min_ = 0x80; }
       else if (c >= 0xE0 && c <= 0xEF) { need_ = 2; cp_ = c & 0x0F; min_ = 0x800; }
       else if (c >= 0xF0 && c <= 0xF4) { need_ = 3; cp_ = c & 0x07; min_ = 0x10000; }
