@@ -10,6 +10,7 @@
 #include "compressors/tabular.h"
 #include "compressors/terminal.h"
 #include "compressors/internal/text_util.h"
+#include "compressors/a11y.h"
 #include "compressors/html.h"
 #include "compressors/repetition.h"
 #include "compressors/test_report.h"
@@ -41,6 +42,7 @@ const Entry kEntries[] = {
     {"toolschema-annotations",
      [](const RegistryOptions&) { return NewToolschemaAnnotationsCompressor(); }},
     {"toon", [](const RegistryOptions&) { return NewToonCompressor(); }},
+    {"a11y", [](const RegistryOptions&) { return NewA11yCompressor(); }},
     {"tabular", [](const RegistryOptions&) { return NewTabularCompressor(); }},
     {"repetition", [](const RegistryOptions&) { return NewRepetitionCompressor(); }},
     {"terminal", [](const RegistryOptions&) { return NewTerminalCompressor(); }},
