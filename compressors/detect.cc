@@ -254,6 +254,7 @@ struct Features {
   size_t heading_lines = 0;
   size_t list_lines = 0;
   size_t tag_lines = 0;  // TRIM starts with '<'
+  bool first_nonblank_is_log = false;  // the first non-blank line matches the log regex
 };
 
 Features ComputeFeatures(std::string_view b) {
@@ -283,6 +284,7 @@ Features ComputeFeatures(std::string_view b) {
     if (DiffLineStart(b, starts[k])) ++f.diff_line_starts;
     std::string_view t = TrimAscii(line);
     if (t.empty()) continue;
+    if (f.nonblank == 0) f.first_nonblank_is_log = (flags & internal::kLineLog) != 0;
     ++f.nonblank;
     if (StartsWith(t, "```") || StartsWith(t, "~~~")) ++f.fence_lines;
     if (AtxHeading(line)) ++f.heading_lines;
@@ -399,8 +401,8 @@ bool IsConsoleLog(const Features& f) {
 }
 
 bool IsStrictSearch(const Features& f) {
-  return f.pieces >= 6 && f.grep_match_lines >= 4 &&
-         (f.grep_match_lines + f.grep_context_lines) * 3 >= f.pieces * 2;
+  size_t grep = f.grep_match_lines + f.grep_context_lines;
+  return f.pieces >= 6 && f.grep_match_lines >= 2 && grep >= 4 && grep * 3 >= f.pieces * 2;
 }
 
 bool IsSearch(const Features& f) {
@@ -421,6 +423,56 @@ bool IsCode(std::string_view b, std::string_view t, const Features& f) {
 size_t Section41LineCount(std::string_view b) {
   size_t lf = CountByte(b, '\n');
   return (!b.empty() && b.back() == '\n') ? lf : lf + 1;
+}
+
+// Project rule for INI dialects (MySQL .cnf, php.ini, systemd-style files): a bare key line
+// (`quick`, `skip-external-locking`) is a boolean option and `!include`/`!includedir` lines are
+// directives, but §5.10 counts both as prose, which rejects the whole file. The config parser
+// is asked again about a copy in which bare keys read `key = true` and directives are
+// comments. nullopt when there is nothing to rewrite.
+std::optional<std::string> NormalizeIniBareKeys(std::string_view b) {
+  std::string out;
+  bool changed = false;
+  size_t sections = 0;
+  size_t start = 0;
+  while (start <= b.size()) {
+    size_t nl = b.find('\n', start);
+    size_t end = nl == std::string_view::npos ? b.size() : nl;
+    std::string_view line = b.substr(start, end - start);
+    std::string_view t = TrimAscii(line);
+    bool bare = !t.empty();
+    for (char c : t) {
+      bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '_' || c == '.' || c == '-';
+      if (!ok) {
+        bare = false;
+        break;
+      }
+    }
+    if (t.size() > 2 && t.front() == '[' && t.back() == ']') ++sections;
+    if (bare && sections > 0) {
+      out.append(line.substr(0, line.size() - (line.size() && line.back() == '\r')));
+      out.append(" = true");
+      if (!line.empty() && line.back() == '\r') out.push_back('\r');
+      changed = true;
+    } else if (StartsWith(t, "!include")) {
+      out.append("# ").append(line);
+      changed = true;
+    } else {
+      out.append(line);
+    }
+    if (nl == std::string_view::npos) break;
+    out.push_back('\n');
+    start = nl + 1;
+  }
+  if (!changed || sections < 2) return std::nullopt;
+  return out;
+}
+
+bool IsConfigBody(std::string_view b) {
+  if (IsConfig(b)) return true;
+  std::optional<std::string> ini = NormalizeIniBareKeys(b);
+  return ini && IsConfig(*ini);
 }
 
 // Lazily loaded whole body (for JSON validity and the test-report parser).
@@ -503,7 +555,13 @@ std::string_view Classify(std::string_view sample, std::string_view prefix, Whol
   // 6. html
   if (IsHtml(b, t, f)) return "html";
   // 7. tabular
-  if (std::optional<size_t> rows = TableRowCount(prefix); rows && *rows >= 8) return "tabular";
+  // Project rule: a log whose lines all carry one comma (Python/log4j "10:00:37,123"
+  // timestamps) parses as a 2-column CSV. A real table has a header row; when the first line
+  // is itself a log line and the body passes the log rule, it is a log.
+  if (std::optional<size_t> rows = TableRowCount(prefix);
+      rows && *rows >= 8 && !(f.first_nonblank_is_log && IsLog(f))) {
+    return "tabular";
+  }
   // Project rules (before the spec's rules 8–11): build/test console output is a log;
   // grep -n output over files is a search result even when the matched lines are code or log
   // lines.
@@ -513,7 +571,7 @@ std::string_view Classify(std::string_view sample, std::string_view prefix, Whol
   // changes nothing; search-result and config move ahead of code (DECISIONS.md).
   if (IsLog(f)) return "log";
   if (IsSearch(f)) return "search-result";
-  if (Section41LineCount(prefix) >= 12 && IsConfig(prefix)) return "config";
+  if (Section41LineCount(prefix) >= 12 && IsConfigBody(prefix)) return "config";
   if (IsCode(b, t, f)) return "code";
   return "text";
 }

@@ -1,0 +1,388 @@
+#include "compressors/detect.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "compressors/internal/cj.h"
+#include "compressors/internal/json_validity.h"
+#include "stream/spool.h"
+#include "tests/testing/test_util.h"
+
+namespace caveman {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------
+// Table-driven: fixtures/detect/<expected-type>/<name>.
+
+struct FixtureCase {
+  std::string expected;
+  std::string relpath;
+};
+
+std::vector<FixtureCase> AllFixtures() {
+  std::vector<FixtureCase> out;
+  fs::path root = fs::path(testing::SourceDir()) / "fixtures" / "detect";
+  if (!fs::exists(root)) return out;
+  for (const auto& dir : fs::directory_iterator(root)) {
+    if (!dir.is_directory()) continue;
+    for (const auto& file : fs::directory_iterator(dir.path())) {
+      if (!file.is_regular_file()) continue;
+      out.push_back({dir.path().filename().string(),
+                     fs::relative(file.path(), testing::SourceDir()).string()});
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const FixtureCase& a, const FixtureCase& b) { return a.relpath < b.relpath; });
+  return out;
+}
+
+TEST(DetectFixtures, EveryFixtureDetectsAsItsDirectory) {
+  std::vector<FixtureCase> cases = AllFixtures();
+  ASSERT_GE(cases.size(), 40u) << "fixtures/detect is missing";
+  std::vector<std::string> types;
+  for (const FixtureCase& c : cases) {
+    std::string body = testing::ReadFile(c.relpath);
+    EXPECT_EQ(DetectBody(body), c.expected) << c.relpath;
+    // Detect() = unwrap + DetectBody; none of these fixtures has a presentation layer.
+    EXPECT_EQ(Detect(body), c.expected) << c.relpath;
+    if (std::find(types.begin(), types.end(), c.expected) == types.end()) {
+      types.push_back(c.expected);
+    }
+  }
+  // Every auto-detectable type has fixtures.
+  EXPECT_EQ(types.size(), 11u);
+}
+
+TEST(DetectFixtures, GutteredAndWrappedFixturesDetectAsTheirBody) {
+  for (const FixtureCase& c : AllFixtures()) {
+    std::string body = testing::ReadFile(c.relpath);
+    std::string guttered;
+    size_t n = 1;
+    size_t start = 0;
+    while (start < body.size()) {
+      size_t nl = body.find('\n', start);
+      size_t end = nl == std::string::npos ? body.size() : nl;
+      guttered += std::string(6 - std::min<size_t>(6, std::to_string(n).size()), ' ') +
+                  std::to_string(n) + "\t" + body.substr(start, end - start) + "\n";
+      ++n;
+      start = end + 1;
+    }
+    if (n <= 8) continue;  // too short for a gutter
+    std::string wrapped = "<file path=\"" + c.relpath + "\">" + guttered + "</file>\n";
+    EXPECT_EQ(Detect(wrapped), c.expected) << c.relpath;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Spec rules on small inputs.
+
+TEST(DetectRules, EmptyAndWhitespaceAreText) {
+  EXPECT_EQ(DetectBody(""), "text");
+  EXPECT_EQ(DetectBody(" \n\t\r\n  "), "text");
+  EXPECT_EQ(DetectBody("\xC2\xA0\xE3\x80\x80"), "text");  // NBSP, ideographic space
+}
+
+TEST(DetectRules, JsonRequiresExactlyOneValidValue) {
+  EXPECT_EQ(DetectBody("{\"a\": [1, 2, {\"b\": null}]}\n"), "json");
+  EXPECT_EQ(DetectBody("[]"), "json");
+  EXPECT_EQ(DetectBody("{\"a\":1} {\"b\":2}"), "text");
+  EXPECT_EQ(DetectBody("{\"a\":1,}"), "text");
+  EXPECT_EQ(DetectBody("[\"\xFF\"]"), "text");     // invalid UTF-8 in a string
+  EXPECT_EQ(DetectBody("[1e400]"), "json");        // any magnitude is valid JSON
+  EXPECT_EQ(DetectBody("[\"\\ud800\"]"), "text");  // lone surrogate
+  EXPECT_EQ(DetectBody("\"just a string\""), "text");  // rule 3 needs { or [
+}
+
+TEST(DetectRules, JsonDepthLimitIsTenThousand) {
+  std::string ok = std::string(10000, '[') + std::string(10000, ']');
+  std::string deep = std::string(10001, '[') + std::string(10001, ']');
+  EXPECT_EQ(DetectBody(ok), "json");
+  EXPECT_NE(DetectBody(deep), "json");
+}
+
+TEST(DetectRules, JsonValidityAgreesWithTreeParser) {
+  const char* cases[] = {
+      "{}", "[]", "[1,2,3]", "{\"a\":\"b\"}", " [ 1 , 2 ] ", "[01]", "[1.]", "[.5]", "[-]",
+      "[-0.0e+5]", "[tru]", "[true]", "[truex]", "[null]", "[nul]", "[1 2]", "{\"a\" 1}",
+      "{\"a\":1,}", "[1,]", "[", "]", "{\"\\uZZZZ\":1}", "[\"\\u00e9\"]", "[\"a\tb\"]",
+      "[\"\\ud83d\\ude00\"]", "[\"\\udc00\"]", "[\"\\x\"]", "{\"a\":{\"b\":[{}]}}", "[1]x",
+      "[\"\\/\\b\\f\\n\\r\\t\\\\\\\"\"]", "{\"k\":1}\n\n", "[123456789012345678901234567890]",
+      "[1E5,1e-5,0.25]", "{\"a\":1 \"b\":2}", "[{]}",
+  };
+  for (const char* c : cases) {
+    EXPECT_EQ(internal::ValidateJson(c).valid, internal::IsJson(c)) << c;
+  }
+}
+
+TEST(DetectRules, TerminalOnAnsiOrBareCarriageReturns) {
+  EXPECT_EQ(DetectBody("plain \x1b[1mbold\x1b[0m text"), "terminal");
+  EXPECT_EQ(DetectBody("a\rb\rc\rd\n"), "terminal");
+  EXPECT_EQ(DetectBody("a\r\nb\r\nc\r\nd\r\n"), "text");  // CRLF is not a bare CR
+  EXPECT_EQ(DetectBody("a\rb\r\n"), "text");               // only one bare CR
+}
+
+TEST(DetectRules, DiffNeedsMarkersAndFourLineStarts) {
+  EXPECT_EQ(DetectBody("--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n"), "diff");
+  // Markers but fewer than 4 matching line starts.
+  EXPECT_NE(DetectBody("diff --git a b\nhello\n"), "diff");
+}
+
+TEST(DetectRules, HtmlRules) {
+  EXPECT_EQ(DetectBody("<!DOCTYPE html><title>x</title>"), "html");
+  EXPECT_EQ(DetectBody("  <HTML><body>hi</body></HTML>"), "html");
+  // Code structure wins over tags.
+  EXPECT_NE(DetectBody("const x = () => <div><p>a</p><p>b</p><p>c</p></div>;"), "html");
+  // Fewer than six '<'.
+  EXPECT_NE(DetectBody("<div>a</div> <p>b"), "html");
+}
+
+TEST(DetectRules, LogRule) {
+  EXPECT_EQ(DetectBody("INFO a\nINFO b\nWARN c\nnothing\n"), "log");
+  // 3 of 7 pieces (the trailing newline adds a piece) is less than half.
+  EXPECT_NE(DetectBody("INFO a\nINFO b\nWARN c\nx\ny\nz\n"), "log");
+  // (?i) and the [A-Z]+ bracket alternative, including U+212A KELVIN SIGN folding to k.
+  EXPECT_EQ(DetectBody("[\xE2\x84\xAA] one\n  [abc] two\n[x] three\n"), "log");
+}
+
+TEST(DetectRules, SearchResultRuleCountsCodePoints) {
+  std::string lines;
+  for (int i = 0; i < 6; ++i) lines += "notes" + std::to_string(i) + ":" + std::to_string(i + 1) + ":hit\n";
+  EXPECT_EQ(DetectBody(lines), "search-result");
+  // [^:\n] never matches an invalid byte: these lines do not count.
+  std::string bad;
+  for (int i = 0; i < 6; ++i) bad += "n\xFFotes:" + std::to_string(i + 1) + ":hit\n";
+  EXPECT_NE(DetectBody(bad), "search-result");
+}
+
+TEST(DetectRules, ShebangIsCode) {
+  EXPECT_EQ(DetectBody("#!/bin/sh\necho hi\n"), "code");
+}
+
+// ---------------------------------------------------------------------------------------
+// Bad input never crashes and always gets a type.
+
+TEST(DetectBadInput, NulBytesInvalidUtf8AndHugeLine) {
+  std::string nul("abc\0def\0\0ghi\n", 13);
+  EXPECT_EQ(DetectBody(nul), "text");
+  EXPECT_EQ(DetectBody("\xFF\xFE\xFD garbage \xC0\xAF\n"), "text");
+  std::string line(64u << 20, 'x');
+  EXPECT_EQ(DetectBody(line), "text");
+  line[0] = '{';
+  EXPECT_EQ(DetectBody(line), "text");
+  std::string half_json = "[" + std::string(3u << 20, '1');
+  EXPECT_EQ(DetectBody(half_json), "text");
+}
+
+TEST(DetectBadInput, RandomBytesGetAType) {
+  uint64_t x = 88172645463325252ull;
+  for (int round = 0; round < 200; ++round) {
+    std::string s;
+    size_t n = round * 37 % 4096;
+    for (size_t i = 0; i < n; ++i) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      s.push_back(static_cast<char>(x & 0xFF));
+    }
+    std::string_view t = Detect(s);
+    EXPECT_FALSE(t.empty());
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Large bodies: sampling is a function of the bytes, so the spooled and in-memory paths agree.
+
+std::string BigLog(size_t bytes) {
+  std::string s;
+  s.reserve(bytes + 128);
+  for (size_t i = 0; s.size() < bytes; ++i) {
+    s += "2026-11-02T10:00:" + std::to_string(10 + i % 50) + " INFO [orders] compiling src/a_" +
+         std::to_string(i) + ".cc\n";
+  }
+  return s;
+}
+
+TEST(DetectLargeTest, SpooledAndInMemoryAgree) {
+  std::string log = BigLog(5u << 20);
+  ASSERT_EQ(DetectBody(log), "log");
+  SpoolOptions opts;
+  opts.memory_limit = 64 * 1024;  // force a spill to disk
+  Spool spool(opts);
+  ASSERT_TRUE(spool.Write(log).ok());
+  ASSERT_FALSE(spool.in_memory());
+  Body body = Body::FromSpool(spool);
+  Result<std::string_view> t = DetectLarge(body);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(*t, "log");
+  Result<std::string_view> t2 = DetectLarge(Body::FromView(log));
+  ASSERT_TRUE(t2.ok());
+  EXPECT_EQ(*t2, "log");
+}
+
+TEST(DetectLargeTest, LargeJsonIsValidatedWhole) {
+  std::string json = "[";
+  for (int i = 0; json.size() < (3u << 20); ++i) {
+    if (i) json += ",\n";
+    json += "{\"id\":" + std::to_string(i) + ",\"name\":\"item " + std::to_string(i) + "\"}";
+  }
+  json += "]\n";
+  EXPECT_EQ(DetectBody(json), "json");
+  SpoolOptions opts;
+  opts.memory_limit = 64 * 1024;
+  Spool spool(opts);
+  ASSERT_TRUE(spool.Write(json).ok());
+  Result<std::string_view> t = DetectLarge(Body::FromSpool(spool));
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(*t, "json");
+  // Broken at the very end: only a whole-body check can see it.
+  json[json.size() - 2] = ',';
+  EXPECT_NE(DetectBody(json), "json");
+}
+
+// ---------------------------------------------------------------------------------------
+// Presentation layers (§3.2).
+
+std::string Numbered(const std::vector<std::string>& lines, const std::string& sep, int first = 1) {
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    out += "  " + std::to_string(first + static_cast<int>(i)) + sep + lines[i] + "\n";
+  }
+  return out;
+}
+
+const std::vector<std::string> kTen = {"alpha", "beta", "gamma", "delta", "epsilon",
+                                       "zeta",  "eta",  "theta", "iota",  "kappa"};
+
+TEST(Unwrap, GutterStylesAreRecognised) {
+  for (const std::string sep : {"\t", " | ", ": "}) {
+    std::string in = Numbered(kTen, sep);
+    Unwrapped u = Unwrap(in);
+    ASSERT_FALSE(u.layers.empty()) << sep;
+    EXPECT_EQ(u.body, "alpha\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\ntheta\niota\nkappa\n");
+  }
+}
+
+TEST(Unwrap, GutterRequiresEightIncreasingNumbers) {
+  std::vector<std::string> seven(kTen.begin(), kTen.begin() + 7);
+  EXPECT_TRUE(Unwrap(Numbered(seven, "\t")).layers.empty());
+  std::string dec = Numbered(kTen, "\t");
+  dec.replace(dec.find("  5\t"), 4, "  3\t");  // not strictly increasing
+  EXPECT_TRUE(Unwrap(dec).layers.empty());
+  std::string text_line = Numbered(kTen, "\t") + "no gutter here\n";
+  EXPECT_TRUE(Unwrap(text_line).layers.empty());
+  std::string thirteen = Numbered(kTen, "\t");
+  thirteen.replace(thirteen.find("  1\t"), 4, "  1234567890123\t");
+  EXPECT_TRUE(Unwrap(thirteen).layers.empty());
+}
+
+TEST(Unwrap, BlankLinesInheritTheNumberAndNumberedBlanks) {
+  std::string in = "1\ta\n2\tb\n\n3\tc\n4\n5\te\n6\tf\n7\tg\n8\th\n";
+  Unwrapped u = Unwrap(in);
+  ASSERT_FALSE(u.layers.empty());
+  EXPECT_EQ(u.body, "a\nb\n\nc\n\ne\nf\ng\nh\n");
+  // Identity restore: every line traced.
+  EXPECT_EQ(u.layers.Rewrap(u.body), "1\ta\n2\tb\n2\t\n3\tc\n4\t\n5\te\n6\tf\n7\tg\n8\th\n");
+}
+
+TEST(Unwrap, GutterRestoreTracesKeptLines) {
+  Unwrapped u = Unwrap(Numbered(kTen, " | ", 10));
+  ASSERT_FALSE(u.layers.empty());
+  // A compressor kept lines 1, 2 and 9 and inserted a marker.
+  std::string out = "alpha\nbeta\n… 6 lines elided …\niota\n";
+  EXPECT_EQ(u.layers.Rewrap(out), "10\talpha\n11\tbeta\n12\t… 6 lines elided …\n18\tiota\n");
+  // Without a trailing newline the output keeps none.
+  EXPECT_EQ(u.layers.Rewrap("alpha\nbeta"), "10\talpha\n11\tbeta");
+}
+
+TEST(Unwrap, GutterRestoreDeclinedWhenTooFewLinesTrace) {
+  Unwrapped u = Unwrap(Numbered(kTen, "\t"));
+  ASSERT_FALSE(u.layers.empty());
+  // 1 of 3 tracked lines traced: 1 × 2 < 3 → no gutter.
+  std::string out = "alpha\n{\"re\": \"serialized\"}\n[1, 2]\n";
+  EXPECT_EQ(u.layers.Rewrap(out), out);
+  // 1 of 2 traced: 1 × 2 = 2, not < 2 → gutter restored.
+  std::string out2 = "alpha\nsomething new\n";
+  EXPECT_EQ(u.layers.Rewrap(out2), "1\talpha\n2\tsomething new\n");
+  // Duplicate source lines are matched in order after the cursor.
+  Unwrapped d = Unwrap("1\tx\n2\ty\n3\tx\n4\ty\n5\tz\n6\tz\n7\tx\n8\tw\n");
+  ASSERT_FALSE(d.layers.empty());
+  EXPECT_EQ(d.layers.Rewrap("y\nx\nw\n"), "2\ty\n3\tx\n8\tw\n");
+}
+
+TEST(Unwrap, FileWrapper) {
+  std::string in = "  <file path=\"a>b.txt\" note='it\"s'>\nhello world\n</file>\n\n";
+  Unwrapped u = Unwrap(in);
+  ASSERT_FALSE(u.layers.empty());
+  EXPECT_EQ(u.body, "\nhello world\n");
+  EXPECT_EQ(u.layers.Rewrap("X"), "  <file path=\"a>b.txt\" note='it\"s'>X</file>\n\n");
+  EXPECT_EQ(u.layers.Rewrap(u.body), in);
+  EXPECT_TRUE(Unwrap("<file>   </file>").layers.empty());        // empty inner
+  EXPECT_TRUE(Unwrap("<filex>abc</file>").layers.empty());       // 6th byte
+  EXPECT_TRUE(Unwrap("<file>a<file>b</file>").layers.empty());   // two <file
+  EXPECT_TRUE(Unwrap("<file a='>abc</file>").layers.empty());    // '>' only inside quotes
+  EXPECT_TRUE(Unwrap("<file>abc</file> trailing").layers.empty());
+  EXPECT_FALSE(Unwrap("<file>x</file>").layers.empty());          // exactly 14 bytes
+}
+
+TEST(Unwrap, GutterInsideFileAndFourLayerLimit) {
+  std::string guttered = Numbered(kTen, "\t");
+  std::string in = "<file path=\"x\">\n" + guttered + "</file>";
+  Unwrapped u = Unwrap(in);
+  // The blank first line of the inner content is a gutter-less blank line (number 0).
+  EXPECT_EQ(u.body, "\nalpha\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\ntheta\niota\nkappa\n");
+  // Restore writes every line as N<TAB>, the blank one with the number it inherited.
+  EXPECT_EQ(u.layers.Rewrap(u.body),
+            "<file path=\"x\">0\t\n1\talpha\n2\tbeta\n3\tgamma\n4\tdelta\n5\tepsilon\n6\tzeta\n"
+            "7\teta\n8\ttheta\n9\tiota\n10\tkappa\n</file>");
+  Unwrapped tight = Unwrap("<file path=\"x\">" + guttered + "</file>");
+  EXPECT_EQ(tight.body, "alpha\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\ntheta\niota\nkappa\n");
+
+  // Five nested gutters: only four are removed.
+  std::string body = "a\nb\nc\nd\ne\nf\ng\nh\n";
+  std::string cur = body;
+  for (int layer = 0; layer < 5; ++layer) {
+    std::string next;
+    size_t start = 0;
+    int n = 1;
+    while (start < cur.size()) {
+      size_t nl = cur.find('\n', start);
+      next += std::to_string(n++) + "\t" + cur.substr(start, nl - start) + "\n";
+      start = nl + 1;
+    }
+    cur = next;
+  }
+  Unwrapped five = Unwrap(cur);
+  EXPECT_EQ(five.body, "1\ta\n2\tb\n3\tc\n4\td\n5\te\n6\tf\n7\tg\n8\th\n");
+  EXPECT_EQ(five.layers.Rewrap(five.body), cur);
+}
+
+TEST(Unwrap, MayHavePresentationLayer) {
+  EXPECT_TRUE(MayHavePresentationLayer("   <file a=1>x"));
+  EXPECT_TRUE(MayHavePresentationLayer("\n\n     1\tfoo\n"));
+  EXPECT_TRUE(MayHavePresentationLayer("12 | x"));
+  EXPECT_TRUE(MayHavePresentationLayer("   123"));  // may continue with a separator
+  EXPECT_FALSE(MayHavePresentationLayer("{\"a\": 1}\n"));
+  EXPECT_FALSE(MayHavePresentationLayer("2024-01-01 INFO x\n"));
+  // Consistency: whenever Unwrap finds a layer, the prefix test says "maybe".
+  for (const std::string sep : {"\t", " | ", ": "}) {
+    std::string in = Numbered(kTen, sep);
+    EXPECT_TRUE(MayHavePresentationLayer(in.substr(0, 5)));
+    EXPECT_TRUE(MayHavePresentationLayer(in));
+  }
+}
+
+TEST(Unwrap, NoLayerLeavesInputUntouched) {
+  Unwrapped u = Unwrap("plain text\n");
+  EXPECT_TRUE(u.layers.empty());
+  EXPECT_EQ(u.body, "plain text\n");
+  EXPECT_EQ(u.layers.Rewrap("out"), "out");
+}
+
+}  // namespace
+}  // namespace caveman
