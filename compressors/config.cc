@@ -12,6 +12,11 @@
 #include <unordered_set>
 #include <vector>
 
+#include <re2/re2.h>
+
+#include "compressors/internal/bm25.h"
+#include "compressors/internal/lines.h"
+#include "compressors/internal/redundancy.h"
 #include "compressors/internal/text_util.h"
 
 namespace caveman {
@@ -272,5 +277,152 @@ ConfigKind ClassifyConfig(std::string_view body) {
 }  // namespace
 
 bool IsConfig(std::string_view body) { return ClassifyConfig(body) != ConfigKind::kNone; }
+
+
+namespace {
+
+constexpr size_t kMinLines = 14;
+constexpr size_t kHead = 3;
+constexpr size_t kTail = 2;
+constexpr int64_t kQueryLimit = 16;
+constexpr double kQueryThreshold = 0.30;
+constexpr size_t kContextFollow = 8;
+constexpr std::string_view kMarkerText = "config lines elided (caveman)";
+
+const RE2& AlarmPattern() {
+  static const RE2* re = new RE2(
+      R"((?i)\b(ERROR|FAIL|FAILED|FATAL|PANIC|EXCEPTION|WARNING|SECURITY|SECRET|TOKEN|PASSWORD|DENIED|REJECTED|ROLLBACK)\b)");
+  return *re;
+}
+
+// SPACE counts 1, TAB counts 2, up to the first other byte.
+size_t Indentation(std::string_view line) {
+  size_t indent = 0;
+  for (char c : line) {
+    if (c == ' ') {
+      indent += 1;
+    } else if (c == '\t') {
+      indent += 2;
+    } else {
+      break;
+    }
+  }
+  return indent;
+}
+
+bool IsBlank(std::string_view line) { return Trim(line).empty(); }
+
+// YAML parent: a key line whose TRIM ends with ':' or starts with "- ".
+bool IsYamlParent(std::string_view line) {
+  if (!MatchYamlKey(line)) return false;
+  std::string_view t = Trim(line);
+  return (!t.empty() && t.back() == ':') || internal::StartsWith(t, "- ");
+}
+
+bool IsSectionLine(std::string_view line) { return Classify(line) == LineClass::kSection; }
+
+void ExpandYaml(const std::vector<std::string_view>& lines, std::vector<bool>* keep) {
+  const size_t n = lines.size();
+  const std::vector<bool> before = *keep;
+  // Walk up: the nearest parent above with smaller indentation, repeatedly. A stack of parents
+  // with strictly increasing indentation answers this for every line in one forward pass: a
+  // parent shadows every earlier one that is at least as indented.
+  std::vector<std::pair<size_t, size_t>> stack;  // (indentation, line)
+  for (size_t i = 0; i < n; ++i) {
+    const size_t indent = Indentation(lines[i]);
+    if (before[i]) {
+      for (const auto& [pi, pl] : stack) {
+        if (pi < indent) (*keep)[pl] = true;
+      }
+    }
+    if (IsYamlParent(lines[i])) {
+      while (!stack.empty() && stack.back().first >= indent) stack.pop_back();
+      stack.emplace_back(indent, i);
+    }
+  }
+  // Then every kept parent keeps up to 8 following non-blank lines of its block.
+  for (size_t i = 0; i < n; ++i) {
+    if (!(*keep)[i] || !IsYamlParent(lines[i])) continue;
+    const size_t indent = Indentation(lines[i]);
+    size_t taken = 0;
+    for (size_t j = i + 1; j < n && taken < kContextFollow; ++j) {
+      if (IsBlank(lines[j])) continue;
+      if (Indentation(lines[j]) <= indent) break;
+      (*keep)[j] = true;
+      ++taken;
+    }
+  }
+}
+
+void ExpandIni(const std::vector<std::string_view>& lines, std::vector<bool>* keep) {
+  const size_t n = lines.size();
+  const std::vector<bool> before = *keep;
+  size_t section = n;  // nearest section line at or above, n if none
+  for (size_t i = 0; i < n; ++i) {
+    if (IsSectionLine(lines[i])) section = i;
+    if (before[i] && section < n) (*keep)[section] = true;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!(*keep)[i] || !IsSectionLine(lines[i])) continue;
+    for (size_t j = i + 1; j < n && j <= i + kContextFollow; ++j) {
+      if (IsSectionLine(lines[j])) break;
+      (*keep)[j] = true;
+    }
+  }
+}
+
+class ConfigCompressor final : public InMemoryCompressor {
+ public:
+  std::string_view content_type() const override { return "config"; }
+  bool query_aware() const override { return true; }
+
+ protected:
+  std::optional<std::string> TransformText(std::string_view body, std::string_view query,
+                                           TransformMeta*) const override {
+    if (internal::Contains(body, kMarkerText)) return std::nullopt;
+    const ConfigKind kind = ClassifyConfig(body);
+    if (kind == ConfigKind::kNone) return std::nullopt;
+    internal::SplitResult split = internal::SplitLines(body);
+    const std::vector<std::string_view>& lines = split.lines;
+    const size_t n = lines.size();
+    if (n < kMinLines) return std::nullopt;
+    std::vector<bool> keep(n, false);
+    for (size_t i = 0; i < n; ++i) {
+      keep[i] = i < kHead || i + kTail >= n || RE2::PartialMatch(lines[i], AlarmPattern()) ||
+                (kind == ConfigKind::kYaml && Indentation(lines[i]) == 0 &&
+                 MatchYamlKey(lines[i]));
+    }
+    internal::KeepQueryRelevant(&keep, lines, query, kQueryLimit, kQueryThreshold);
+    internal::KeepNonRedundant(lines, &keep);
+    if (kind == ConfigKind::kYaml) {
+      ExpandYaml(lines, &keep);
+    } else {
+      ExpandIni(lines, &keep);
+    }
+    const bool crlf = internal::IsMajorityCrlf(body);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < n;) {
+      if (keep[i]) {
+        out.emplace_back(lines[i++]);
+        continue;
+      }
+      size_t j = i;
+      while (j < n && !keep[j]) ++j;
+      out.push_back(internal::SynthesizedLine(
+          "# \xE2\x80\xA6 " + std::to_string(j - i) + " " + std::string(kMarkerText) + " \xE2\x80\xA6",
+          crlf));
+      i = j;
+    }
+    if (out.size() >= n) return std::nullopt;
+    std::string result = internal::JoinLines(out, split.trailing);
+    if (result.size() >= body.size()) return std::nullopt;
+    if (kind == ConfigKind::kYaml && !IsValidYaml(result)) return std::nullopt;
+    return result;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Compressor> NewConfigCompressor() { return std::make_unique<ConfigCompressor>(); }
 
 }  // namespace caveman

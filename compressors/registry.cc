@@ -3,12 +3,14 @@
 #include <cstdlib>
 
 #include "compressors/code.h"
+#include "compressors/config.h"
 #include "compressors/diff.h"
 #include "compressors/json.h"
 #include "compressors/log.h"
 #include "compressors/search_result.h"
 #include "compressors/tabular.h"
 #include "compressors/terminal.h"
+#include "compressors/text.h"
 #include "compressors/internal/text_util.h"
 #include "compressors/a11y.h"
 #include "compressors/html.h"
@@ -44,8 +46,10 @@ const Entry kEntries[] = {
     {"toon", [](const RegistryOptions&) { return NewToonCompressor(); }},
     {"a11y", [](const RegistryOptions&) { return NewA11yCompressor(); }},
     {"tabular", [](const RegistryOptions&) { return NewTabularCompressor(); }},
+    {"config", [](const RegistryOptions&) { return NewConfigCompressor(); }},
     {"repetition", [](const RegistryOptions&) { return NewRepetitionCompressor(); }},
     {"terminal", [](const RegistryOptions&) { return NewTerminalCompressor(); }},
+    {"text", [](const RegistryOptions&) { return NewTextCompressor(); }},
 };
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "compressors/compressor.h"
+
 namespace caveman {
 namespace {
 
@@ -59,6 +61,62 @@ TEST(TableRowCount, MarkdownRejectsBadSeparatorOrWidth) {
 
 TEST(TableRowCount, RejectsInvalidUtf8) {
   EXPECT_EQ(TableRowCount("a,b\n\xff,2\n"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace caveman
+
+namespace caveman {
+namespace {
+
+std::string Csv(int rows, const char* eol = "\n", bool final_eol = true) {
+  std::string s = std::string("name,region,revenue,status") + eol;
+  for (int i = 0; i < rows; ++i) {
+    s += "customer-" + std::to_string(100 + i) + "," + (i % 2 ? "eu" : "us") + "," +
+         std::to_string(1000 + i) + ",ok";
+    if (i + 1 < rows || final_eol) s += eol;
+  }
+  return s;
+}
+
+TEST(TabularCompressor, ElidesRunsWithInvariantMarkerRow) {
+  auto out = RunOnString(*NewTabularCompressor(), Csv(30));
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->rfind("name,region,revenue,status\n", 0), 0u);
+  EXPECT_NE(out->find("rows elided (caveman): all status=ok"), std::string::npos) << *out;
+  EXPECT_TRUE(out->ends_with("customer-129,eu,1029,ok\n"));
+  auto again = RunOnString(*NewTabularCompressor(), *out);
+  EXPECT_FALSE(again.has_value());
+}
+
+TEST(TabularCompressor, KeepsAlarmRowsAndCrlfAndMissingFinalNewline) {
+  std::string in = Csv(30, "\r\n", false);
+  in.insert(in.find("customer-115"), "customer-x,eu,5,FAILED chargeback\r\n");
+  auto out = RunOnString(*NewTabularCompressor(), in);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_NE(out->find("customer-x,eu,5,FAILED chargeback\r\n"), std::string::npos);
+  EXPECT_FALSE(out->ends_with("\n"));
+}
+
+TEST(TabularCompressor, MarkdownReencodedWithNormalisedPadding) {
+  std::string in = "|  id |  name  |\n|:---|---:|\n";
+  for (int i = 0; i < 20; ++i) in += "| " + std::to_string(i) + " | item " + std::to_string(i) + " |\n";
+  auto out = RunOnString(*NewTabularCompressor(), in);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->rfind("| id | name |\n| :--- | ---: |\n| 0 | item 0 |\n", 0), 0u) << *out;
+  EXPECT_NE(out->find("rows elided (caveman)"), std::string::npos);
+}
+
+TEST(TabularCompressor, DeclinesSmallTables) {
+  EXPECT_FALSE(RunOnString(*NewTabularCompressor(), Csv(10)).has_value());
+}
+
+TEST(TabularCompressor, QuotesFieldsThatNeedIt) {
+  std::string in = "a,b\n";
+  for (int i = 0; i < 20; ++i) in += "\" lead " + std::to_string(i) + "\",\"x,\"\"y\"\"\"\n";
+  auto out = RunOnString(*NewTabularCompressor(), in);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_NE(out->find("\" lead 0\",\"x,\"\"y\"\"\"\n"), std::string::npos) << *out;
 }
 
 }  // namespace

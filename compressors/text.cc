@@ -1,0 +1,178 @@
+#include "compressors/text.h"
+
+#include <re2/re2.h>
+
+#include <string>
+#include <vector>
+
+#include "compressors/internal/bm25.h"
+#include "compressors/internal/lines.h"
+#include "compressors/internal/redundancy.h"
+#include "compressors/internal/text_util.h"
+
+namespace caveman {
+namespace {
+
+using internal::Trim;
+
+constexpr size_t kHead = 2;
+constexpr size_t kTail = 2;
+constexpr size_t kMinTrimmedBytes = 1600;
+constexpr size_t kMinSections = 7;  // "more than 6"
+constexpr int64_t kQueryLimit = 12;
+constexpr double kQueryThreshold = 0.30;
+constexpr size_t kMaxHeadingBytes = 96;
+constexpr size_t kMaxHeadingFields = 8;
+constexpr size_t kMaxFenceIndent = 3;
+constexpr size_t kMinFenceRun = 3;
+constexpr std::string_view kMarkerText = "sections elided (caveman)";
+constexpr std::string_view kHtmlBlockMarker = "\xE2\x80\xA6 1 sections elided (caveman) \xE2\x80\xA6";
+
+const RE2& AlarmPattern() {
+  static const RE2* re = new RE2(
+      R"((?i)\b(ERROR|WARNING|IMPORTANT|NOTE|ACTION|FOLLOWUP|SECURITY|SUMMARY|CONCLUSION|DECISION|RECOMMENDATION)\b)");
+  return *re;
+}
+
+bool IsReSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
+
+// `^\s{0,3}(`{3,}|~{3,})`: the fence character and run length, if the line opens/closes one.
+bool FenceMatch(std::string_view line, char* ch, size_t* len) {
+  size_t i = 0;
+  while (i < line.size() && i < kMaxFenceIndent && IsReSpace(line[i])) ++i;
+  if (i >= line.size() || (line[i] != '`' && line[i] != '~')) return false;
+  const char c = line[i];
+  size_t j = i;
+  while (j < line.size() && line[j] == c) ++j;
+  if (j - i < kMinFenceRun) return false;
+  *ch = c;
+  *len = j - i;
+  return true;
+}
+
+// Step 1 of §5.7: strip script/style/svg blocks and comments from HTML-looking text.
+std::string ScrubHtml(std::string_view input) {
+  std::string text(input);
+  const std::string lower = internal::AsciiLower(Trim(input));
+  if (!(internal::StartsWith(lower, "<!doctype html") || internal::StartsWith(lower, "<html") ||
+        internal::Contains(lower, "<body"))) {
+    return text;
+  }
+  static const RE2* script = new RE2(R"((?is)<script\b[^>]*>.*?</script>)");
+  static const RE2* style = new RE2(R"((?is)<style\b[^>]*>.*?</style>)");
+  static const RE2* svg = new RE2(R"((?is)<svg\b[^>]*>.*?</svg>)");
+  static const RE2* comment = new RE2(R"((?s)<!--.*?-->)");
+  const std::string marker(kHtmlBlockMarker);
+  RE2::GlobalReplace(&text, *script, marker);
+  RE2::GlobalReplace(&text, *style, marker);
+  RE2::GlobalReplace(&text, *svg, marker);
+  RE2::GlobalReplace(&text, *comment, "");
+  return text;
+}
+
+std::vector<std::string> Sections(std::string_view text) {
+  const bool paragraph_mode = internal::Contains(text, "\n\n") || internal::Contains(text, "\r\n\r\n");
+  internal::SplitResult split = internal::SplitLines(text);
+  std::vector<std::string> sections;
+  std::vector<std::string_view> cur;
+  auto end_section = [&]() {
+    if (cur.empty()) return;
+    std::string joined;
+    for (size_t i = 0; i < cur.size(); ++i) {
+      if (i) joined.push_back('\n');
+      joined.append(cur[i]);
+    }
+    std::string_view t = Trim(joined);
+    if (!t.empty()) sections.emplace_back(t);
+    cur.clear();
+  };
+  bool in_fence = false;
+  char fence_char = 0;
+  size_t fence_len = 0;
+  for (std::string_view line : split.lines) {
+    char ch;
+    size_t len;
+    if (in_fence) {
+      cur.push_back(line);
+      if (FenceMatch(line, &ch, &len) && ch == fence_char && len >= fence_len) {
+        in_fence = false;
+        end_section();
+      }
+      continue;
+    }
+    if (FenceMatch(line, &ch, &len)) {
+      end_section();
+      cur.push_back(line);
+      in_fence = true;
+      fence_char = ch;
+      fence_len = len;
+      continue;
+    }
+    if (Trim(line).empty()) {
+      end_section();
+      continue;
+    }
+    cur.push_back(line);
+    if (!paragraph_mode) end_section();
+  }
+  end_section();
+  return sections;
+}
+
+bool IsHeading(std::string_view s) {
+  if (internal::StartsWith(s, "#")) return true;
+  if (s.size() > kMaxHeadingBytes || s.find_first_of(".!?") != std::string_view::npos) {
+    return false;
+  }
+  const size_t fields = internal::Fields(s).size();
+  return fields >= 1 && fields <= kMaxHeadingFields;
+}
+
+class TextCompressor final : public InMemoryCompressor {
+ public:
+  std::string_view content_type() const override { return "text"; }
+  bool query_aware() const override { return true; }
+
+ protected:
+  std::optional<std::string> TransformText(std::string_view body, std::string_view query,
+                                           TransformMeta*) const override {
+    if (!internal::IsValidUtf8(body) || Trim(body).size() < kMinTrimmedBytes) return std::nullopt;
+    const std::string text = ScrubHtml(body);
+    const std::vector<std::string> sections = Sections(text);
+    const size_t n = sections.size();
+    if (n < kMinSections) return std::nullopt;
+    std::vector<std::string_view> docs(sections.begin(), sections.end());
+    std::vector<bool> keep(n, false);
+    for (size_t i = 0; i < n; ++i) {
+      keep[i] = i < kHead || i + kTail >= n || IsHeading(docs[i]) ||
+                RE2::PartialMatch(docs[i], AlarmPattern()) ||
+                internal::Contains(docs[i], kMarkerText);
+    }
+    internal::KeepQueryRelevant(&keep, docs, query, kQueryLimit, kQueryThreshold);
+    internal::KeepNonRedundant(docs, &keep);
+    std::string out;
+    size_t out_sections = 0;
+    auto append = [&](std::string_view s) {
+      if (out_sections++) out.append("\n\n");
+      out.append(s);
+    };
+    for (size_t i = 0; i < n;) {
+      if (keep[i]) {
+        append(docs[i++]);
+        continue;
+      }
+      size_t j = i;
+      while (j < n && !keep[j]) ++j;
+      append("\xE2\x80\xA6 " + std::to_string(j - i) + " " + std::string(kMarkerText) + " \xE2\x80\xA6");
+      i = j;
+    }
+    if (out_sections == n) return std::nullopt;
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Compressor> NewTextCompressor() { return std::make_unique<TextCompressor>(); }
+
+}  // namespace caveman

@@ -1,0 +1,23 @@
+// text compressor (§5.7): the fallback for undetected input, Markdown included. Query-aware,
+// redundancy guard.
+//
+// Lossy (S4): the text is cut into sections (paragraphs, or single lines when the text has no
+// blank line; fenced code blocks stay whole); the first and last 2 sections, headings,
+// alarm-word sections, query-relevant sections and every section unlike a kept one stay, and
+// each dropped run becomes `… N sections elided (caveman) …`. Output sections are joined by a
+// blank line (LF LF) and the output has no trailing newline. HTML-looking input first loses its
+// script/style/svg blocks and comments.
+#ifndef CAVEMAN_COMPRESSORS_TEXT_H_
+#define CAVEMAN_COMPRESSORS_TEXT_H_
+
+#include <memory>
+
+#include "compressors/compressor.h"
+
+namespace caveman {
+
+std::unique_ptr<Compressor> NewTextCompressor();
+
+}  // namespace caveman
+
+#endif  // CAVEMAN_COMPRESSORS_TEXT_H_
