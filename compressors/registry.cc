@@ -6,6 +6,7 @@
 #include "compressors/config.h"
 #include "compressors/diff.h"
 #include "compressors/json.h"
+#include "compressors/json_best_of.h"
 #include "compressors/log.h"
 #include "compressors/search_result.h"
 #include "compressors/tabular.h"
@@ -33,7 +34,10 @@ struct Entry {
 // The registry table: one row per compressor of §5. Order is documentation order; lookup is
 // by content type. A content type without a row passes through (§1.3 step 5).
 const Entry kEntries[] = {
-    {"json", [](const RegistryOptions&) { return NewJsonCompressor(); }},
+    {"json",
+     [](const RegistryOptions& o) {
+       return o.toon_best_of ? NewJsonBestOfCompressor() : NewJsonCompressor();
+     }},
     {"code", [](const RegistryOptions&) { return NewCodeCompressor(); }},
     {"log", [](const RegistryOptions&) { return NewLogCompressor(); }},
     {"diff", [](const RegistryOptions&) { return NewDiffCompressor(); }},
