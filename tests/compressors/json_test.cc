@@ -1,0 +1,554 @@
+// json compressor (§5.1): the §12.2 seed, structural properties on generated inputs,
+// idempotence, query bias, realistic ratios, declines.
+#include "compressors/json.h"
+
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "compressors/internal/invariants.h"
+#include "compressors/internal/json_select.h"
+#include "compressors/internal/json_tree.h"
+#include "compressors/internal/text_util.h"
+#include "compressors/registry.h"
+#include "stream/sha256.h"
+#include "stream/tokens.h"
+#include "tests/testing/test_util.h"
+
+namespace caveman {
+namespace {
+
+using internal::FieldList;
+using internal::JsonKind;
+using internal::JsonTree;
+
+constexpr std::string_view kTimes = "\xC3\x97";
+
+std::string Cj(const JsonTree& t, JsonTree::NodeId n) {
+  std::string s;
+  internal::AppendCanonicalJson(t, n, &s);
+  return s;
+}
+
+std::vector<std::string> SplitBy(std::string_view s, std::string_view sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t p = s.find(sep, start);
+    if (p == std::string_view::npos) {
+      out.emplace_back(s.substr(start));
+      return out;
+    }
+    out.emplace_back(s.substr(start, p - start));
+    start = p + sep.size();
+  }
+}
+
+// Checks every fact of an invariants string against the replaced elements.
+void CheckInvariants(const std::string& inv, const JsonTree& t,
+                     const std::vector<JsonTree::NodeId>& units) {
+  std::vector<FieldList> fields(units.size());
+  for (size_t i = 0; i < units.size(); ++i) internal::JsonElementFields(t, units[i], &fields[i]);
+  auto value_of = [&](size_t u, std::string_view name) -> std::optional<std::string_view> {
+    for (const auto& f : fields[u]) {
+      if (f.name == name) return f.value;
+    }
+    return std::nullopt;
+  };
+  for (const std::string& sec : SplitBy(inv, "; ")) {
+    SCOPED_TRACE(sec);
+    if (sec.rfind("all ", 0) == 0) {
+      for (const std::string& kv : SplitBy(sec.substr(4), " ")) {
+        size_t eq = kv.find('=');
+        ASSERT_NE(eq, std::string::npos);
+        std::string name = kv.substr(0, eq), value = kv.substr(eq + 1);
+        for (size_t u = 0; u < units.size(); ++u) EXPECT_EQ(value_of(u, name), value);
+      }
+    } else if (sec.rfind("range ", 0) == 0) {
+      for (const std::string& kv : SplitBy(sec.substr(6), " ")) {
+        size_t eq = kv.find('=');
+        size_t dots = kv.find("..", eq);
+        ASSERT_NE(dots, std::string::npos);
+        std::string name = kv.substr(0, eq), lo = kv.substr(eq + 1, dots - eq - 1),
+                    hi = kv.substr(dots + 2);
+        double lo_v = *internal::ParseNumber(lo), hi_v = *internal::ParseNumber(hi);
+        bool saw_lo = false, saw_hi = false;
+        for (size_t u = 0; u < units.size(); ++u) {
+          auto v = value_of(u, name);
+          ASSERT_TRUE(v.has_value());
+          double d = *internal::ParseNumber(*v);
+          EXPECT_GE(d, lo_v);
+          EXPECT_LE(d, hi_v);
+          saw_lo |= *v == lo;
+          saw_hi |= *v == hi;
+        }
+        EXPECT_TRUE(saw_lo && saw_hi);
+      }
+    } else if (sec.size() > 8 && sec.substr(sec.size() - 8) == " omitted") {
+      EXPECT_EQ(sec[0], '+');
+    } else {
+      size_t colon = sec.find(": ");
+      ASSERT_NE(colon, std::string::npos);
+      std::string name = sec.substr(0, colon), rest = sec.substr(colon + 2);
+      std::set<std::string> distinct;
+      size_t absent = 0;
+      for (size_t u = 0; u < units.size(); ++u) {
+        auto v = value_of(u, name);
+        if (v) distinct.emplace(*v); else ++absent;
+      }
+      if (rest.size() > 8 && rest.substr(rest.size() - 8) == " present") {
+        // LOW..HIGH all N present
+        size_t all = rest.find(" all ");
+        std::string range = rest.substr(0, all);
+        size_t dots = range.find("..");
+        size_t n = std::stoul(rest.substr(all + 5));
+        EXPECT_EQ(absent, 0u);
+        EXPECT_EQ(distinct.size(), n);
+        EXPECT_TRUE(distinct.count(range.substr(0, dots)));
+        EXPECT_TRUE(distinct.count(range.substr(dots + 2)));
+      } else if (rest.find(" distinct, ") != std::string::npos) {
+        size_t n = std::stoul(rest);
+        std::string tail = rest.substr(rest.find(" distinct, ") + 11);
+        size_t k = 0;
+        size_t comma = tail.find(", absent");
+        if (comma != std::string::npos) {
+          k = std::stoul(tail.substr(comma + 8 + kTimes.size()));
+          tail = tail.substr(0, comma);
+        }
+        size_t dots = tail.find("..");
+        EXPECT_EQ(distinct.size(), n);
+        EXPECT_EQ(absent, k);
+        EXPECT_EQ(*distinct.begin(), tail.substr(0, dots));
+        EXPECT_EQ(*distinct.rbegin(), tail.substr(dots + 2));
+      } else {
+        size_t total = 0;
+        for (const std::string& b : SplitBy(rest, " ")) {
+          size_t x = b.rfind(kTimes);
+          ASSERT_NE(x, std::string::npos);
+          std::string v = b.substr(0, x);
+          size_t c = std::stoul(b.substr(x + kTimes.size()));
+          total += c;
+          if (v == "absent") {
+            EXPECT_EQ(absent, c);
+            continue;
+          }
+          size_t count = 0;
+          for (size_t u = 0; u < units.size(); ++u) count += value_of(u, name) == v ? 1 : 0;
+          EXPECT_EQ(count, c);
+        }
+        EXPECT_EQ(total, units.size());
+      }
+    }
+  }
+}
+
+bool IsMarker(const JsonTree& t, JsonTree::NodeId n) {
+  return t.kind(n) == JsonKind::kObject && t.Find(n, "__caveman_elided__") >= 0;
+}
+
+struct WalkStats {
+  size_t markers = 0;
+  size_t notes = 0;
+};
+
+// Aligns the output with the input and checks the structural properties of §5.1.
+void CheckAligned(const JsonTree& in, JsonTree::NodeId a, const JsonTree& out, JsonTree::NodeId b,
+                  bool preserved, WalkStats* st) {
+  if (preserved || in.kind(a) != JsonKind::kObject && in.kind(a) != JsonKind::kArray) {
+    EXPECT_EQ(Cj(in, a), Cj(out, b));
+    return;
+  }
+  ASSERT_EQ(in.kind(a), out.kind(b));
+  if (in.kind(a) == JsonKind::kObject) {
+    ASSERT_EQ(in.size(a), out.size(b));  // every key survives
+    for (uint32_t i = 0; i < in.size(a); ++i) {
+      ASSERT_EQ(in.key(a, i), out.key(b, i));
+      CheckAligned(in, in.member_value(a, i), out, out.member_value(b, i),
+                   internal::IsPreservedKey(in.key(a, i)), st);
+    }
+    return;
+  }
+  bool holds_marker = false;
+  for (uint32_t i = 0; i < in.size(a); ++i) holds_marker |= IsMarker(in, in.item(a, i));
+  if (holds_marker) {
+    EXPECT_EQ(Cj(in, a), Cj(out, b));
+    return;
+  }
+  uint32_t p = 0;
+  for (uint32_t j = 0; j < out.size(b); ++j) {
+    JsonTree::NodeId o = out.item(b, j);
+    if (IsMarker(out, o)) {
+      ++st->markers;
+      EXPECT_GT(in.size(a), internal::kJsonArrayThreshold);
+      std::string_view count = out.text(out.member_value(o, 0));
+      uint32_t n = static_cast<uint32_t>(std::stoul(std::string(count)));
+      ASSERT_GE(n, 1u);
+      ASSERT_LE(p + n, in.size(a));
+      std::vector<JsonTree::NodeId> replaced;
+      for (uint32_t k = p; k < p + n; ++k) {
+        replaced.push_back(in.item(a, k));
+        EXPECT_FALSE(internal::HasErrorWord(Cj(in, in.item(a, k))))
+            << "error element elided: " << Cj(in, in.item(a, k));
+      }
+      int64_t inv = out.Find(o, "__caveman_invariants__");
+      if (inv >= 0) CheckInvariants(std::string(out.text(inv)), in, replaced);
+      if (out.Find(o, "__caveman_note__") >= 0) ++st->notes;
+      for (uint32_t k = 0; k < out.size(o); ++k) {
+        std::string_view key = out.key(o, k);
+        EXPECT_TRUE(key == "__caveman_elided__" || key == "__caveman_invariants__" ||
+                    key == "__caveman_note__");
+      }
+      p += n;
+    } else {
+      ASSERT_LT(p, in.size(a));
+      CheckAligned(in, in.item(a, p), out, o, false, st);
+      ++p;
+    }
+  }
+  EXPECT_EQ(p, in.size(a));  // kept elements plus elided counts equal the original length
+}
+
+// ---------------------------------------------------------------- seed §12.2
+
+TEST(JsonCompressor, OrdersSeedMatchesSpecExactly) {
+  std::string input = testing::ReadFile("fixtures/seed/orders.json");
+  ASSERT_EQ(input.size(), 21875u);
+  auto out = ElideJson(input, "");
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->size(), 1652u);
+  EXPECT_EQ(Sha256::Hex(Sha256::Digest(*out)),
+            "f93278fed06532fa94993de25f67e89954280ce69f40f5335ee2c7f121e72680");
+  const std::string m1 =
+      "{\"__caveman_elided__\":60,\"__caveman_invariants__\":\"all currency=EUR; customer: "
+      "cust-200..cust-236 all 37 present; order_id: ord-1003..ord-1062 all 60 present; status: "
+      "fulfilled\xC3\x97" "50 shipped\xC3\x97" "6 processing\xC3\x97" "4; +2 omitted\","
+      "\"__caveman_note__\":\"\xE2\x80\xA6 caveman: elided elements resemble shown elements and "
+      "match the stated invariants \xE2\x80\x94 answer from this view; if you truly cannot, one "
+      "broad caveman_retrieve \xE2\x80\xA6\"}";
+  const std::string m2 =
+      "{\"__caveman_elided__\":52,\"__caveman_invariants__\":\"all currency=EUR; customer: "
+      "cust-200..cust-236 all 37 present; order_id: ord-1066..ord-1117 all 52 present; status: "
+      "fulfilled\xC3\x97" "42 shipped\xC3\x97" "6 processing\xC3\x97" "4; +2 omitted\"}";
+  EXPECT_NE(out->find(m1), std::string::npos);
+  EXPECT_NE(out->find(m2), std::string::npos);
+  for (const char* id : {"ord-1000", "ord-1001", "ord-1002", "ord-1063", "ord-1064", "ord-1065",
+                         "ord-1118", "ord-1119"}) {
+    EXPECT_NE(out->find(id), std::string::npos) << id;
+  }
+  EXPECT_EQ(out->find("ord-1003\""), std::string::npos);
+
+  // Through the Compressor interface: method elision, and a second pass declines.
+  auto c = NewJsonCompressor();
+  EXPECT_EQ(c->content_type(), "json");
+  EXPECT_TRUE(c->query_aware());
+  TransformMeta meta;
+  auto via = RunOnString(*c, input, "", &meta);
+  ASSERT_TRUE(via.has_value());
+  EXPECT_EQ(*via, *out);
+  EXPECT_EQ(meta.method, "elision");
+  EXPECT_EQ(meta.lossless_to_model, std::optional<bool>(false));
+  EXPECT_FALSE(ElideJson(*out, "").has_value());
+
+  JsonTree in_t, out_t;
+  ASSERT_TRUE(in_t.Parse(input));
+  ASSERT_TRUE(out_t.Parse(*out));
+  WalkStats st;
+  CheckAligned(in_t, in_t.root(), out_t, out_t.root(), false, &st);
+  EXPECT_EQ(st.markers, 2u);
+  EXPECT_EQ(st.notes, 1u);
+
+  Registry reg;
+  ASSERT_NE(reg.Find("json"), nullptr);
+}
+
+TEST(JsonSelect, SeedSeriesAnomaliesAndChangePoints) {
+  std::vector<double> y(120, 1999);
+  y[64] = 98999;
+  std::vector<uint32_t> cp = internal::ChangePointKeeps(y);
+  EXPECT_EQ(cp, (std::vector<uint32_t>{63, 64, 64, 65}));
+  std::vector<bool> keep(120, false);
+  std::vector<uint32_t> idx(120);
+  for (uint32_t i = 0; i < 120; ++i) idx[i] = i;
+  internal::FlagAnomalies(y, idx, false, &keep);
+  EXPECT_EQ(std::count(keep.begin(), keep.end(), true), 1);
+  EXPECT_TRUE(keep[64]);
+  // A straight line has no seams; lengths that occur often are never anomalies.
+  std::vector<double> line(20);
+  for (int i = 0; i < 20; ++i) line[i] = 3.0 * i;
+  EXPECT_TRUE(internal::ChangePointKeeps(line).empty());
+  std::vector<double> lens(100, 10);
+  for (int i = 0; i < 30; ++i) lens[i] = 500;  // 30 > max(10, 2) occurrences: not rare
+  std::vector<bool> k2(100, false);
+  std::vector<uint32_t> idx2(100);
+  for (uint32_t i = 0; i < 100; ++i) idx2[i] = i;
+  internal::FlagAnomalies(lens, idx2, true, &k2);
+  EXPECT_EQ(std::count(k2.begin(), k2.end(), true), 0);
+  EXPECT_EQ(internal::Median({1, 3, 2, 10}), 2.5);
+  EXPECT_EQ(internal::Mad({1, 2, 3, 4, 100}), 1.0);
+}
+
+TEST(JsonSelect, ErrorWordsAndPreservedKeys) {
+  EXPECT_TRUE(internal::HasErrorWord("{\"s\":\"Request TIMEOUT\"}"));
+  EXPECT_FALSE(internal::HasErrorWord("{\"s\":\"timeouts\",\"e\":\"error_rate\"}"));
+  EXPECT_TRUE(internal::HasErrorWord("x-failed"));
+  EXPECT_TRUE(internal::HasErrorWord("erro\xC5\xBFx crash"));
+  EXPECT_TRUE(internal::IsPreservedKey("Stack_Trace"));
+  EXPECT_TRUE(internal::IsPreservedKey("\xE2\x84\xAA" "ey") == false);
+  EXPECT_TRUE(internal::IsPreservedKey("stac\xE2\x84\xAA"));  // Kelvin sign folds to k
+  EXPECT_FALSE(internal::IsPreservedKey("errorCode"));
+}
+
+// ---------------------------------------------------------------- declines
+
+TEST(JsonCompressor, DeclinesNonJsonShortArraysAndDeepNesting) {
+  EXPECT_FALSE(ElideJson("not json", "").has_value());
+  EXPECT_FALSE(ElideJson("{\"a\":[1,2,3]}", "").has_value());
+  EXPECT_FALSE(ElideJson("[1,2,3,4,5,6,7,8]", "").has_value());
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_FALSE(ElideJson(deep, "").has_value());
+  auto c = NewJsonCompressor();
+  EXPECT_FALSE(RunOnString(*c, deep).has_value());
+  // 9,990 levels with a collapsible array at the bottom: handled without recursion.
+  std::string big = "[";
+  for (int i = 0; i < 40; ++i) big += (i ? ",{\"k\":\"v\",\"i\":" : "{\"k\":\"v\",\"i\":") + std::to_string(i) + "}";
+  big += "]";
+  std::string nested = std::string(9990, '[') + big + std::string(9990, ']');
+  auto out = ElideJson(nested, "");
+  ASSERT_TRUE(out.has_value());
+  EXPECT_NE(out->find("__caveman_elided__"), std::string::npos);
+  EXPECT_FALSE(ElideJson(*out, "").has_value());
+}
+
+TEST(JsonCompressor, PreservedSubtreesAndDuplicateKeys) {
+  std::string items;
+  for (int i = 0; i < 30; ++i) items += (i ? "," : "") + std::string("{\"n\":") + std::to_string(i) + "}";
+  // Under "details" the array is copied unchanged: nothing collapsed → decline.
+  EXPECT_FALSE(ElideJson("{\"details\":[" + items + "]}", "").has_value());
+  auto out = ElideJson("{\"b\":1,\"list\":[" + items + "],\"b\":2,\"a\":\"<x>\"}", "");
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->rfind("{\"a\":\"\\u003cx\\u003e\",\"b\":2,\"list\":[{\"n\":0}", 0), 0u);
+}
+
+// ---------------------------------------------------------------- generated inputs
+
+class Gen {
+ public:
+  explicit Gen(uint64_t seed) : rng_(seed) {}
+  int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool Chance(int pct) { return Int(1, 100) <= pct; }
+
+  std::string Ws() { return Chance(30) ? (Chance(50) ? "\n  " : " ") : ""; }
+
+  std::string Str() {
+    static const char* words[] = {"alpha", "beta", "gamma", "delta", "node", "pod", "zone",
+                                  "\\u00e9t\\u00e9", "a\\\"q", "<b>", "x&y", "line\\nbreak"};
+    std::string s = words[Int(0, 11)];
+    if (Chance(50)) s += "-" + std::to_string(Int(0, 999));
+    if (Chance(4)) s += Chance(50) ? "-failed" : " timeout";
+    return "\"" + s + "\"";
+  }
+  std::string Num() {
+    switch (Int(0, 4)) {
+      case 0: return std::to_string(Int(-5, 5));
+      case 1: return std::to_string(Int(0, 100000));
+      case 2: return std::to_string(Int(0, 99)) + "." + std::to_string(Int(10, 99));
+      case 3: return std::to_string(Int(1, 9)) + "e" + std::to_string(Int(0, 3));
+      default: return Chance(5) ? "98999" : "1999";
+    }
+  }
+  std::string Record(int i, int depth) {
+    std::vector<std::string> members = {
+        "\"id\":\"rec-" + std::to_string(i) + "\"",
+        "\"kind\":\"" + std::string(Chance(80) ? "pod" : (Chance(50) ? "svc" : "job")) + "\"",
+        "\"n\":" + Num(),
+        "\"ok\":" + std::string(Chance(90) ? "true" : "false")};
+    if (Chance(70)) members.push_back("\"name\":" + Str());
+    if (Chance(10)) members.push_back("\"status\":\"" + std::string(Chance(50) ? "error" : "ok") + "\"");
+    if (Chance(20)) members.push_back("\"meta\":{\"a\":" + Num() + ",\"b\":" + Str() + "}");
+    if (Chance(10)) members.push_back("\"message\":[" + Str() + "," + Str() + "]");
+    if (depth < 2 && Chance(8)) members.push_back("\"children\":" + Array(depth + 1));
+    if (Chance(5)) members.push_back("\"n\":" + Num());  // duplicate key: last wins
+    std::string s = "{";
+    for (size_t k = 0; k < members.size(); ++k) s += (k ? "," + Ws() : Ws()) + members[k];
+    return s + "}";
+  }
+  std::string Array(int depth) {
+    int n = Chance(30) ? Int(0, 8) : Int(9, depth == 0 ? 120 : 30);
+    std::string s = "[";
+    int kind = Int(0, 9);
+    for (int i = 0; i < n; ++i) {
+      if (i) s += "," + Ws();
+      if (kind == 0) s += Num();
+      else if (kind == 1) s += Str();
+      else s += Record(i, depth);
+    }
+    return s + "]";
+  }
+  std::string Doc() {
+    return "{\"items\":" + Array(0) + ",\"page\":" + Num() + ",\"other\":" + Array(1) + "}";
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+TEST(JsonCompressor, PropertiesOnGeneratedInputs) {
+  int accepted = 0;
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    SCOPED_TRACE(seed);
+    Gen g(seed);
+    std::string input = g.Doc();
+    JsonTree in_t;
+    ASSERT_TRUE(in_t.Parse(input)) << input.substr(0, 200);
+    for (std::string_view query : {std::string_view(), std::string_view("gamma timeout")}) {
+      auto out = ElideJson(input, query);
+      if (!out) continue;
+      ++accepted;
+      JsonTree out_t;
+      ASSERT_TRUE(out_t.Parse(*out));  // the output parses as JSON
+      EXPECT_EQ(Cj(out_t, out_t.root()), *out);  // and is CJ already
+      WalkStats st;
+      CheckAligned(in_t, in_t.root(), out_t, out_t.root(), false, &st);
+      EXPECT_GE(st.markers, 1u);
+      EXPECT_LE(st.notes, 1u);
+      // Idempotence: a second pass declines or returns the same bytes.
+      auto again = ElideJson(*out, query);
+      if (again) EXPECT_EQ(*again, *out);
+    }
+  }
+  EXPECT_GT(accepted, 100);
+}
+
+// ---------------------------------------------------------------- query bias
+
+TEST(JsonCompressor, QueryKeepsRelevantElements) {
+  std::string s = "[";
+  for (int i = 0; i < 40; ++i) {
+    s += (i ? "," : "") + std::string("{\"host\":\"host-") + std::to_string(i) + "\",\"desc\":\"" +
+         (i == 20 ? "purple zebra" : "plainly boxy") + "\"}";
+  }
+  s += "]";
+  auto plain = ElideJson(s, "");
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->find("purple zebra"), std::string::npos);
+  auto q = ElideJson(s, "where is the purple zebra");
+  ASSERT_TRUE(q.has_value());
+  EXPECT_NE(q->find("{\"desc\":\"purple zebra\",\"host\":\"host-20\"}"), std::string::npos);
+}
+
+// ---------------------------------------------------------------- realistic shapes
+
+std::string KubectlPods(int n, uint64_t seed, std::vector<std::string>* failing) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  static const char* apps[] = {"web", "api-gateway", "billing-worker", "search-indexer", "redis"};
+  std::string s = "{\n  \"apiVersion\": \"v1\",\n  \"items\": [\n";
+  for (int i = 0; i < n; ++i) {
+    std::string app = apps[pick(0, 4)];
+    char hash[16];
+    snprintf(hash, sizeof hash, "%08x", static_cast<unsigned>(rng()));
+    std::string name = app + "-" + std::string(hash).substr(0, 6) + "-" + std::to_string(pick(100, 99999));
+    bool fail = i == n / 3 || i == (2 * n) / 3;
+    if (fail) failing->push_back(name);
+    s += "    {\n      \"apiVersion\": \"v1\",\n      \"kind\": \"Pod\",\n      \"metadata\": {\n"
+         "        \"creationTimestamp\": \"2024-05-" + std::to_string(10 + pick(0, 18)) + "T0" +
+         std::to_string(pick(0, 9)) + ":1" + std::to_string(pick(0, 9)) + ":00Z\",\n"
+         "        \"labels\": {\n          \"app\": \"" + app + "\",\n          \"pod-template-hash\": \"" +
+         std::string(hash).substr(0, 6) + "\"\n        },\n        \"name\": \"" + name + "\",\n"
+         "        \"namespace\": \"prod\",\n        \"resourceVersion\": \"" +
+         std::to_string(100000 + pick(0, 900000)) + "\",\n        \"uid\": \"" + std::string(hash) +
+         "-1f2e-4c3d-9a8b-" + std::to_string(100000000 + pick(0, 99999999)) + "\"\n      },\n"
+         "      \"spec\": {\n        \"containers\": [\n          {\n            \"image\": \"registry.example.com/" +
+         app + ":1." + std::to_string(pick(0, 9)) + "\",\n            \"name\": \"" + app +
+         "\",\n            \"ports\": [\n              {\n                \"containerPort\": 8080,\n"
+         "                \"protocol\": \"TCP\"\n              }\n            ],\n"
+         "            \"resources\": {\n              \"limits\": {\n                \"cpu\": \"500m\",\n"
+         "                \"memory\": \"512Mi\"\n              }\n            }\n          }\n        ],\n"
+         "        \"nodeName\": \"node-" + std::to_string(pick(1, 12)) + "\",\n"
+         "        \"restartPolicy\": \"Always\"\n      },\n      \"status\": {\n"
+         "        \"containerStatuses\": [\n          {\n            \"name\": \"" + app + "\",\n"
+         "            \"ready\": " + (fail ? "false" : "true") + ",\n            \"restartCount\": " +
+         std::to_string(fail ? 42 : pick(0, 2)) + ",\n            \"state\": " +
+         (fail ? "{\n              \"waiting\": {\n                \"message\": \"back-off 5m0s restarting failed container\",\n                \"reason\": \"CrashLoopBackOff\"\n              }\n            }"
+               : "{\n              \"running\": {\n                \"startedAt\": \"2024-05-20T10:00:00Z\"\n              }\n            }") +
+         "\n          }\n        ],\n        \"phase\": \"" + (fail ? "Failed" : "Running") +
+         "\",\n        \"podIP\": \"10.1." + std::to_string(pick(0, 255)) + "." +
+         std::to_string(pick(1, 254)) + "\"\n      }\n    }" + (i + 1 < n ? ",\n" : "\n");
+  }
+  s += "  ],\n  \"kind\": \"List\",\n  \"metadata\": {\n    \"resourceVersion\": \"\"\n  }\n}\n";
+  return s;
+}
+
+std::string CloudInstances(int n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::string s = "{\"Instances\": [";
+  for (int i = 0; i < n; ++i) {
+    char id[32];
+    snprintf(id, sizeof id, "i-%016llx", static_cast<unsigned long long>(rng()));
+    s += std::string(i ? ", " : "") + "{\"InstanceId\": \"" + id + "\", \"InstanceType\": \"" +
+         (pick(0, 3) == 0 ? "m5.large" : "t3.medium") + "\", \"LaunchTime\": \"2024-0" +
+         std::to_string(pick(1, 9)) + "-1" + std::to_string(pick(0, 9)) + "T12:00:00Z\", "
+         "\"Placement\": {\"AvailabilityZone\": \"us-east-1" + std::string(1, static_cast<char>('a' + pick(0, 2))) +
+         "\", \"Tenancy\": \"default\"}, \"PrivateIpAddress\": \"172.31." + std::to_string(pick(0, 255)) + "." +
+         std::to_string(pick(1, 254)) + "\", \"State\": {\"Code\": 16, \"Name\": \"running\"}, "
+         "\"Tags\": [{\"Key\": \"Name\", \"Value\": \"worker-" + std::to_string(i) + "\"}, "
+         "{\"Key\": \"team\", \"Value\": \"data\"}], \"VpcId\": \"vpc-0a1b2c3d\"}";
+  }
+  return s + "]}";
+}
+
+double Ratio(std::string_view before, std::string_view after) {
+  const TokenCounter& tc = DefaultTokenCounter();
+  double b = static_cast<double>(tc.Count(before));
+  return (b - static_cast<double>(tc.Count(after))) / b;
+}
+
+TEST(JsonCompressor, KubectlListReachesRatioAndKeepsFailures) {
+  std::vector<std::string> failing;
+  std::string input = KubectlPods(300, 7, &failing);
+  auto out = ElideJson(input, "");
+  ASSERT_TRUE(out.has_value());
+  double r = Ratio(input, *out);
+  std::cout << "kubectl 300 pods: " << input.size() << " -> " << out->size() << " bytes, ratio "
+            << r << "\n";
+  EXPECT_GE(r, 0.90);
+  for (const std::string& name : failing) EXPECT_NE(out->find(name), std::string::npos) << name;
+  JsonTree in_t, out_t;
+  ASSERT_TRUE(in_t.Parse(input));
+  ASSERT_TRUE(out_t.Parse(*out));
+  WalkStats st;
+  CheckAligned(in_t, in_t.root(), out_t, out_t.root(), false, &st);
+  EXPECT_EQ(st.notes, 1u);
+}
+
+TEST(JsonCompressor, CloudListReachesRatio) {
+  std::string input = CloudInstances(250, 3);
+  auto out = ElideJson(input, "");
+  ASSERT_TRUE(out.has_value());
+  double r = Ratio(input, *out);
+  std::cout << "cloud 250 instances: ratio " << r << "\n";
+  EXPECT_GE(r, 0.90);
+}
+
+TEST(JsonCompressor, VaryingLengthsAloneDoNotKeepElements) {
+  std::mt19937_64 rng(11);
+  std::string s = "[";
+  for (int i = 0; i < 400; ++i) {
+    int len = std::uniform_int_distribution<int>(3, 40)(rng);
+    s += std::string(i ? "," : "") + "{\"id\":" + std::to_string(i) + ",\"title\":\"" +
+         std::string(static_cast<size_t>(len), static_cast<char>('a' + i % 26)) + "\"}";
+  }
+  s += "]";
+  auto out = ElideJson(s, "");
+  ASSERT_TRUE(out.has_value());
+  JsonTree t;
+  ASSERT_TRUE(t.Parse(*out));
+  EXPECT_LE(t.size(t.root()), 25u);
+}
+
+}  // namespace
+}  // namespace caveman
