@@ -1,6 +1,7 @@
 #include "compressors/internal/json_validity.h"
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -75,7 +76,24 @@ int32_t Hex4(const uint8_t* p) {
 // quote). Stage 1 has already checked UTF-8, unescaped control characters and that the
 // closing quote exists. Sets *end to the closing quote.
 bool ValidateStringBody(const uint8_t* p, const uint8_t** end) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
   for (;;) {
+    // Most strings are short: look at up to 16 bytes one by one, then skip 8 bytes at a time
+    // while none is '"' or '\\'. Reading past the closing quote is safe: the buffer is padded
+    // (or the padding is on a mapped page, see PaddingIsReadable).
+    int k = 0;
+    while (k < 16 && p[k] != '"' && p[k] != '\\') ++k;
+    p += k;
+    if (k == 16) for (;;) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      uint64_t q = w ^ (kOnes * '"');
+      uint64_t b = w ^ (kOnes * '\\');
+      uint64_t hit = ((q - kOnes) & ~q & kHigh) | ((b - kOnes) & ~b & kHigh);
+      if (hit != 0) break;
+      p += 8;
+    }
     uint8_t c = *p;
     if (c == '"') {
       *end = p;
@@ -176,10 +194,12 @@ class Walker {
         return Members(o, depth + 1, nullptr);
       }
       case od::json_type::string: {
-        od::raw_json_string raw;
-        if (v.get_raw_json_string().get(raw)) return false;
+        // The token runs from the opening quote to the next structural character; stage 1
+        // has checked its UTF-8 and control characters, so only escapes need a look.
+        std::string_view token = v.raw_json_token();
+        if (std::memchr(token.data(), '\\', token.size()) == nullptr) return true;
         const uint8_t* end;
-        return ValidateStringBody(reinterpret_cast<const uint8_t*>(raw.raw()), &end);
+        return ValidateStringBody(reinterpret_cast<const uint8_t*>(token.data()) + 1, &end);
       }
       case od::json_type::number:
         return IsNumberToken(TrimJsonWsRight(v.raw_json_token()));
