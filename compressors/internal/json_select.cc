@@ -120,13 +120,24 @@ bool HasErrorWord(std::string_view doc) {
 
 bool IsPreservedKey(std::string_view key) {
   if (key.size() > 24) return false;
-  std::string k(key);
-  for (std::string_view from : {kLongS, kKelvin}) {
-    size_t p;
-    while ((p = k.find(from)) != std::string::npos) k.replace(p, from.size(), from == kLongS ? "s" : "k");
+  // Fold to ASCII lowercase; U+017F and U+212A fold to 's' and 'k' under (?i).
+  char buf[24];
+  size_t n = 0;
+  for (size_t i = 0; i < key.size();) {
+    if (key.substr(i, kLongS.size()) == kLongS) {
+      buf[n++] = 's';
+      i += kLongS.size();
+    } else if (key.substr(i, kKelvin.size()) == kKelvin) {
+      buf[n++] = 'k';
+      i += kKelvin.size();
+    } else {
+      char c = key[i++];
+      buf[n++] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+    }
   }
+  std::string_view folded(buf, n);
   for (std::string_view w : kPreservedKeys) {
-    if (EqualsLowerAscii(k, w)) return true;
+    if (folded == w) return true;
   }
   return false;
 }
@@ -173,12 +184,23 @@ void FlagAnomalies(const std::vector<double>& values, const std::vector<uint32_t
   if (len_path) {
     for (double v : values) ++freq[v];
   }
+  std::vector<std::pair<double, size_t>> len_flags;  // (z, i) on the `__len__` path
   for (size_t i = 0; i < count; ++i) {
     double z = std::fabs(0.6745 * (values[i] - centre) / scale);
     if (!(z >= kJsonAnomalyZ)) continue;
-    if (len_path && freq[values[i]] > max_freq) continue;
+    if (len_path) {
+      if (freq[values[i]] <= max_freq) len_flags.emplace_back(z, i);
+      continue;
+    }
     (*keep)[index[i]] = true;
   }
+  // Length alone is weak evidence: on big arrays whole groups of ordinary elements differ in
+  // length by a few bytes (one more digit in an id). Keep only the most extreme ones
+  // (docs/DECISIONS.md).
+  std::stable_sort(len_flags.begin(), len_flags.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (len_flags.size() > kJsonMaxLenAnomalies) len_flags.resize(kJsonMaxLenAnomalies);
+  for (const auto& f : len_flags) (*keep)[index[f.second]] = true;
 }
 
 std::vector<uint32_t> ChangePointKeeps(const std::vector<double>& y) {

@@ -27,6 +27,9 @@ inline constexpr double kJsonRelevanceThreshold = 0.30;
 inline constexpr size_t kJsonAnomalyMinCount = 4;
 inline constexpr size_t kJsonMaxSplits = 8;
 inline constexpr size_t kJsonMinSegment = 4;
+// At most this many elements are kept for their length alone (`__len__` anomalies), the most
+// extreme first (docs/DECISIONS.md).
+inline constexpr size_t kJsonMaxLenAnomalies = 50;
 
 struct ArraySelection {
   std::vector<bool> keep;        // one per element

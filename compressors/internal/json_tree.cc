@@ -202,7 +202,8 @@ bool JsonTree::Parse(std::string_view text) {
   nodes_.clear();
   members_.clear();
   items_.clear();
-  if (text.size() >= kArenaBit) return false;
+  static_assert(sizeof(Node) == 8);
+  if (text.size() >= kMaxInput) return false;
   nodes_.reserve(text.size() / 16 + 16);
 
   struct Frame {
@@ -260,7 +261,7 @@ bool JsonTree::Parse(std::string_view text) {
     if (c == '{' || c == '[') {
       if (stack.size() >= kJsonTreeMaxDepth) return false;
       bool obj = c == '{';
-      nodes_.push_back({obj ? JsonKind::kObject : JsonKind::kArray, 0, 0});
+      nodes_.push_back(MakeNode(obj ? JsonKind::kObject : JsonKind::kArray, 0, 0));
       stack.push_back({value, obj, obj ? pend_m.size() : pend_i.size()});
       ++pos;
       skip_ws();
@@ -285,21 +286,21 @@ bool JsonTree::Parse(std::string_view text) {
       ++pos;
       uint32_t off, len;
       if (!ParseString(&pos, &off, &len)) return false;
-      nodes_.push_back({JsonKind::kString, len, off});
+      nodes_.push_back(MakeNode(JsonKind::kString, len, off));
     } else if (c == '-' || (c >= '0' && c <= '9')) {
       size_t start = pos;
       if (!ParseNumber(&pos)) return false;
-      nodes_.push_back({JsonKind::kNumber, static_cast<uint32_t>(pos - start),
-                        static_cast<uint32_t>(start)});
+      nodes_.push_back(MakeNode(JsonKind::kNumber, static_cast<uint32_t>(pos - start),
+                        static_cast<uint32_t>(start)));
     } else if (text.substr(pos, 4) == "true") {
       pos += 4;
-      nodes_.push_back({JsonKind::kTrue, 0, 0});
+      nodes_.push_back(MakeNode(JsonKind::kTrue, 0, 0));
     } else if (text.substr(pos, 5) == "false") {
       pos += 5;
-      nodes_.push_back({JsonKind::kFalse, 0, 0});
+      nodes_.push_back(MakeNode(JsonKind::kFalse, 0, 0));
     } else if (text.substr(pos, 4) == "null") {
       pos += 4;
-      nodes_.push_back({JsonKind::kNull, 0, 0});
+      nodes_.push_back(MakeNode(JsonKind::kNull, 0, 0));
     } else {
       return false;
     }

@@ -29,7 +29,7 @@ class JsonTree {
  public:
   using NodeId = uint32_t;
 
-  // Parses `text`; false if it is not JSON (§0.3). Texts of 2 GiB or more are rejected.
+  // Parses `text`; false if it is not JSON (§0.3). Texts of 512 MiB or more are rejected.
   bool Parse(std::string_view text);
 
   NodeId root() const { return 0; }
@@ -54,10 +54,11 @@ class JsonTree {
   size_t MemoryBytes() const;
 
  private:
+  // 8 bytes: the kind shares a word with the length (inputs are < 512 MiB).
   struct Node {
-    JsonKind kind;
-    uint32_t len;  // text length, or child count for containers
-    uint32_t off;  // text offset (bit 31: arena), or first child in members_/items_
+    JsonKind kind : 3;
+    uint32_t len : 29;  // text length, or child count for containers
+    uint32_t off;       // text offset (bit 31: arena), or first child in members_/items_
   };
   struct Member {
     uint32_t key_off;
@@ -65,6 +66,14 @@ class JsonTree {
     NodeId value;
   };
   static constexpr uint32_t kArenaBit = 0x80000000u;
+  static constexpr size_t kMaxInput = size_t{1} << 29;
+  static Node MakeNode(JsonKind kind, uint32_t len, uint32_t off) {
+    Node n;
+    n.kind = kind;
+    n.len = len & ((1u << 29) - 1);
+    n.off = off;
+    return n;
+  }
 
   std::string_view Text(uint32_t off, uint32_t len) const {
     return (off & kArenaBit) ? std::string_view(arena_.data() + (off & ~kArenaBit), len)
