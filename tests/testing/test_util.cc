@@ -18,6 +18,18 @@ std::string BinaryDir() {
   return d != nullptr ? d : SourceDir() + "/build";
 }
 
+std::string ReferenceDir() {
+  std::vector<std::string> candidates;
+  if (const char* d = std::getenv("CAVEMAN_SHARED_DIR")) candidates.push_back(std::string(d) + "/fixtures/reference/");
+  candidates.push_back(SourceDir() + "/../shared/fixtures/reference/");
+  candidates.push_back("/work/shared/fixtures/reference/");
+  for (const auto& c : candidates) {
+    std::ifstream probe(c + "manifest.yaml");
+    if (probe) return c;
+  }
+  return "";
+}
+
 std::string ReadAbsolute(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {

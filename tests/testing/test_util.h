@@ -14,6 +14,11 @@ namespace caveman::testing {
 std::string SourceDir();
 // Build directory (CAVEMAN_BINARY_DIR, else SourceDir()/build).
 std::string BinaryDir();
+// Directory of the third-party reference fixtures (../shared/fixtures/reference/ next to the
+// repository, or $CAVEMAN_SHARED_DIR/fixtures/reference/), with a trailing slash; "" when
+// absent (tests then GTEST_SKIP: the files are never copied into the repository).
+std::string ReferenceDir();
+
 // Contents of SourceDir()/relpath; fails the test (ADD_FAILURE) and returns "" if missing.
 std::string ReadFile(const std::string& relpath);
 std::string ReadAbsolute(const std::string& path);
