@@ -188,6 +188,9 @@ size_t BareCrCount(std::string_view s) {
 // least 3/4 are words (letters, apostrophes and hyphens, optional bracket/quote prefix and
 // punctuation suffix). Non-ASCII bytes count as letters.
 bool ProseLine(std::string_view t) {
+  // Braces, assignments and statement ends mark code even when every token is a word
+  // (C prototypes such as "void glFlush (void);").
+  if (t.find_first_of("{}=") != std::string_view::npos || t.back() == ';') return false;
   size_t fields = 0, words = 0;
   size_t i = 0;
   while (i < t.size()) {
@@ -214,7 +217,23 @@ bool ProseLine(std::string_view t) {
   return fields >= 6 && words * 4 >= fields * 3;
 }
 
+// C preprocessor directives start with '#' but are code.
+bool PreprocessorLine(std::string_view t) {
+  if (t.empty() || t[0] != '#') return false;
+  size_t k = 1;
+  while (k < t.size() && (t[k] == ' ' || t[k] == '\t')) ++k;
+  std::string_view rest = t.substr(k);
+  static constexpr std::string_view kDirectives[] = {"define", "include", "ifdef", "ifndef",
+                                                     "if ",    "if(",     "endif", "else",
+                                                     "elif",   "undef",   "pragma", "error"};
+  for (std::string_view d : kDirectives) {
+    if (StartsWith(rest, d)) return true;
+  }
+  return false;
+}
+
 bool CommentMarked(std::string_view t) {
+  if (PreprocessorLine(t)) return false;
   static constexpr std::string_view kMarks[] = {"#", "//", "/*", "*", "--", ";", "%", "<!--",
                                                 "'''", "\"\"\"", ">"};
   for (std::string_view m : kMarks) {
@@ -223,10 +242,22 @@ bool CommentMarked(std::string_view t) {
   return false;
 }
 
-bool AtxHeading(std::string_view line) {
-  size_t k = 0;
-  while (k < line.size() && line[k] == '#') ++k;
-  return k >= 1 && k <= 6 && k + 1 < line.size() && line[k] == ' ' && !IsRe2Space(line[k + 1]);
+// Markdown link reference definition: "[label]: destination".
+bool LinkReferenceDefinition(std::string_view t) {
+  if (t.size() < 5 || t[0] != '[') return false;
+  size_t close = t.find(']');
+  if (close == std::string_view::npos || close < 2 || close + 2 >= t.size() ||
+      t[close + 1] != ':') {
+    return false;
+  }
+  size_t k = close + 2;
+  while (k < t.size() && (t[k] == ' ' || t[k] == '\t')) ++k;
+  if (k == close + 2 || k >= t.size()) return false;
+  // The destination looks like a link (computed keys in JS, `[x]: y,`, do not).
+  std::string_view dest = t.substr(k, t.find_first_of(" \t", k) - k);
+  if (dest.back() == ',' || dest.back() == ';' || dest.back() == '{') return false;
+  return Contains(dest, "://") || dest[0] == '/' || dest[0] == '.' || dest[0] == '#' ||
+         internal::EndsWith(dest, ".md") || StartsWith(dest, "mailto:");
 }
 
 std::string_view TrimAscii(std::string_view s) {
@@ -251,9 +282,13 @@ struct Features {
   size_t keyword_matches = 0;
   size_t prose_lines = 0;
   size_t fence_lines = 0;
-  size_t heading_lines = 0;
-  size_t list_lines = 0;
   size_t tag_lines = 0;  // TRIM starts with '<'
+  size_t link_item_lines = 0;  // Markdown list items that are links: "* [x](y)"
+  // Over non-blank lines outside Markdown fenced blocks that are not comment lines:
+  size_t unfenced_nonblank = 0;
+  size_t code_keyword_matches = 0;  // rule 8 keywords
+  size_t doc_lines = 0;             // prose lines and Markdown link items
+  size_t preprocessor_lines = 0;    // #define, #include, #if …
   bool first_nonblank_is_log = false;  // the first non-blank line matches the log regex
 };
 
@@ -268,6 +303,7 @@ Features ComputeFeatures(std::string_view b) {
   f.pieces = starts.size();
   internal::ScanResult scan = internal::ScanDetectPatterns(b, starts);
   f.keyword_matches = scan.keyword_matches;
+  bool in_fence = false;
   for (size_t k = 0; k < starts.size(); ++k) {
     size_t end = k + 1 < starts.size() ? starts[k + 1] - 1 : b.size();
     std::string_view line = b.substr(starts[k], end - starts[k]);
@@ -286,21 +322,36 @@ Features ComputeFeatures(std::string_view b) {
     if (t.empty()) continue;
     if (f.nonblank == 0) f.first_nonblank_is_log = (flags & internal::kLineLog) != 0;
     ++f.nonblank;
-    if (StartsWith(t, "```") || StartsWith(t, "~~~")) ++f.fence_lines;
-    if (AtxHeading(line)) ++f.heading_lines;
-    if ((StartsWith(t, "- ") || StartsWith(t, "* ") || StartsWith(t, "+ ")) && t.size() > 2) {
-      ++f.list_lines;
+    // CommonMark fences are indented by at most 3 spaces.
+    size_t indent = line.find_first_not_of(' ');
+    bool fence = indent <= 3 && (StartsWith(t, "```") || StartsWith(t, "~~~"));
+    if (fence) {
+      ++f.fence_lines;
+      in_fence = !in_fence;
+      continue;
     }
+    bool list = (StartsWith(t, "- ") || StartsWith(t, "* ") || StartsWith(t, "+ ")) && t.size() > 2;
+    // "* [text](url)" list items and "[label]: url" reference definitions.
+    bool link_item = (list && t[2] == '[' && Contains(t, "](")) || LinkReferenceDefinition(t);
+    if (link_item) ++f.link_item_lines;
     if (t[0] == '<') ++f.tag_lines;
-    if (!CommentMarked(t) && ProseLine(t)) ++f.prose_lines;
+    bool comment = CommentMarked(t);
+    bool prose = !comment && ProseLine(t);
+    if (prose) ++f.prose_lines;
+    if (in_fence || comment) continue;
+    ++f.unfenced_nonblank;
+    f.code_keyword_matches += scan.line_keywords[k];
+    if (PreprocessorLine(t)) ++f.preprocessor_lines;
+    if (prose || link_item) ++f.doc_lines;
   }
   return f;
 }
 
 // Markdown document (project rule): fenced code blocks, or headings with links or lists.
-bool LooksLikeMarkdown(std::string_view b, const Features& f) {
-  if (f.fence_lines >= 2) return true;
-  return f.heading_lines >= 2 && (Contains(b, "](") || f.list_lines >= 2);
+// ATX headings are not used: C preprocessor lines (`# define`) and shell/Python comments
+// look the same.
+bool LooksLikeMarkdown(const Features& f) {
+  return f.fence_lines >= 2 || f.link_item_lines >= 3;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -365,8 +416,11 @@ bool IsHtml(std::string_view b, std::string_view t, const Features& f) {
                 ContainsTagIgnoreCase(t, "<main") || ContainsTagIgnoreCase(t, "<div") ||
                 ContainsTagIgnoreCase(t, "<p>") || ContainsTagIgnoreCase(t, "<p ");
   if (!marker || CountByte(t, '<') < 6) return false;
+  // Project rule: markup must lead the document or fill a third of its lines; source code
+  // or data that merely mentions tags in strings (templates, generated tables) is not HTML.
+  if (t.front() != '<' && f.tag_lines * 3 < f.nonblank) return false;
   // Project rule: a Markdown README with a few HTML blocks (badges, centred logos) is text.
-  if (LooksLikeMarkdown(b, f) && f.tag_lines * 2 < f.nonblank) return false;
+  if (LooksLikeMarkdown(f) && f.tag_lines * 2 < f.nonblank) return false;
   return true;
 }
 
@@ -413,9 +467,13 @@ bool IsCode(std::string_view b, std::string_view t, const Features& f) {
   if (IsLog(f)) return false;
   if (StartsWith(t, "#!")) return true;
   if (f.keyword_matches < 3 || !CodeStructural(b)) return false;
-  // Project rules: Markdown documents and prose (licences, READMEs) are text.
-  if (LooksLikeMarkdown(b, f)) return false;
-  if (f.nonblank > 0 && f.prose_lines * 2 >= f.nonblank) return false;
+  // Project rules (DECISIONS.md): keywords inside Markdown fences and comment lines do not
+  // make a document code, Markdown is text, and a body whose
+  // lines are mostly prose or Markdown link lists (READMEs, licences) is text.
+  // C/C++ headers keep their keywords in comments and macros: count them all there.
+  size_t keywords = f.preprocessor_lines >= 3 ? f.keyword_matches : f.code_keyword_matches;
+  if (keywords < 3) return false;
+  if (LooksLikeMarkdown(f) || f.doc_lines * 2 >= f.unfenced_nonblank) return false;
   return true;
 }
 

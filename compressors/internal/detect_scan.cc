@@ -164,12 +164,14 @@ size_t LineOf(Context* c, size_t pos) {
 int OnMatch(unsigned int id, unsigned long long /*from*/, unsigned long long to,
             unsigned int /*flags*/, void* ctx) {
   auto* c = static_cast<Context*>(ctx);
-  if (id == kKeywordId) {
-    ++c->out->keyword_matches;
-    return 0;
-  }
   if (to == 0) return 0;
   size_t line = LineOf(c, static_cast<size_t>(to - 1));
+  if (id == kKeywordId) {
+    ++c->out->keyword_matches;
+    uint16_t& k = c->out->line_keywords[line];
+    if (k < 0xFFFF) ++k;
+    return 0;
+  }
   c->out->line_flags[line] |= id >= kConsoleBase ? kLineConsole : kLineLog;
   return 0;
 }
@@ -179,6 +181,7 @@ int OnMatch(unsigned int id, unsigned long long /*from*/, unsigned long long to,
 ScanResult ScanDetectPatterns(std::string_view text, const std::vector<size_t>& line_starts) {
   ScanResult r;
   r.line_flags.assign(line_starts.size(), 0);
+  r.line_keywords.assign(line_starts.size(), 0);
   const hs_database_t* db = Database();
   if (db == nullptr || line_starts.empty()) {
     r.ok = db != nullptr;
@@ -196,6 +199,7 @@ ScanResult ScanDetectPatterns(std::string_view text, const std::vector<size_t>& 
       HS_SUCCESS) {
     r = ScanResult{};
     r.line_flags.assign(line_starts.size(), 0);
+    r.line_keywords.assign(line_starts.size(), 0);
     r.ok = false;
   }
   return r;

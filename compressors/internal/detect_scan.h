@@ -22,6 +22,7 @@ enum LineFlag : uint8_t {
 
 struct ScanResult {
   std::vector<uint8_t> line_flags;  // one per LF piece (see line_starts)
+  std::vector<uint16_t> line_keywords;  // keyword matches per piece (saturating)
   size_t keyword_matches = 0;       // non-overlapping matches of the rule 8 keyword regex
   bool ok = true;                   // false if Hyperscan failed (flags are then all 0)
 };
