@@ -223,7 +223,8 @@ std::vector<uint32_t> ChangePointKeeps(const std::vector<double>& y) {
     for (size_t s = 1; s < segs.size(); ++s) {
       if (segs[s].second - segs[s].first > segs[best].second - segs[best].first) best = s;
     }
-    auto [a, b] = segs[best];
+    const auto a = segs[best].first;  // no structured binding: clang 14 cannot capture one
+    const auto b = segs[best].second;
     segs.erase(segs.begin() + static_cast<std::ptrdiff_t>(best));
     if (b - a < kJsonMinSegment) continue;
     const double m = Mean(y.data() + a, b - a);

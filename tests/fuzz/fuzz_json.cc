@@ -1,0 +1,36 @@
+// libFuzzer target for the strict JSON tree parser (§0.3) and CJ serialization: whatever
+// simdjson accepts (within its depth limit) the tree accepts; CJ output is JSON, parses back
+// to itself (CJ is a fixed point) and is valid UTF-8.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <simdjson.h>
+
+#include "compressors/internal/json_tree.h"
+#include "compressors/internal/text_util.h"
+#include "tests/fuzz/fuzz_util.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace caveman;
+  static simdjson::dom::parser* parser = new simdjson::dom::parser(internal::kJsonTreeMaxDepth + 1);
+  std::string_view in = fuzz::AsView(data, size);
+  internal::JsonTree tree;
+  const bool ok = tree.Parse(in);
+
+  simdjson::padded_string padded(in);
+  const bool simd_ok = parser->parse(padded).error() == simdjson::SUCCESS;
+  // simdjson rejects some numbers the spec accepts (huge integers), never the reverse.
+  if (simd_ok) FUZZ_CHECK(ok, "simdjson accepts, JsonTree rejects");
+  if (!ok) return 0;
+
+  std::string cj;
+  internal::AppendCanonicalJson(tree, tree.root(), &cj);
+  FUZZ_CHECK(internal::IsValidUtf8(cj), "CJ output is not UTF-8");
+  internal::JsonTree again;
+  FUZZ_CHECK(again.Parse(cj), "CJ output does not parse");
+  std::string cj2;
+  internal::AppendCanonicalJson(again, again.root(), &cj2);
+  FUZZ_CHECK(cj2 == cj, "CJ is not a fixed point");
+  return 0;
+}
