@@ -195,7 +195,7 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
 
   // 1. Read: hash, count, spool, and feed the store's frame writer, chunk by chunk.
   Sha256 sha;
-  StreamingTokenCount tokens(*counter_);
+  BackgroundTokenCount tokens(*counter_);  // counts on the second core while we hash and store
   std::vector<char> buf(kDefaultChunkSize);
   std::string probe;
   for (;;) {

@@ -1,7 +1,11 @@
 #include "stream/tokens.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 #include "stream/internal/o200k.h"
 #include "stream/internal/o200k_classes.h"
@@ -155,6 +159,61 @@ uint64_t StreamingTokenCount::Finish() {
   }
   carry_.clear();
   total_ = 0;
+  return total;
+}
+
+struct BackgroundTokenCount::Impl {
+  static constexpr size_t kMaxQueued = 4;
+  explicit Impl(const TokenCounter& c) : counter(c), worker([this] { Run(); }) {}
+  void Run() {
+    for (;;) {
+      std::string chunk;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [this] { return !queue.empty() || done; });
+        if (queue.empty()) return;
+        chunk = std::move(queue.front());
+        queue.pop_front();
+      }
+      cv.notify_all();
+      counter.Feed(chunk);
+    }
+  }
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      done = true;
+    }
+    cv.notify_all();
+    if (worker.joinable()) worker.join();
+  }
+  StreamingTokenCount counter;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::string> queue;
+  bool done = false;
+  std::thread worker;  // last: starts after the other members exist
+};
+
+BackgroundTokenCount::BackgroundTokenCount(const TokenCounter& counter)
+    : impl_(std::make_unique<Impl>(counter)) {}
+
+BackgroundTokenCount::~BackgroundTokenCount() {
+  if (impl_) impl_->Stop();
+}
+
+void BackgroundTokenCount::Feed(std::string_view chunk) {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  impl_->cv.wait(lock, [this] { return impl_->queue.size() < Impl::kMaxQueued; });
+  impl_->queue.emplace_back(chunk);
+  lock.unlock();
+  impl_->cv.notify_all();
+}
+
+uint64_t BackgroundTokenCount::Finish() {
+  impl_->Stop();
+  uint64_t total = impl_->counter.Finish();
+  impl_.reset();
   return total;
 }
 

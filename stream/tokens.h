@@ -58,6 +58,24 @@ class StreamingTokenCount {
   uint64_t total_ = 0;
 };
 
+// StreamingTokenCount on a worker thread: Feed copies the chunk into a bounded queue (at most
+// kMaxQueued chunks, so memory stays bounded) and returns; the worker counts while the caller
+// hashes, spools and compresses the same bytes. Totals equal StreamingTokenCount's.
+// Thread-safety: Feed/Finish from one producer thread.
+class BackgroundTokenCount {
+ public:
+  explicit BackgroundTokenCount(const TokenCounter& counter);
+  ~BackgroundTokenCount();  // joins the worker (discarding the count) if Finish was not called
+  BackgroundTokenCount(const BackgroundTokenCount&) = delete;
+  BackgroundTokenCount& operator=(const BackgroundTokenCount&) = delete;
+  void Feed(std::string_view chunk);
+  uint64_t Finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // Largest p in (0, text.size()) such that cutting `text` before byte p is count-additive
 // (§7.4 safe cut: byte p-1 is LF and the code point starting at p is neither White_Space nor
 // '/'), or 0 if none exists. p == text.size() is never returned, and neither is a p whose

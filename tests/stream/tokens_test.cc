@@ -418,3 +418,29 @@ TEST(SafeCut, EverySafeCutIsCountAdditive) {
 
 }  // namespace
 }  // namespace caveman
+
+namespace caveman {
+namespace {
+
+TEST(BackgroundTokenCount, EqualsWholeCountForAnyChunking) {
+  std::string text;
+  for (int i = 0; i < 3000; ++i) {
+    text += "2026-11-02T10:00:" + std::to_string(i % 60) + " INFO [svc] line " + std::to_string(i) +
+            (i % 7 ? "\n" : "\r\n// comment  \n");
+  }
+  const TokenCounter& counter = DefaultTokenCounter();
+  uint64_t whole = counter.Count(text);
+  for (size_t max_piece : {1, 13, 4096, 1 << 20}) {
+    BackgroundTokenCount bg(counter);
+    for (auto piece : testing::RandomSplit(text, max_piece, max_piece)) bg.Feed(piece);
+    EXPECT_EQ(bg.Finish(), whole) << max_piece;
+  }
+}
+
+TEST(BackgroundTokenCount, DestructorWithoutFinishDoesNotHang) {
+  BackgroundTokenCount bg(DefaultTokenCounter());
+  bg.Feed("some text\n");
+}
+
+}  // namespace
+}  // namespace caveman
