@@ -16,6 +16,7 @@
 #include "compressors/internal/invariants.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/redundancy.h"
+#include "compressors/internal/templates.h"
 #include "compressors/internal/text_util.h"
 #include "stream/line_splitter.h"
 
@@ -28,6 +29,7 @@ constexpr size_t kMinLines = 4;
 constexpr size_t kQueryLimit = 16;
 constexpr double kQueryThreshold = 0.30;
 constexpr std::string_view kMarkerText = "lines elided (caveman)";
+constexpr uint64_t kTemplateSummaryMinRun = 64;
 constexpr std::string_view kEllipsis = "\xE2\x80\xA6";
 
 // The §5.2 keep pattern, in RE2 syntax (authoritative).
@@ -214,7 +216,46 @@ Result<bool> ScanLines(const Body& body, size_t read_size, KeepMatcher* matcher,
 struct Candidate {
   double score;
   uint64_t index;
+  uint32_t template_id;
 };
+
+// Token positions as field names for template invariants ("$1" … "$64").
+std::string_view PositionName(size_t pos) {
+  static const std::vector<std::string>* names = [] {
+    auto* v = new std::vector<std::string>;
+    for (size_t i = 1; i <= internal::TemplateMinerOptions().max_tokens; ++i) {
+      v->push_back("$" + std::to_string(i));
+    }
+    return v;
+  }();
+  return (*names)[pos];
+}
+
+bool TokenHasDigit(std::string_view t) {
+  return std::any_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Fields of a line without logfmt/JSON fields: its variable tokens (template wildcards, and
+// digit-bearing tokens, which the miner treats as variable) that are not number-like, named
+// by position.
+void TemplateFields(std::string_view line, uint32_t template_id,
+                    const internal::TemplateMiner& miner, std::vector<std::string_view>* tokens,
+                    internal::FieldList* out) {
+  out->clear();
+  internal::TemplateTokens(line, tokens);
+  for (size_t pos = 0; pos < tokens->size() && out->size() < internal::kMaxUnitFields; ++pos) {
+    std::string_view t = (*tokens)[pos];
+    // Number-like tokens (first alphanumeric is a digit: timestamps, sizes, versions, addresses)
+    // are left out: their ranges cost more marker bytes than they tell (measured on the CI log,
+    // docs/DECISIONS.md). Names such as `libfoo:amd64` stay.
+    auto first_alnum = std::find_if(t.begin(), t.end(), [](char c) {
+      return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+    });
+    const bool number_like = first_alnum != t.end() && *first_alnum >= '0' && *first_alnum <= '9';
+    const bool variable = miner.IsWildcard(template_id, pos) || TokenHasDigit(t);
+    if (variable && !number_like) out->push_back({PositionName(pos), t});
+  }
+}
 
 class LogCompressor final : public Compressor {
  public:
@@ -250,6 +291,16 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
   uint64_t tail_idx[2] = {0, 0};
   uint64_t tail_prefix[2] = {0, 0};
   uint64_t tail_seen = 0;
+  // Template grouping: templates with a kept line, and the templates of the two tail lines.
+  const bool grouping = options_.template_grouping;
+  const internal::TemplateMinerOptions miner_options;
+  std::vector<bool> kept_templates(miner_options.max_clusters, false);
+  auto mark_template = [&](uint32_t id) {
+    if (id != internal::TemplateMiner::kNoTemplate) kept_templates[id] = true;
+  };
+  uint32_t tail_template[2] = {internal::TemplateMiner::kNoTemplate,
+                               internal::TemplateMiner::kNoTemplate};
+  internal::TemplateMiner miner1(miner_options);
   CAVEMAN_ASSIGN_OR_RETURN(
       bool trailing,
       ScanLines(
@@ -265,14 +316,21 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
             }
             has_note_prefix = has_note_prefix || info.note_prefix;
             const bool marker_or_note = info.marker_or_note;
+            const uint32_t tid =
+                grouping ? miner1.Add(line) : internal::TemplateMiner::kNoTemplate;
             if (idx >= kHead && !marker_or_note) {
               tail_idx[0] = tail_idx[1];
               tail_prefix[0] = tail_prefix[1];
+              tail_template[0] = tail_template[1];
               tail_idx[1] = idx;
               tail_prefix[1] = forced_total;
+              tail_template[1] = tid;
               ++tail_seen;
             }
-            if (idx < kHead || marker_or_note || info.pattern) ++forced_total;
+            if (idx < kHead || marker_or_note || info.pattern) {
+              ++forced_total;
+              mark_template(tid);
+            }
             if (use_query) bm25.AddDocument(line);
             return utf8.valid_so_far();
           }));
@@ -281,6 +339,8 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
   const uint64_t tail_start = tail_seen >= kTailBudget ? tail_idx[0] : kHead;
   const uint64_t forced_before_tail = tail_seen >= kTailBudget ? tail_prefix[0] : kHead;
   const bool crlf = lf_count > 0 && crlf_count * 2 > lf_count;
+  if (tail_seen >= 1) mark_template(tail_template[1]);
+  if (tail_seen >= 2) mark_template(tail_template[0]);
   auto is_forced = [&](uint64_t idx, const LineInfo& info) {
     return idx < kHead || idx >= tail_start || info.marker_or_note || info.pattern;
   };
@@ -293,13 +353,16 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
     auto better = [](const Candidate& a, const Candidate& b) {
       return a.score > b.score || (a.score == b.score && a.index < b.index);
     };
+    internal::TemplateMiner miner2(miner_options);
     CAVEMAN_ASSIGN_OR_RETURN(
         bool ignored, ScanLines(body, read_size, &matcher, no_chunk,
                                 [&](std::string_view line, uint64_t idx, const LineInfo& info) {
+          const uint32_t tid =
+              grouping ? miner2.Add(line) : internal::TemplateMiner::kNoTemplate;
           const double score = bm25.Score(line);
           max_score = std::max(max_score, score);
           if (score <= 0 || is_forced(idx, info)) return true;
-          Candidate c{score, idx};
+          Candidate c{score, idx, tid};
           if (best.size() == kQueryLimit && !better(c, best.back())) return true;
           best.insert(std::upper_bound(best.begin(), best.end(), c, better), c);
           if (best.size() > kQueryLimit) best.pop_back();
@@ -308,7 +371,10 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
     (void)ignored;
     if (max_score > 0) {
       for (const Candidate& c : best) {
-        if (c.score / max_score >= kQueryThreshold) fill.push_back(c.index);
+        if (c.score / max_score >= kQueryThreshold) {
+          fill.push_back(c.index);
+          mark_template(c.template_id);
+        }
       }
       std::sort(fill.begin(), fill.end());
     }
@@ -344,13 +410,24 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
   uint64_t run_count = 0;
   uint64_t run_bytes = 0;
   std::vector<std::string> run_lines;  // buffered while the run may still be emitted verbatim
-  internal::InvariantAccumulator acc;
+  internal::InvariantAccumulator acc;           // §4.4 log fields
+  internal::InvariantAccumulator template_acc;  // log fields, else template fields
+  uint64_t run_template_drops = 0;  // lines of the run that only template grouping dropped
   internal::FieldScratch scratch;
   internal::FieldList fields;
   bool any_marker = false;
+  internal::TemplateMiner miner4(miner_options);
+  std::vector<std::string_view> tokens;
   auto flush_run = [&]() {
     if (run_count == 0) return;
-    const std::string summary = acc.Render(static_cast<int64_t>(run_bytes));
+    // Template fields describe a run only when template grouping dropped most of it and the run
+    // is long enough for the summary to pay for itself (on the CI log, template summaries on
+    // runs the §4.2 guard had mostly dropped anyway cost more than grouping saved;
+    // docs/DECISIONS.md).
+    const bool template_summary =
+        run_template_drops * 2 >= run_count && run_count >= kTemplateSummaryMinRun;
+    const std::string summary =
+        (template_summary ? template_acc : acc).Render(static_cast<int64_t>(run_bytes));
     std::string marker = std::string(kEllipsis) + " " + std::to_string(run_count) + " " +
                          std::string(kMarkerText);
     if (!summary.empty()) marker += ": " + summary;
@@ -366,11 +443,28 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
     run_bytes = 0;
     run_lines.clear();
     acc.Reset();
+    template_acc.Reset();
+    run_template_drops = 0;
   };
   CAVEMAN_ASSIGN_OR_RETURN(
       bool ignored, ScanLines(body, read_size, &matcher, no_chunk,
                               [&](std::string_view line, uint64_t idx, const LineInfo& info) {
-        bool keep = is_forced(idx, info) || in_fill(idx) || guard.Test(line);
+        const uint32_t tid = grouping ? miner4.Add(line) : internal::TemplateMiner::kNoTemplate;
+        bool keep = is_forced(idx, info) || in_fill(idx);
+        bool template_drop = false;
+        if (!keep) {
+          const bool template_kept = tid != internal::TemplateMiner::kNoTemplate && kept_templates[tid];
+          if (!template_kept) {
+            keep = guard.Test(line);
+            if (keep && tid != internal::TemplateMiner::kNoTemplate) kept_templates[tid] = true;
+          } else if (guard.promotions() >= internal::kMaxPromotions) {
+            template_drop = true;  // §4.2 would keep it (document mode); its template is shown
+          } else {
+            internal::Profile p = internal::ComputeProfile(line);
+            // Template grouping: a kept line of the same template represents this one.
+            template_drop = !guard.Represents(p);
+          }
+        }
         if (keep) {
           flush_run();
           emit(line);
@@ -383,8 +477,17 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
         } else {
           run_lines.clear();
         }
+        run_template_drops += template_drop ? 1 : 0;
         internal::LogLineFields(line, &scratch, &fields);
         acc.Add(fields);
+        if (grouping) {
+          if (fields.empty() && tid != internal::TemplateMiner::kNoTemplate) {
+            // miner4 replays pass 1, so ids agree; miner1 holds the final (most general)
+            // templates, whose wildcards cover every line of the cluster.
+            TemplateFields(line, tid, miner1, &tokens, &fields);
+          }
+          template_acc.Add(fields);
+        }
         return true;
       }));
   (void)ignored;

@@ -26,6 +26,11 @@ struct LogCompressorOptions {
   // Bytes requested per read from the body. Default: 256 KiB. Tests use tiny values to check
   // that output does not depend on it. Must be > 0.
   size_t read_size = 256 * 1024;
+  // Template grouping (project extension beyond §5.2, docs/DECISIONS.md): a line the guard
+  // would promote stays dropped when a kept line shares its mined template (Drain-style,
+  // ≤ 512 templates), and lines without logfmt/JSON fields contribute their variable tokens
+  // (`$k` = k-th token) to the marker's invariants. Default: true. false = exactly §5.2.
+  bool template_grouping = true;
 };
 
 std::unique_ptr<Compressor> NewLogCompressor(LogCompressorOptions options = {});

@@ -247,6 +247,10 @@ bool RedundancyGuard::Test(std::string_view unit) {
   return TestProfile(ComputeProfile(unit));
 }
 
+bool RedundancyGuard::Represents(const Profile& p) const {
+  return p.tokens.empty() || FindRepresenting(p, classes_, last_hit_) < classes_.size();
+}
+
 bool RedundancyGuard::TestProfile(Profile p) {
   if (promotions_ >= kMaxPromotions) return true;
   if (p.tokens.empty()) return false;

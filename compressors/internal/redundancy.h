@@ -59,6 +59,10 @@ class RedundancyGuard {
   bool Test(std::string_view unit);
   bool TestProfile(Profile p);
 
+  // Whether `p` is represented by the current classes (no side effects). Added for the log
+  // compressor's template grouping, which asks before deciding how to drop a unit.
+  bool Represents(const Profile& p) const;
+
   size_t promotions() const { return promotions_; }
   size_t seed_count() const { return seeds_; }
 

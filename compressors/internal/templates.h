@@ -1,0 +1,61 @@
+// Line-template mining (Drain-style) for the template-aware redundancy extension of the line
+// compressors (docs/DECISIONS.md, "template grouping"; not part of the §4.2 guard).
+//
+// A line is cut into tokens on SPACE/TAB (a final CR is ignored); a token holding an ASCII
+// digit is a variable from the start (ids, timestamps, sizes, durations). Lines with the same
+// token count and first token are compared with the clusters of that bucket: similarity =
+// equal tokens / constant (non-wildcard) template positions; at ≥ 0.5 the line joins the most
+// similar cluster (first created on ties) and every position where it differs becomes a
+// wildcard; else it founds a new cluster. Lines with more than `max_tokens` tokens, or arriving
+// when `max_clusters` clusters exist and none fits, get no template.
+//
+// Deterministic: the cluster id of a line depends only on the lines added before it, so
+// replaying the same lines in the same order reproduces every id (the log compressor re-mines
+// in each pass instead of storing per-line ids). Memory: ≤ max_clusters × max_tokens hashes.
+//
+// Thread-safety: a miner belongs to one payload.
+#ifndef CAVEMAN_COMPRESSORS_INTERNAL_TEMPLATES_H_
+#define CAVEMAN_COMPRESSORS_INTERNAL_TEMPLATES_H_
+
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace caveman::internal {
+
+struct TemplateMinerOptions {
+  size_t max_clusters = 512;  // Default: 512 (bounded memory for streaming logs).
+  size_t max_tokens = 64;     // Default: 64.
+  double similarity = 0.5;    // Default: 0.5.
+};
+
+class TemplateMiner {
+ public:
+  static constexpr uint32_t kNoTemplate = UINT32_MAX;
+
+  explicit TemplateMiner(TemplateMinerOptions options = {}) : options_(options) {}
+
+  // Assigns `line` to a cluster (creating or generalising one). Returns its id or kNoTemplate.
+  uint32_t Add(std::string_view line);
+  // Whether position `pos` of cluster `id` is a wildcard now.
+  bool IsWildcard(uint32_t id, size_t pos) const;
+  size_t cluster_count() const { return clusters_.size(); }
+
+ private:
+  struct Cluster {
+    std::vector<uint64_t> tokens;  // 0 = wildcard
+    size_t constants = 0;
+  };
+  TemplateMinerOptions options_;
+  std::vector<Cluster> clusters_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> buckets_;
+  std::vector<uint64_t> scratch_;
+};
+
+// The miner's tokens of `line` (views into it).
+void TemplateTokens(std::string_view line, std::vector<std::string_view>* out);
+
+}  // namespace caveman::internal
+
+#endif  // CAVEMAN_COMPRESSORS_INTERNAL_TEMPLATES_H_
