@@ -25,8 +25,8 @@ namespace caveman {
 namespace {
 
 constexpr uint64_t kExactLimit = 1u << 20;
-constexpr uint64_t kPrefixBytes = 1u << 20;
-constexpr uint64_t kWindowBytes = 128u << 10;
+constexpr uint64_t kPrefixBytes = 512u << 10;
+constexpr uint64_t kWindowBytes = 64u << 10;
 constexpr int kWindows = 8;
 
 using internal::Contains;
@@ -43,14 +43,6 @@ bool StartsWithIgnoreCase(std::string_view s, std::string_view lower_prefix) {
     if (AsciiLowerChar(s[i]) != lower_prefix[i]) return false;
   }
   return true;
-}
-
-// Contains after ASCII lowering; `lower_needle` starts with '<'.
-bool ContainsTagIgnoreCase(std::string_view s, std::string_view lower_needle) {
-  for (size_t p = s.find('<'); p != std::string_view::npos; p = s.find('<', p + 1)) {
-    if (StartsWithIgnoreCase(s.substr(p), lower_needle)) return true;
-  }
-  return false;
 }
 
 size_t CountByte(std::string_view s, char c) {
@@ -94,13 +86,17 @@ bool SearchResultLine(std::string_view line) {
                   (c0 >= '0' && c0 <= '9') || c0 == '.' || c0 == '/' || c0 == '~' ||
                   c0 == '_' || c0 == '-';
   if (!first_ok) return false;
-  size_t i = 1, count = 0;
-  while (i < line.size() && line[i] != ':') {
+  // [^:\n]{0,240} can only stop at the first ':'; every code point before it must be valid
+  // UTF-8 (RE2 classes never match invalid bytes) and there must be at most 240 of them.
+  size_t colon = line.find(':', 1);
+  if (colon == std::string_view::npos) return false;
+  size_t count = 0;
+  for (size_t i = 1; i < colon;) {
     size_t len = ValidCodePointLength(line, i);
     if (len == 0 || ++count > 240) return false;
     i += len;
   }
-  if (i >= line.size()) return false;
+  size_t i = colon;
   size_t d = ++i;
   while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
   return i > d && i < line.size() && line[i] == ':';
@@ -188,6 +184,8 @@ size_t BareCrCount(std::string_view s) {
 // least 3/4 are words (letters, apostrophes and hyphens, optional bracket/quote prefix and
 // punctuation suffix). Non-ASCII bytes count as letters.
 bool ProseLine(std::string_view t) {
+  // Six fields need at least five separators.
+  if (t.size() < 11 || CountByte(t, ' ') + CountByte(t, '\t') < 5) return false;
   // Braces, assignments and statement ends mark code even when every token is a word
   // (C prototypes such as "void glFlush (void);").
   if (t.find_first_of("{}=") != std::string_view::npos || t.back() == ';') return false;
@@ -233,13 +231,18 @@ bool PreprocessorLine(std::string_view t) {
 }
 
 bool CommentMarked(std::string_view t) {
-  if (PreprocessorLine(t)) return false;
-  static constexpr std::string_view kMarks[] = {"#", "//", "/*", "*", "--", ";", "%", "<!--",
-                                                "'''", "\"\"\"", ">"};
-  for (std::string_view m : kMarks) {
-    if (StartsWith(t, m)) return true;
+  if (t.empty()) return false;
+  char c1 = t.size() > 1 ? t[1] : '\0';
+  switch (t[0]) {
+    case '#': return !PreprocessorLine(t);
+    case '/': return c1 == '/' || c1 == '*';
+    case '*': case ';': case '%': case '>': return true;
+    case '-': return c1 == '-';
+    case '<': return StartsWith(t, "<!--");
+    case '\'': return StartsWith(t, "\'\'\'");
+    case '"': return StartsWith(t, "\"\"\"");
+    default: return false;
   }
-  return false;
 }
 
 // Markdown link reference definition: "[label]: destination".
@@ -290,6 +293,8 @@ struct Features {
   size_t doc_lines = 0;             // prose lines and Markdown link items
   size_t preprocessor_lines = 0;    // #define, #include, #if …
   bool first_nonblank_is_log = false;  // the first non-blank line matches the log regex
+  uint64_t literals = 0;                // internal::Literal bits
+  bool Has(internal::Literal l) const { return (literals >> l) & 1; }
 };
 
 Features ComputeFeatures(std::string_view b) {
@@ -303,6 +308,7 @@ Features ComputeFeatures(std::string_view b) {
   f.pieces = starts.size();
   internal::ScanResult scan = internal::ScanDetectPatterns(b, starts);
   f.keyword_matches = scan.keyword_matches;
+  f.literals = scan.literals;
   bool in_fence = false;
   for (size_t k = 0; k < starts.size(); ++k) {
     size_t end = k + 1 < starts.size() ? starts[k + 1] - 1 : b.size();
@@ -336,9 +342,9 @@ Features ComputeFeatures(std::string_view b) {
     if (link_item) ++f.link_item_lines;
     if (t[0] == '<') ++f.tag_lines;
     bool comment = CommentMarked(t);
-    bool prose = !comment && ProseLine(t);
-    if (prose) ++f.prose_lines;
     if (in_fence || comment) continue;
+    bool prose = ProseLine(t);
+    if (prose) ++f.prose_lines;
     ++f.unfenced_nonblank;
     f.code_keyword_matches += scan.line_keywords[k];
     if (PreprocessorLine(t)) ++f.preprocessor_lines;
@@ -347,7 +353,7 @@ Features ComputeFeatures(std::string_view b) {
   return f;
 }
 
-// Markdown document (project rule): fenced code blocks, or headings with links or lists.
+// Markdown document (project rule): fenced code blocks or link lists.
 // ATX headings are not used: C preprocessor lines (`# define`) and shell/Python comments
 // look the same.
 bool LooksLikeMarkdown(const Features& f) {
@@ -392,29 +398,34 @@ std::string_view XmlRootName(std::string_view t) {
   }
 }
 
-bool HasCodeStructureForHtml(std::string_view b, std::string_view t) {
-  if (Contains(b, "=>") || Contains(b, "className=") || Contains(b, "});")) return true;
+bool HasCodeStructureForHtml(std::string_view t, const Features& f) {
+  using internal::Literal;
+  if (f.Has(internal::kLitFatArrow) || f.Has(internal::kLitClassName) ||
+      f.Has(internal::kLitCloseCall)) {
+    return true;
+  }
   static constexpr std::string_view kStarts[] = {"import ", "export ", "package ", "func ",
                                                  "def ",    "const ",  "#include", "#!",
                                                  "//",      "/*"};
   for (std::string_view s : kStarts) {
     if (StartsWith(t, s)) return true;
   }
-  static constexpr std::string_view kLines[] = {"\nimport ", "\nexport ", "\npackage ",
-                                                "\nfunc ",   "\ndef ",    "\nclass ",
-                                                "\nconst "};
-  for (std::string_view s : kLines) {
-    if (Contains(b, s)) return true;
+  static constexpr Literal kLines[] = {internal::kLitLfImport,  internal::kLitLfExport,
+                                       internal::kLitLfPackage, internal::kLitLfFunc,
+                                       internal::kLitLfDef,     internal::kLitLfClass,
+                                       internal::kLitLfConst};
+  for (Literal l : kLines) {
+    if (f.Has(l)) return true;
   }
   return false;
 }
 
 bool IsHtml(std::string_view b, std::string_view t, const Features& f) {
   if (StartsWithIgnoreCase(t, "<!doctype html") || StartsWithIgnoreCase(t, "<html")) return true;
-  if (HasCodeStructureForHtml(b, t)) return false;
-  bool marker = ContainsTagIgnoreCase(t, "<body") || ContainsTagIgnoreCase(t, "<article") ||
-                ContainsTagIgnoreCase(t, "<main") || ContainsTagIgnoreCase(t, "<div") ||
-                ContainsTagIgnoreCase(t, "<p>") || ContainsTagIgnoreCase(t, "<p ");
+  if (HasCodeStructureForHtml(t, f)) return false;
+  bool marker = f.Has(internal::kLitTagBody) || f.Has(internal::kLitTagArticle) ||
+                f.Has(internal::kLitTagMain) || f.Has(internal::kLitTagDiv) ||
+                f.Has(internal::kLitTagP);
   if (!marker || CountByte(t, '<') < 6) return false;
   // Project rule: markup must lead the document or fill a third of its lines; source code
   // or data that merely mentions tags in strings (templates, generated tables) is not HTML.
@@ -425,13 +436,15 @@ bool IsHtml(std::string_view b, std::string_view t, const Features& f) {
 }
 
 // Rule 8's structural test. `^` anchors at the start of b only (no (?m)).
-bool CodeStructural(std::string_view b) {
-  static constexpr std::string_view kAny[] = {"=>", "::", "->", "){", ") {", ";\n", "{",
-                                              "\n    "};
-  for (std::string_view s : kAny) {
-    if (Contains(b, s)) return true;
+bool CodeStructural(std::string_view b, const Features& f) {
+  static constexpr internal::Literal kAny[] = {
+      internal::kLitFatArrow,     internal::kLitColonColon,      internal::kLitArrow,
+      internal::kLitParenBrace,   internal::kLitParenSpaceBrace, internal::kLitSemicolonLf,
+      internal::kLitBrace,        internal::kLitLfFourSpaces};
+  for (internal::Literal l : kAny) {
+    if (f.Has(l)) return true;
   }
-  if (Contains(b, "def ") && Contains(b, ":")) return true;
+  if (f.Has(internal::kLitDefSpace) && f.Has(internal::kLitColon)) return true;
   size_t i = 0;
   while (i < b.size() && IsRe2Space(b[i])) ++i;
   std::string_view rest = b.substr(i);
@@ -466,7 +479,7 @@ bool IsSearch(const Features& f) {
 bool IsCode(std::string_view b, std::string_view t, const Features& f) {
   if (IsLog(f)) return false;
   if (StartsWith(t, "#!")) return true;
-  if (f.keyword_matches < 3 || !CodeStructural(b)) return false;
+  if (f.keyword_matches < 3 || !CodeStructural(b, f)) return false;
   // Project rules (DECISIONS.md): keywords inside Markdown fences and comment lines do not
   // make a document code, Markdown is text, and a body whose
   // lines are mostly prose or Markdown link lists (READMEs, licences) is text.
@@ -605,8 +618,8 @@ std::string_view Classify(std::string_view sample, std::string_view prefix, Whol
   Features f = ComputeFeatures(b);
 
   // 5. diff
-  if ((Contains(b, "\n@@ ") || Contains(b, "diff --git ") ||
-       (Contains(b, "\n--- ") && Contains(b, "\n+++ "))) &&
+  if ((f.Has(internal::kLitLfAt) || f.Has(internal::kLitDiffGit) ||
+       (f.Has(internal::kLitLfMinus) && f.Has(internal::kLitLfPlus))) &&
       f.diff_line_starts >= 4) {
     return "diff";
   }

@@ -1,4 +1,5 @@
 // Presentation layers of §3.2: line-number gutters and <file> wrappers.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -16,8 +17,12 @@ constexpr size_t kMinGutterLines = 8;
 constexpr int kMaxGutterDigits = 12;
 
 struct GutterLayer {
-  std::vector<std::string> source;  // content of every line, gutter removed
-  std::vector<uint64_t> numbers;    // number of every line (blank lines inherit)
+  // Content of every line with the gutter removed, joined by LF (= the unwrapped body
+  // without its trailing LF). Lines are split again only if the output is re-wrapped.
+  std::string text;
+  std::vector<uint64_t> numbers;  // number of every line (blank lines inherit)
+
+  size_t size() const { return numbers.size(); }
 };
 
 struct FileLayer {
@@ -74,16 +79,20 @@ bool ParseGutterLine(std::string_view line, uint64_t* number, std::string_view* 
 }
 
 bool TryGutter(std::string_view input, std::string* body, GutterLayer* layer) {
-  bool trailing;
-  std::vector<std::string_view> lines = SplitLines(input, &trailing);
-  if (lines.size() < kMinGutterLines) return false;
+  // §3.2 split: a final empty piece (trailing LF) is dropped and remembered.
+  bool trailing = input.size() > 0 && input.back() == '\n';
+  std::string_view rest = trailing ? input.substr(0, input.size() - 1) : input;
   GutterLayer g;
-  g.source.reserve(lines.size());
-  g.numbers.reserve(lines.size());
+  g.text.reserve(rest.size());
   uint64_t prev = 0;
   bool have_prev = false;
   size_t numbered = 0;
-  for (std::string_view line : lines) {
+  size_t start = 0;
+  // Lines are parsed one by one so that a body without a gutter fails at its first line.
+  for (;;) {
+    size_t nl = rest.find('\n', start);
+    std::string_view line =
+        rest.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
     uint64_t n;
     std::string_view content;
     if (ParseGutterLine(line, &n, &content)) {
@@ -91,25 +100,20 @@ bool TryGutter(std::string_view input, std::string* body, GutterLayer* layer) {
       prev = n;
       have_prev = true;
       ++numbered;
-      g.source.emplace_back(content);
-      g.numbers.push_back(n);
     } else {
       if (!internal::Trim(line).empty()) return false;
-      g.source.emplace_back();
-      g.numbers.push_back(prev);
+      content = {};
+      n = prev;
     }
+    if (!g.numbers.empty()) g.text.push_back('\n');
+    g.text.append(content);
+    g.numbers.push_back(n);
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
   }
-  if (numbered < kMinGutterLines) return false;
-  std::string out;
-  size_t total = 0;
-  for (const std::string& s : g.source) total += s.size() + 1;
-  out.reserve(total);
-  for (size_t i = 0; i < g.source.size(); ++i) {
-    if (i > 0) out.push_back('\n');
-    out.append(g.source[i]);
-  }
-  if (trailing) out.push_back('\n');
-  *body = std::move(out);
+  if (g.size() < kMinGutterLines || numbered < kMinGutterLines) return false;
+  *body = g.text;
+  if (trailing) body->push_back('\n');
   *layer = std::move(g);
   return true;
 }
@@ -158,11 +162,14 @@ bool TryFile(std::string_view input, std::string* body, FileLayer* layer) {
 std::string RestoreGutter(const GutterLayer& g, std::string_view output) {
   bool trailing;
   std::vector<std::string_view> lines = SplitLines(output, &trailing);
-  if (g.source.empty()) return std::string(output);
+  if (g.size() == 0) return std::string(output);
+  bool unused;
+  std::vector<std::string_view> source = SplitLines(g.text, &unused);
+  source.resize(g.size());  // "" + LF… splits like the original lines
   std::unordered_map<std::string_view, std::vector<size_t>> positions;
-  positions.reserve(g.source.size());
-  for (size_t i = 0; i < g.source.size(); ++i) positions[g.source[i]].push_back(i);
-  const size_t last = g.source.size() - 1;
+  positions.reserve(g.size());
+  for (size_t i = 0; i < g.size(); ++i) positions[source[i]].push_back(i);
+  const size_t last = g.size() - 1;
   size_t cursor = 0, tracked = 0, traced = 0;
   std::vector<uint64_t> numbers(lines.size());
   for (size_t k = 0; k < lines.size(); ++k) {

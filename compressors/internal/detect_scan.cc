@@ -10,6 +10,29 @@ namespace {
 
 constexpr unsigned kKeywordId = 100;
 constexpr unsigned kConsoleBase = 200;
+constexpr unsigned kLiteralBase = 1000;
+
+// Regex spelling of each Literal, in enum order.
+const char* const kLiteralPatterns[kLitCount] = {
+    R"(=>)",         R"(className=)", R"(\}\);)",     R"(::)",          R"(->)",
+    R"(\)\{)",       R"(\) \{)",      R"(;
+)",       R"(\{)",          R"(def )",
+    R"(:)",          R"(diff --git )", R"(
+@@ )",    R"(
+--- )",      R"(
+\+\+\+ )",
+    R"(
+    )",     R"(
+import )",  R"(
+export )", R"(
+package )",  R"(
+func )",
+    R"(
+def )",     R"(
+class )",   R"(
+const )",  R"(<body)",       R"(<article)",
+    R"(<main)",      R"(<div)",       R"(<p[> ])",
+};
 
 struct Pattern {
   const char* expr;
@@ -110,6 +133,11 @@ hs_database_t* CompileDatabase() {
     flags.push_back(kMl);
     ids.push_back(id++);
   }
+  for (int l = 0; l < kLitCount; ++l) {
+    exprs.push_back(kLiteralPatterns[l]);
+    flags.push_back(HS_FLAG_SINGLEMATCH | (l >= kLitTagBody ? HS_FLAG_CASELESS : 0u));
+    ids.push_back(kLiteralBase + static_cast<unsigned>(l));
+  }
   hs_database_t* db = nullptr;
   hs_compile_error_t* err = nullptr;
   if (hs_compile_multi(exprs.data(), flags.data(), ids.data(),
@@ -164,6 +192,10 @@ size_t LineOf(Context* c, size_t pos) {
 int OnMatch(unsigned int id, unsigned long long /*from*/, unsigned long long to,
             unsigned int /*flags*/, void* ctx) {
   auto* c = static_cast<Context*>(ctx);
+  if (id >= kLiteralBase) {
+    c->out->literals |= uint64_t{1} << (id - kLiteralBase);
+    return 0;
+  }
   if (to == 0) return 0;
   size_t line = LineOf(c, static_cast<size_t>(to - 1));
   if (id == kKeywordId) {

@@ -20,10 +20,46 @@ enum LineFlag : uint8_t {
   kLineConsole = 2,  // a build/test tool console line (compiler, make, ninja, pytest, ctest…)
 };
 
+// Fixed strings whose presence anywhere in the text the rules test (bit i of
+// ScanResult::literals). kLitTag* are ASCII case-insensitive.
+enum Literal : int {
+  kLitFatArrow,         // =>
+  kLitClassName,        // className=
+  kLitCloseCall,        // });
+  kLitColonColon,       // ::
+  kLitArrow,            // ->
+  kLitParenBrace,       // ){
+  kLitParenSpaceBrace,  // ") {"
+  kLitSemicolonLf,      // ;\n
+  kLitBrace,            // {
+  kLitDefSpace,         // "def "
+  kLitColon,            // :
+  kLitDiffGit,          // "diff --git "
+  kLitLfAt,             // "\n@@ "
+  kLitLfMinus,          // "\n--- "
+  kLitLfPlus,           // "\n+++ "
+  kLitLfFourSpaces,     // "\n    "
+  kLitLfImport,         // "\nimport "
+  kLitLfExport,         // "\nexport "
+  kLitLfPackage,        // "\npackage "
+  kLitLfFunc,           // "\nfunc "
+  kLitLfDef,            // "\ndef "
+  kLitLfClass,          // "\nclass "
+  kLitLfConst,          // "\nconst "
+  kLitTagBody,          // <body
+  kLitTagArticle,       // <article
+  kLitTagMain,          // <main
+  kLitTagDiv,           // <div
+  kLitTagP,             // <p> or "<p "
+  kLitCount,
+};
+
 struct ScanResult {
   std::vector<uint8_t> line_flags;  // one per LF piece (see line_starts)
   std::vector<uint16_t> line_keywords;  // keyword matches per piece (saturating)
   size_t keyword_matches = 0;       // non-overlapping matches of the rule 8 keyword regex
+  uint64_t literals = 0;            // bit per Literal present in the text
+  bool Has(Literal l) const { return (literals >> l) & 1; }
   bool ok = true;                   // false if Hyperscan failed (flags are then all 0)
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -243,6 +244,64 @@ TEST(DetectLargeTest, LargeJsonIsValidatedWhole) {
   // Broken at the very end: only a whole-body check can see it.
   json[json.size() - 2] = ',';
   EXPECT_NE(DetectBody(json), "json");
+}
+
+TEST(DetectLargeTest, SampledPathAgreesBetweenSpoolAndView) {
+  // Every fixture repeated past the exact-classification limit: whatever type the sample
+  // gives, the in-memory and the spilled path must give the same.
+  for (const FixtureCase& c : AllFixtures()) {
+    std::string unit = testing::ReadFile(c.relpath);
+    if (unit.empty()) continue;
+    if (unit.back() != '\n') unit.push_back('\n');
+    std::string big;
+    while (big.size() < (3u << 20) / 2) big += unit;
+    SpoolOptions opts;
+    opts.memory_limit = 64 * 1024;
+    Spool spool(opts);
+    ASSERT_TRUE(spool.Write(big).ok());
+    Result<std::string_view> spooled = DetectLarge(Body::FromSpool(spool));
+    ASSERT_TRUE(spooled.ok());
+    EXPECT_EQ(*spooled, DetectBody(big)) << c.relpath;
+  }
+}
+
+TEST(DetectLargeTest, LargeLogAndCsvKeepTheirType) {
+  std::string csv = "id,host,cpu_pct,status\n";
+  for (int i = 0; csv.size() < (5u << 20); ++i) {
+    csv += std::to_string(i) + ",web-" + std::to_string(i % 7) + "," + std::to_string(i % 100) +
+           (i % 13 ? ",ok\n" : ",degraded\n");
+  }
+  EXPECT_EQ(DetectBody(csv), "tabular");
+  std::string grep;
+  for (int i = 0; grep.size() < (5u << 20); ++i) {
+    grep += "src/module_" + std::to_string(i % 300) + "/file.cc:" + std::to_string(i % 900 + 1) +
+            ":  return Status::OK();\n";
+  }
+  EXPECT_EQ(DetectBody(grep), "search-result");
+}
+
+TEST(DetectThreads, ConcurrentDetectionIsDeterministic) {
+  std::vector<FixtureCase> cases = AllFixtures();
+  std::vector<std::string> bodies;
+  std::vector<std::string> expected;
+  for (const FixtureCase& c : cases) {
+    bodies.push_back(testing::ReadFile(c.relpath));
+    expected.emplace_back(DetectBody(bodies.back()));
+  }
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 5; ++round) {
+        for (size_t i = 0; i < bodies.size(); ++i) {
+          size_t k = (i + t * 7) % bodies.size();
+          if (DetectBody(bodies[k]) != expected[k]) ++mismatches[t];
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int m : mismatches) EXPECT_EQ(m, 0);
 }
 
 // ---------------------------------------------------------------------------------------
