@@ -6,6 +6,8 @@
 #include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <optional>
 #include <streambuf>
 #include <istream>
 #include <string>
@@ -274,9 +276,56 @@ ConfigKind ClassifyConfig(std::string_view body) {
   return ConfigKind::kNone;
 }
 
+// INI dialects with bare boolean keys (`quick`, `skip-external-locking`) and `!include`
+// directives (MySQL .cnf): §5.10 counts those lines as prose and rejects the file. The same
+// project rule as detection (docs/DECISIONS.md, "INI dialects with bare keys"): classify a copy
+// in which, after the first section header, bare keys read `key = true` and `!include…` lines
+// are comments; only a TOML/INI verdict is taken. The compressor still works on the original.
+std::optional<std::string> NormalizeIniBareKeys(std::string_view body) {
+  std::string out;
+  bool changed = false;
+  size_t sections = 0;
+  size_t start = 0;
+  while (start <= body.size()) {
+    const size_t nl = body.find('\n', start);
+    const size_t end = nl == std::string_view::npos ? body.size() : nl;
+    std::string_view line = body.substr(start, end - start);
+    const bool cr = !line.empty() && line.back() == '\r';
+    std::string_view t = Trim(line);
+    const bool bare = !t.empty() && std::all_of(t.begin(), t.end(), IsKeyChar);
+    if (t.size() > 2 && t.front() == '[' && t.back() == ']') ++sections;
+    if (bare && sections > 0) {
+      out.append(line.substr(0, line.size() - (cr ? 1 : 0)));
+      out.append(" = true");
+      if (cr) out.push_back('\r');
+      changed = true;
+    } else if (internal::StartsWith(t, "!include")) {
+      out.append("# ").append(line);
+      changed = true;
+    } else {
+      out.append(line);
+    }
+    if (nl == std::string_view::npos) break;
+    out.push_back('\n');
+    start = nl + 1;
+  }
+  if (!changed || sections < 2) return std::nullopt;
+  return out;
+}
+
+ConfigKind ClassifyConfigOrIniDialect(std::string_view body) {
+  ConfigKind kind = ClassifyConfig(body);
+  if (kind != ConfigKind::kNone) return kind;
+  std::optional<std::string> ini = NormalizeIniBareKeys(body);
+  if (ini && ClassifyConfig(*ini) == ConfigKind::kIni) return ConfigKind::kIni;
+  return ConfigKind::kNone;
+}
+
 }  // namespace
 
-bool IsConfig(std::string_view body) { return ClassifyConfig(body) != ConfigKind::kNone; }
+bool IsConfig(std::string_view body) {
+  return ClassifyConfigOrIniDialect(body) != ConfigKind::kNone;
+}
 
 
 namespace {
@@ -380,7 +429,7 @@ class ConfigCompressor final : public InMemoryCompressor {
   std::optional<std::string> TransformText(std::string_view body, std::string_view query,
                                            TransformMeta*) const override {
     if (internal::Contains(body, kMarkerText)) return std::nullopt;
-    const ConfigKind kind = ClassifyConfig(body);
+    const ConfigKind kind = ClassifyConfigOrIniDialect(body);
     if (kind == ConfigKind::kNone) return std::nullopt;
     internal::SplitResult split = internal::SplitLines(body);
     const std::vector<std::string_view>& lines = split.lines;

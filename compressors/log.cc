@@ -219,43 +219,6 @@ struct Candidate {
   uint32_t template_id;
 };
 
-// Token positions as field names for template invariants ("$1" … "$64").
-std::string_view PositionName(size_t pos) {
-  static const std::vector<std::string>* names = [] {
-    auto* v = new std::vector<std::string>;
-    for (size_t i = 1; i <= internal::TemplateMinerOptions().max_tokens; ++i) {
-      v->push_back("$" + std::to_string(i));
-    }
-    return v;
-  }();
-  return (*names)[pos];
-}
-
-bool TokenHasDigit(std::string_view t) {
-  return std::any_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-// Fields of a line without logfmt/JSON fields: its variable tokens (template wildcards, and
-// digit-bearing tokens, which the miner treats as variable) that are not number-like, named
-// by position.
-void TemplateFields(std::string_view line, uint32_t template_id,
-                    const internal::TemplateMiner& miner, std::vector<std::string_view>* tokens,
-                    internal::FieldList* out) {
-  out->clear();
-  internal::TemplateTokens(line, tokens);
-  for (size_t pos = 0; pos < tokens->size() && out->size() < internal::kMaxUnitFields; ++pos) {
-    std::string_view t = (*tokens)[pos];
-    // Number-like tokens (first alphanumeric is a digit: timestamps, sizes, versions, addresses)
-    // are left out: their ranges cost more marker bytes than they tell (measured on the CI log,
-    // docs/DECISIONS.md). Names such as `libfoo:amd64` stay.
-    auto first_alnum = std::find_if(t.begin(), t.end(), [](char c) {
-      return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
-    });
-    const bool number_like = first_alnum != t.end() && *first_alnum >= '0' && *first_alnum <= '9';
-    const bool variable = miner.IsWildcard(template_id, pos) || TokenHasDigit(t);
-    if (variable && !number_like) out->push_back({PositionName(pos), t});
-  }
-}
 
 class LogCompressor final : public Compressor {
  public:
@@ -484,7 +447,7 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
           if (fields.empty() && tid != internal::TemplateMiner::kNoTemplate) {
             // miner4 replays pass 1, so ids agree; miner1 holds the final (most general)
             // templates, whose wildcards cover every line of the cluster.
-            TemplateFields(line, tid, miner1, &tokens, &fields);
+            internal::TemplateFields(line, tid, miner1, &tokens, &fields);
           }
           template_acc.Add(fields);
         }

@@ -1,6 +1,9 @@
 #include "compressors/tabular.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,6 +15,7 @@
 #include "compressors/internal/invariants.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/redundancy.h"
+#include "compressors/internal/templates.h"
 #include "compressors/internal/text_util.h"
 
 namespace caveman {
@@ -348,8 +352,49 @@ std::string Encode(const Table& table, const std::vector<std::vector<std::string
   return out;
 }
 
+// Shape of a cell for template grouping (project extension, docs/DECISIONS.md): empty, number,
+// hash/UUID-like id, or its character classes with runs collapsed (`web-01` → `a-9`).
+std::string CellShape(std::string_view cell) {
+  constexpr size_t kMinHexId = 8;
+  constexpr size_t kMaxShape = 24;
+  std::string_view t = Trim(cell);
+  if (t.empty()) return "E";
+  if (internal::ParseNumber(t)) return "N";
+  // Hashes and UUIDs: hex digits (and dashes) with at least one digit.
+  if (t.size() >= kMinHexId &&
+      std::all_of(t.begin(), t.end(),
+                  [](char c) { return c == '-' || std::isxdigit(static_cast<unsigned char>(c)); }) &&
+      std::any_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return "H";
+  }
+  std::string shape;
+  for (char c : t) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    char cls = std::isalpha(u) ? 'a' : std::isdigit(u) ? '9' : u >= 0x80 ? 'u' : c;
+    if (shape.empty() || shape.back() != cls) shape.push_back(cls);
+    if (shape.size() >= kMaxShape) break;
+  }
+  return shape;
+}
+
+// Row keys: hash of the cell shapes; header rows get none (they are always kept).
+std::vector<uint64_t> ShapeKeys(const std::vector<std::vector<std::string>>& rows, size_t header_rows) {
+  std::vector<uint64_t> keys(rows.size(), 0);
+  for (size_t r = header_rows; r < rows.size(); ++r) {
+    std::string joined;
+    for (const std::string& cell : rows[r]) {
+      joined += CellShape(cell);
+      joined.push_back('\x1f');
+    }
+    uint64_t h = std::hash<std::string>{}(joined);
+    keys[r] = h == 0 ? 1 : h;
+  }
+  return keys;
+}
+
 class TabularCompressor final : public InMemoryCompressor {
  public:
+  explicit TabularCompressor(TabularOptions options) : options_(options) {}
   std::string_view content_type() const override { return "tabular"; }
   bool query_aware() const override { return true; }
 
@@ -394,7 +439,12 @@ class TabularCompressor final : public InMemoryCompressor {
       keep[hi_row] = true;
     }
     internal::KeepQueryRelevant(&keep, docs, query, kQueryLimit, kQueryThreshold);
-    internal::KeepNonRedundant(docs, &keep);
+    // §4.2 guard, extended: a row of the same shape as a kept row is represented by it.
+    if (options_.template_grouping) {
+      internal::KeepNonRedundantGrouped(docs, ShapeKeys(rows, h), &keep);
+    } else {
+      internal::KeepNonRedundant(docs, &keep);
+    }
 
     std::vector<std::string_view> header(rows[0].begin(), rows[0].end());
     std::vector<std::vector<std::string>> out_rows;
@@ -441,12 +491,15 @@ class TabularCompressor final : public InMemoryCompressor {
     if (out.size() >= body.size()) return std::nullopt;
     return out;
   }
+
+ private:
+  TabularOptions options_;
 };
 
 }  // namespace
 
-std::unique_ptr<Compressor> NewTabularCompressor() {
-  return std::make_unique<TabularCompressor>();
+std::unique_ptr<Compressor> NewTabularCompressor(TabularOptions options) {
+  return std::make_unique<TabularCompressor>(options);
 }
 
 }  // namespace caveman

@@ -17,7 +17,14 @@
 
 namespace caveman {
 
-std::unique_ptr<Compressor> NewTabularCompressor();
+struct TabularOptions {
+  // Template grouping (project extension beyond the spec, docs/DECISIONS.md): a row the
+  // redundancy guard would keep stays dropped when a kept one has the same cell shapes.
+  // Default: true. false = exactly the spec.
+  bool template_grouping = true;
+};
+
+std::unique_ptr<Compressor> NewTabularCompressor(TabularOptions options = {});
 
 // The table parser of §5.9 (used by detection rule 7): the number of rows, header rows
 // included (Markdown: header and separator row; CSV/TSV: the header record), when the parser

@@ -6,8 +6,11 @@
 #include <vector>
 
 #include "compressors/internal/bm25.h"
+#include "compressors/internal/elision.h"
+#include "compressors/internal/invariants.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/redundancy.h"
+#include "compressors/internal/templates.h"
 #include "compressors/internal/text_util.h"
 
 namespace caveman {
@@ -130,6 +133,7 @@ bool IsHeading(std::string_view s) {
 
 class TextCompressor final : public InMemoryCompressor {
  public:
+  explicit TextCompressor(TextOptions options) : options_(options) {}
   std::string_view content_type() const override { return "text"; }
   bool query_aware() const override { return true; }
 
@@ -149,7 +153,45 @@ class TextCompressor final : public InMemoryCompressor {
                 internal::Contains(docs[i], kMarkerText);
     }
     internal::KeepQueryRelevant(&keep, docs, query, kQueryLimit, kQueryThreshold);
-    internal::KeepNonRedundant(docs, &keep);
+    // §4.2 guard, extended: a section whose mined line template matches a kept section's is
+    // represented by it (listings such as `ls -l`, fixed-width tables; docs/DECISIONS.md).
+    internal::TemplateMiner miner;
+    std::vector<uint32_t> template_ids;
+    std::vector<bool> template_dropped(n, false);
+    if (options_.template_grouping) {
+      std::vector<uint64_t> keys;
+      for (std::string_view d : docs) {
+        template_ids.push_back(miner.Add(d));
+        keys.push_back(template_ids.back() == internal::TemplateMiner::kNoTemplate
+                           ? 0
+                           : static_cast<uint64_t>(template_ids.back()) + 1);
+      }
+      internal::KeepNonRedundantGrouped(docs, keys, &keep, &template_dropped);
+    } else {
+      internal::KeepNonRedundant(docs, &keep);
+    }
+    // Runs dropped mostly by template grouping carry the invariants of their variable tokens
+    // (project extension; the spec's text markers have no summary).
+    auto template_summary = [&](size_t from, size_t to) -> std::string {
+      size_t dropped_by_template = 0;
+      int64_t bytes = 0;
+      for (size_t k = from; k < to; ++k) {
+        dropped_by_template += template_dropped[k] ? 1 : 0;
+        bytes += static_cast<int64_t>(docs[k].size()) + 1;
+      }
+      if (dropped_by_template * 2 < to - from || to - from < internal::kAlwaysElideCount) return "";
+      internal::InvariantAccumulator acc;
+      internal::FieldList fields;
+      std::vector<std::string_view> tokens;
+      for (size_t k = from; k < to; ++k) {
+        fields.clear();
+        if (template_ids[k] != internal::TemplateMiner::kNoTemplate) {
+          internal::TemplateFields(docs[k], template_ids[k], miner, &tokens, &fields);
+        }
+        acc.Add(fields);
+      }
+      return acc.Render(bytes);
+    };
     std::string out;
     size_t out_sections = 0;
     auto append = [&](std::string_view s) {
@@ -163,16 +205,23 @@ class TextCompressor final : public InMemoryCompressor {
       }
       size_t j = i;
       while (j < n && !keep[j]) ++j;
-      append("\xE2\x80\xA6 " + std::to_string(j - i) + " " + std::string(kMarkerText) + " \xE2\x80\xA6");
+      const std::string summary = options_.template_grouping ? template_summary(i, j) : "";
+      append("\xE2\x80\xA6 " + std::to_string(j - i) + " " + std::string(kMarkerText) +
+             (summary.empty() ? "" : ": " + summary) + " \xE2\x80\xA6");
       i = j;
     }
     if (out_sections == n) return std::nullopt;
     return out;
   }
+
+ private:
+  TextOptions options_;
 };
 
 }  // namespace
 
-std::unique_ptr<Compressor> NewTextCompressor() { return std::make_unique<TextCompressor>(); }
+std::unique_ptr<Compressor> NewTextCompressor(TextOptions options) {
+  return std::make_unique<TextCompressor>(options);
+}
 
 }  // namespace caveman

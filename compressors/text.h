@@ -16,7 +16,14 @@
 
 namespace caveman {
 
-std::unique_ptr<Compressor> NewTextCompressor();
+struct TextOptions {
+  // Template grouping (project extension beyond the spec, docs/DECISIONS.md): a section the
+  // redundancy guard would keep stays dropped when a kept one has the same mined line template.
+  // Default: true. false = exactly the spec.
+  bool template_grouping = true;
+};
+
+std::unique_ptr<Compressor> NewTextCompressor(TextOptions options = {});
 
 }  // namespace caveman
 

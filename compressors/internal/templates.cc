@@ -1,6 +1,11 @@
 #include "compressors/internal/templates.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
+#include <unordered_set>
+
+#include "compressors/internal/redundancy.h"
 
 namespace caveman::internal {
 namespace {
@@ -116,6 +121,92 @@ bool TemplateMiner::IsWildcard(uint32_t id, size_t pos) const {
   if (id >= clusters_.size()) return false;
   const Cluster& c = clusters_[id];
   return pos < c.tokens.size() && c.tokens[pos] == 0;
+}
+
+void KeepNonRedundantGrouped(const std::vector<std::string_view>& units,
+                             const std::vector<uint64_t>& keys, std::vector<bool>* keep,
+                             std::vector<bool>* template_dropped) {
+  if (template_dropped != nullptr) template_dropped->assign(units.size(), false);
+  size_t kept = 0;
+  std::unordered_set<uint64_t> kept_keys;
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (!(*keep)[i]) continue;
+    ++kept;
+    if (keys[i] != 0) kept_keys.insert(keys[i]);
+  }
+  RedundancyGuard guard;
+  size_t ordinal = 0;
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (!(*keep)[i]) continue;
+    if (RedundancyGuard::IsSeed(ordinal, kept)) guard.AddSeed(units[i]);
+    ++ordinal;
+  }
+  for (size_t i = 0; i < units.size(); ++i) {
+    if ((*keep)[i]) continue;
+    const bool key_kept = keys[i] != 0 && kept_keys.count(keys[i]) > 0;
+    if (!key_kept) {
+      if (guard.Test(units[i])) {
+        (*keep)[i] = true;
+        if (keys[i] != 0) kept_keys.insert(keys[i]);
+      }
+      continue;
+    }
+    // Represented by a kept unit of the same template: dropped whatever the profile says.
+    if (template_dropped != nullptr && guard.promotions() < kMaxPromotions &&
+        guard.Represents(ComputeProfile(units[i]))) {
+      continue;  // the plain guard drops it too
+    }
+    if (template_dropped != nullptr) (*template_dropped)[i] = true;
+  }
+}
+
+std::vector<uint64_t> TemplateKeys(const std::vector<std::string_view>& units) {
+  TemplateMiner miner;
+  std::vector<uint64_t> keys;
+  keys.reserve(units.size());
+  for (std::string_view u : units) {
+    const uint32_t id = miner.Add(u);
+    keys.push_back(id == TemplateMiner::kNoTemplate ? 0 : static_cast<uint64_t>(id) + 1);
+  }
+  return keys;
+}
+
+// Token positions as field names for template invariants ("$1" … "$64").
+static std::string_view PositionName(size_t pos) {
+  static const std::vector<std::string>* names = [] {
+    auto* v = new std::vector<std::string>;
+    for (size_t i = 1; i <= TemplateMinerOptions().max_tokens; ++i) {
+      v->push_back("$" + std::to_string(i));
+    }
+    return v;
+  }();
+  return (*names)[pos];
+}
+
+static bool TokenHasDigit(std::string_view t) {
+  return std::any_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Fields of a line without logfmt/JSON fields: its variable tokens (template wildcards, and
+// digit-bearing tokens, which the miner treats as variable) that are not number-like, named
+// by position.
+void TemplateFields(std::string_view line, uint32_t template_id,
+                    const TemplateMiner& miner, std::vector<std::string_view>* tokens,
+                    FieldList* out) {
+  out->clear();
+  TemplateTokens(line, tokens);
+  for (size_t pos = 0; pos < tokens->size() && out->size() < kMaxUnitFields; ++pos) {
+    std::string_view t = (*tokens)[pos];
+    // Number-like tokens (first alphanumeric is a digit: timestamps, sizes, versions, addresses)
+    // are left out: their ranges cost more marker bytes than they tell (measured on the CI log,
+    // docs/DECISIONS.md). Names such as `libfoo:amd64` stay.
+    auto first_alnum = std::find_if(t.begin(), t.end(), [](char c) {
+      return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+    });
+    const bool number_like = first_alnum != t.end() && *first_alnum >= '0' && *first_alnum <= '9';
+    const bool variable = miner.IsWildcard(template_id, pos) || TokenHasDigit(t);
+    if (variable && !number_like) out->push_back({PositionName(pos), t});
+  }
 }
 
 }  // namespace caveman::internal

@@ -22,6 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compressors/internal/invariants.h"
+
 namespace caveman::internal {
 
 struct TemplateMinerOptions {
@@ -55,6 +57,25 @@ class TemplateMiner {
 
 // The miner's tokens of `line` (views into it).
 void TemplateTokens(std::string_view line, std::vector<std::string_view>* out);
+
+// §4.2 keepNonRedundant extended with template grouping, for in-memory compressors: a unit the
+// guard would keep (not represented by a profile class, or promotions exhausted) stays dropped
+// when its key equals the key of a kept unit (kept before the guard, or promoted earlier).
+// keys[i] == 0 means "no template".
+// `template_dropped` (optional) marks the units dropped only because of their key.
+void KeepNonRedundantGrouped(const std::vector<std::string_view>& units,
+                             const std::vector<uint64_t>& keys, std::vector<bool>* keep,
+                             std::vector<bool>* template_dropped = nullptr);
+
+// Fields of a line for invariant summaries when it has no logfmt/JSON fields: its variable
+// tokens (wildcard positions of template `template_id` in `miner`, and digit-bearing tokens)
+// that are not number-like (first alphanumeric a digit), named `$k` by 1-based position.
+// Views point into `line` and static storage.
+void TemplateFields(std::string_view line, uint32_t template_id, const TemplateMiner& miner,
+                    std::vector<std::string_view>* tokens, FieldList* out);
+
+// Keys from mined templates (id + 1, 0 for none) of `units` in order.
+std::vector<uint64_t> TemplateKeys(const std::vector<std::string_view>& units);
 
 }  // namespace caveman::internal
 

@@ -51,3 +51,21 @@ TEST(ConfigCompressor, DeclinesBelowFourteenLines) {
 
 }  // namespace
 }  // namespace caveman
+
+namespace caveman {
+namespace {
+
+TEST(ConfigCompressor, MysqlStyleBareKeysAreIni) {
+  std::string in = "!includedir /etc/mysql/conf.d/\n[client]\nport = 3306\nsocket = /run/mysqld.sock\n\n[mysqld]\n";
+  in += "quick\nskip-external-locking\n";
+  for (int i = 0; i < 30; ++i) in += "option_" + std::to_string(i) + " = " + std::to_string(i) + "\n";
+  in += "[mysqldump]\nquick\nmax_allowed_packet = 16M\n";
+  EXPECT_TRUE(IsConfig(in));
+  auto out = RunOnString(*NewConfigCompressor(), in);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_NE(out->find("[mysqld]\nquick\nskip-external-locking\n"), std::string::npos) << *out;
+  EXPECT_NE(out->find("config lines elided (caveman)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace caveman

@@ -32,6 +32,8 @@ struct Kind {
 };
 
 std::unique_ptr<Compressor> MakeLog() { return NewLogCompressor(); }
+std::unique_ptr<Compressor> MakeTabular() { return NewTabularCompressor(); }
+std::unique_ptr<Compressor> MakeText() { return NewTextCompressor(); }
 
 const Kind kKinds[] = {
     {"log", MakeLog},
@@ -39,8 +41,8 @@ const Kind kKinds[] = {
     {"diff", NewDiffCompressor},
     {"search-result", NewSearchResultCompressor},
     {"config", NewConfigCompressor},
-    {"tabular", NewTabularCompressor},
-    {"text", NewTextCompressor},
+    {"tabular", MakeTabular},
+    {"text", MakeText},
 };
 
 std::string Slurp(const fs::path& p) {

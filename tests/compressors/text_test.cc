@@ -71,3 +71,28 @@ TEST(TextCompressor, CrlfInsideSectionsSurvivesSeparatorsAreLf) {
 
 }  // namespace
 }  // namespace caveman
+
+namespace caveman {
+namespace {
+
+// An `ls -l` listing: every line its own section; names and sizes differ in words and digits.
+TEST(TextTemplateGrouping, ListingRowsAreRepresentedByAKeptRowOfTheirTemplate) {
+  const char* words[] = {"ant", "bee", "cat", "dog", "eel", "fox", "gnu", "hen"};
+  std::string in = "total 4242\n";
+  for (int i = 0; i < 300; ++i) {
+    in += std::string(i % 3 ? "-rw-r--r--" : "-rwxr-xr-x") + " 1 root root " +
+          std::to_string(1000 + i * 37) + " Nov 27 12:12 " + words[i % 8] + words[(i / 8) % 8] +
+          words[(i / 64) % 8] + ".bin\n";
+  }
+  auto spec = RunOnString(*NewTextCompressor(TextOptions{false}), in);
+  auto grouped = RunOnString(*NewTextCompressor(), in);
+  ASSERT_TRUE(grouped.has_value());
+  EXPECT_LT(grouped->size() * 10, in.size());
+  EXPECT_TRUE(!spec.has_value() || spec->size() > grouped->size() * 3);
+  EXPECT_NE(grouped->find("sections elided (caveman): "), std::string::npos) << *grouped;
+  auto again = RunOnString(*NewTextCompressor(), *grouped);
+  EXPECT_TRUE(!again.has_value() || *again == *grouped);
+}
+
+}  // namespace
+}  // namespace caveman
