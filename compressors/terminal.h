@@ -16,7 +16,15 @@
 
 namespace caveman {
 
-std::unique_ptr<Compressor> NewTerminalCompressor();
+struct TerminalOptions {
+  // Template grouping (project extension beyond §5.16, docs/DECISIONS.md): a cleaned line the
+  // redundancy guard would keep stays dropped when a kept line has the same mined template
+  // (listings, package-manager and build progress); markers of runs dropped mostly that way
+  // carry `$k` invariants. Default: true. false = exactly §5.16.
+  bool template_grouping = true;
+};
+
+std::unique_ptr<Compressor> NewTerminalCompressor(TerminalOptions options = {});
 
 // The per-line cleanup of §5.16 (CR redraw, then ANSI deletion) of one LF-free line.
 std::string CleanTerminalLine(std::string_view line);

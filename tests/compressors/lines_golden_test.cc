@@ -32,12 +32,13 @@ struct Kind {
 };
 
 std::unique_ptr<Compressor> MakeLog() { return NewLogCompressor(); }
+std::unique_ptr<Compressor> MakeTerminal() { return NewTerminalCompressor(); }
 std::unique_ptr<Compressor> MakeTabular() { return NewTabularCompressor(); }
 std::unique_ptr<Compressor> MakeText() { return NewTextCompressor(); }
 
 const Kind kKinds[] = {
     {"log", MakeLog},
-    {"terminal", NewTerminalCompressor},
+    {"terminal", MakeTerminal},
     {"diff", NewDiffCompressor},
     {"search-result", NewSearchResultCompressor},
     {"config", NewConfigCompressor},

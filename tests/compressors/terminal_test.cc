@@ -49,3 +49,28 @@ TEST(TerminalCompressor, ElidesRedundantMiddleAndKeepsErrors) {
 
 }  // namespace
 }  // namespace caveman
+
+namespace caveman {
+namespace {
+
+// Package-manager progress: lines differ in package names, so §4.2 profiles keep them all.
+TEST(TerminalTemplateGrouping, PackageProgressCollapsesOnlyWithGrouping) {
+  const char* parts[] = {"lib", "gtk", "xml", "ssl", "zst", "dev", "core", "util"};
+  std::string in = "\x1b[1mReading package lists...\x1b[0m\n";
+  for (int i = 0; i < 400; ++i) {
+    std::string pkg = std::string(parts[i % 8]) + parts[(i / 8) % 8] + parts[(i / 64) % 8];
+    in += "Setting up " + pkg + ":amd64 (1." + std::to_string(i) + "-1) ...\r\n";
+  }
+  in += "Processing triggers for man-db (2.11.2-2) ...\n";
+  auto spec = RunOnString(*NewTerminalCompressor(TerminalOptions{false}), in);
+  auto grouped = RunOnString(*NewTerminalCompressor(), in);
+  ASSERT_TRUE(grouped.has_value());
+  ASSERT_TRUE(spec.has_value());  // cleanup alone is accepted
+  EXPECT_LT(grouped->size() * 10, spec->size());
+  EXPECT_NE(grouped->find("lines elided (caveman): $3: "), std::string::npos) << *grouped;
+  auto again = RunOnString(*NewTerminalCompressor(), *grouped);
+  EXPECT_TRUE(!again.has_value() || *again == *grouped);
+}
+
+}  // namespace
+}  // namespace caveman
