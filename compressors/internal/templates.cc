@@ -31,13 +31,6 @@ uint64_t HashToken(std::string_view t) {
   return h == 0 ? 1 : h;  // 0 is the wildcard
 }
 
-bool HasDigit(std::string_view t) {
-  for (char c : t) {
-    if (static_cast<unsigned char>(c - '0') < 10) return true;
-  }
-  return false;
-}
-
 template <class Fn>
 size_t ForEachToken(std::string_view line, Fn&& fn) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -66,16 +59,28 @@ void TemplateTokens(std::string_view line, std::vector<std::string_view>* out) {
 }
 
 uint32_t TemplateMiner::Add(std::string_view line) {
+  // One fused pass per line: split on SPACE/TAB, spot digits, hash the other tokens.
   scratch_.clear();
   bool too_long = false;
-  ForEachToken(line, [&](std::string_view t) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  while (p < end) {
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+    if (p >= end) break;
+    const char* q = p;
+    bool digit = false;
+    while (q < end && *q != ' ' && *q != '\t') {
+      digit |= static_cast<unsigned char>(*q - '0') < 10;
+      ++q;
+    }
     if (scratch_.size() >= options_.max_tokens) {
       too_long = true;
-      return false;
+      break;
     }
-    scratch_.push_back(HasDigit(t) ? 0 : HashToken(t));
-    return true;
-  });
+    scratch_.push_back(digit ? 0 : HashToken(std::string_view(p, static_cast<size_t>(q - p))));
+    p = q;
+  }
   if (too_long || scratch_.empty()) return kNoTemplate;
   const uint64_t key = HashToken(std::string_view(reinterpret_cast<const char*>(&scratch_[0]), 8)) ^
                        (scratch_.size() * 0x9E3779B97F4A7C15ULL);
