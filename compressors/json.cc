@@ -194,29 +194,38 @@ class Elider {
   bool collapsed_ = false;
 };
 
-class JsonCompressor final : public InMemoryCompressor {
+// Not an InMemoryCompressor: it needs the Body itself to learn whether the loaded view has
+// the spare bytes simdjson may read past the end (saves a copy of the whole input).
+class JsonCompressor final : public Compressor {
  public:
   std::string_view content_type() const override { return "json"; }
   bool query_aware() const override { return true; }
   bool metadata_aware() const override { return true; }
 
- protected:
-  std::optional<std::string> TransformText(std::string_view body, std::string_view query,
-                                           TransformMeta* meta) const override {
-    std::optional<std::string> out = ElideJson(body, query);
-    if (out && meta != nullptr) {
+  Result<TransformOutcome> Transform(const Body& body, std::string_view query, ByteSink& sink,
+                                     TransformMeta* meta) const override {
+    CAVEMAN_ASSIGN_OR_RETURN(std::string_view text, body.View());
+    std::optional<std::string> out = ElideJson(text, query, body.view_padding());
+    if (!out) return TransformOutcome::kDeclined;
+    if (meta != nullptr) {
       meta->method = "elision";
       meta->lossless_to_model = false;
     }
-    return out;
+    CAVEMAN_RETURN_IF_ERROR(sink.Write(*out));
+    return TransformOutcome::kAccepted;
   }
 };
 
 }  // namespace
 
 std::optional<std::string> ElideJson(std::string_view body, std::string_view query) {
+  return ElideJson(body, query, 0);
+}
+
+std::optional<std::string> ElideJson(std::string_view body, std::string_view query,
+                                     size_t readable_padding) {
   JsonTree tree;
-  if (!tree.Parse(body)) return std::nullopt;
+  if (!tree.Parse(body, readable_padding)) return std::nullopt;
   std::string out;
   Elider elider(tree, query, &out);
   if (!elider.Run()) return std::nullopt;

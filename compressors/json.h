@@ -15,7 +15,7 @@
 // nesting deeper than 10,000, and when no array was collapsed.
 //
 // Memory: the input plus a compact tree (~24 bytes per value) plus per-element bookkeeping of
-// the array being selected.
+// the array being selected; while parsing, simdjson's structural index (4 bytes per token).
 // Thread-safety: stateless; Transform may run concurrently.
 #ifndef CAVEMAN_COMPRESSORS_JSON_H_
 #define CAVEMAN_COMPRESSORS_JSON_H_
@@ -34,6 +34,10 @@ std::unique_ptr<Compressor> NewJsonCompressor();
 // The elision transform itself (also used by the best-of selector of §5.1.7): the output, or
 // nullopt to decline. An empty query means no query.
 std::optional<std::string> ElideJson(std::string_view body, std::string_view query);
+// Same, where `readable_padding` bytes after body.end() may be read (Body::view_padding()):
+// with ≥ 64 the parser reads the body in place instead of copying it.
+std::optional<std::string> ElideJson(std::string_view body, std::string_view query,
+                                     size_t readable_padding);
 
 }  // namespace caveman
 

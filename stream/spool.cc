@@ -163,10 +163,16 @@ Status Body::ReadRange(uint64_t offset, uint64_t len, std::string* out) const {
 Result<std::string_view> Body::View() const {
   if (spool_ == nullptr) return view_;
   if (!loaded_) {
-    CAVEMAN_ASSIGN_OR_RETURN(std::string all, spool_->ReadAllToString());
-    loaded_ = std::make_shared<std::string>(std::move(all));
+    auto all = std::make_shared<std::string>();
+    all->reserve(spool_->size() + kViewPadding);
+    CAVEMAN_RETURN_IF_ERROR(spool_->ReadRange(0, spool_->size(), all.get()));
+    loaded_ = std::move(all);
   }
   return std::string_view(*loaded_);
+}
+
+size_t Body::view_padding() const {
+  return loaded_ ? loaded_->capacity() - loaded_->size() : 0;
 }
 
 }  // namespace caveman

@@ -74,6 +74,11 @@ class Body {
   // The whole body as one contiguous view; a spilled spool is loaded once and cached.
   // Lifetime: as long as this Body. Errors: kIoError.
   Result<std::string_view> View() const;
+  // Bytes after the end of View() that belong to the Body's buffer and may be read (values
+  // unspecified). A loaded spool keeps kViewPadding spare bytes, so parsers that read a
+  // little past the end (simdjson) need no padded copy. 0 before View() and for FromView.
+  size_t view_padding() const;
+  static constexpr size_t kViewPadding = 64;
   // Appends bytes [offset, offset+len) (clamped to size) to *out without loading the rest.
   // Errors: kIoError.
   Status ReadRange(uint64_t offset, uint64_t len, std::string* out) const;

@@ -2,348 +2,368 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+
+#include <simdjson.h>
 
 namespace caveman::internal {
 namespace {
 
+namespace od = simdjson::ondemand;
+
+static_assert(kJsonParsePadding >= simdjson::SIMDJSON_PADDING);
+
+// Texts up to this size reuse a per-thread parser (log lines parse one JSON object each);
+// larger ones get a parser per call, so no thread keeps a big structural index alive.
+constexpr size_t kReuseParserLimit = size_t{1} << 20;
+// simdjson only uses its depth bound for bookkeeping; the walk below enforces §0.3's 10,000.
+constexpr size_t kSimdjsonDepth = kJsonTreeMaxDepth + 2;
+
 inline bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
-// True if any byte of the 8-byte word is '"', '\\', < 0x20 or >= 0x80.
-inline bool HasSpecialByte(uint64_t w) {
-  constexpr uint64_t kOnes = 0x0101010101010101ULL;
-  constexpr uint64_t kHigh = 0x8080808080808080ULL;
-  uint64_t quote = w ^ (kOnes * '"');
-  uint64_t bslash = w ^ (kOnes * '\\');
-  uint64_t has_quote = (quote - kOnes) & ~quote;
-  uint64_t has_bslash = (bslash - kOnes) & ~bslash;
-  uint64_t has_ctrl = (w - kOnes * 0x20) & ~w;
-  return ((has_quote | has_bslash | has_ctrl) & kHigh) != 0 || (w & kHigh) != 0;
+std::string_view TrimRight(std::string_view s) {
+  while (!s.empty() && IsJsonSpace(s.back())) s.remove_suffix(1);
+  return s;
 }
 
-// Length of the well-formed UTF-8 sequence at s[i] (first byte ≥ 0x80), or 0.
-inline size_t Utf8SeqLen(std::string_view s, size_t i) {
-  unsigned char c = static_cast<unsigned char>(s[i]);
-  size_t need;
-  uint32_t cp, min;
-  if (c >= 0xC2 && c <= 0xDF) { need = 1; cp = c & 0x1F; min = 0x80; }
-  else if (c >= 0xE0 && c <= 0xEF) { need = 2; cp = c & 0x0F; min = 0x800; }
-  else if (c >= 0xF0 && c <= 0xF4) { need = 3; cp = c & 0x07; min = 0x10000; }
-  else return 0;
-  if (i + need >= s.size()) return 0;
-  for (size_t k = 1; k <= need; ++k) {
-    unsigned char d = static_cast<unsigned char>(s[i + k]);
-    if ((d & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (d & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return need + 1;
-}
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-inline int HexVal(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool Read4Hex(std::string_view s, size_t i, uint32_t* v) {
-  if (i + 4 > s.size()) return false;
-  uint32_t r = 0;
-  for (size_t k = 0; k < 4; ++k) {
-    int h = HexVal(s[i + k]);
-    if (h < 0) return false;
-    r = (r << 4) | static_cast<uint32_t>(h);
-  }
-  *v = r;
-  return true;
-}
-
-void AppendCp(uint32_t cp, std::string* out) {
-  if (cp < 0x80) out->push_back(static_cast<char>(cp));
-  else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
-}  // namespace
-
-bool JsonTree::ParseString(size_t* pos, uint32_t* off, uint32_t* len) {
-  const std::string_view s = input_;
+// RFC 8259 number grammar -?(0|[1-9]D*)(.D+)?([eE][+-]?D+)? over a whole token. simdjson's
+// number parser is not used: it rejects valid literals that overflow binary64 (1e400).
+bool IsNumberLiteral(std::string_view s) {
+  size_t i = 0;
   const size_t n = s.size();
-  size_t i = *pos;
-  const size_t start = i;
-  // Fast path: no escapes, the bytes are the decoded text.
-  while (true) {
-    while (i + 8 <= n) {
-      uint64_t w;
-      std::memcpy(&w, s.data() + i, 8);
-      if (HasSpecialByte(w)) break;
-      i += 8;
-    }
-    if (i >= n) return false;
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '"') {
-      *off = static_cast<uint32_t>(start);
-      *len = static_cast<uint32_t>(i - start);
-      *pos = i + 1;
-      return true;
-    }
-    if (c == '\\') break;
-    if (c < 0x20) return false;
-    if (c >= 0x80) {
-      size_t l = Utf8SeqLen(s, i);
-      if (l == 0) return false;
-      i += l;
-    } else {
-      ++i;
-    }
-  }
-  // Slow path: decode into the arena.
-  size_t arena_start = arena_.size();
-  arena_.append(s.data() + start, i - start);
-  while (true) {
-    if (i >= n) return false;
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '"') break;
-    if (c < 0x20) return false;
-    if (c >= 0x80) {
-      size_t l = Utf8SeqLen(s, i);
-      if (l == 0) return false;
-      arena_.append(s.data() + i, l);
-      i += l;
-      continue;
-    }
-    if (c != '\\') {
-      arena_.push_back(static_cast<char>(c));
-      ++i;
-      continue;
-    }
-    if (i + 1 >= n) return false;
-    char e = s[i + 1];
-    i += 2;
-    switch (e) {
-      case '"': arena_.push_back('"'); break;
-      case '\\': arena_.push_back('\\'); break;
-      case '/': arena_.push_back('/'); break;
-      case 'b': arena_.push_back('\b'); break;
-      case 'f': arena_.push_back('\f'); break;
-      case 'n': arena_.push_back('\n'); break;
-      case 'r': arena_.push_back('\r'); break;
-      case 't': arena_.push_back('\t'); break;
-      case 'u': {
-        uint32_t u;
-        if (!Read4Hex(s, i, &u)) return false;
-        i += 4;
-        if (u >= 0xD800 && u <= 0xDBFF) {
-          uint32_t lo;
-          if (i + 6 > n || s[i] != '\\' || s[i + 1] != 'u' || !Read4Hex(s, i + 2, &lo) ||
-              lo < 0xDC00 || lo > 0xDFFF) {
-            return false;  // lone high surrogate: not decodable to UTF-8
-          }
-          i += 6;
-          u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-        } else if (u >= 0xDC00 && u <= 0xDFFF) {
-          return false;  // lone low surrogate
-        }
-        AppendCp(u, &arena_);
-        break;
-      }
-      default:
-        return false;
-    }
-  }
-  if (arena_.size() >= kArenaBit) return false;
-  *off = static_cast<uint32_t>(arena_start) | kArenaBit;
-  *len = static_cast<uint32_t>(arena_.size() - arena_start);
-  *pos = i + 1;
-  return true;
-}
-
-bool JsonTree::ParseNumber(size_t* pos) {
-  const std::string_view s = input_;
-  const size_t n = s.size();
-  size_t i = *pos;
-  auto digit = [&](size_t k) { return k < n && s[k] >= '0' && s[k] <= '9'; };
   if (i < n && s[i] == '-') ++i;
-  if (!digit(i)) return false;
+  if (i >= n || !IsDigit(s[i])) return false;
   if (s[i] == '0') {
     ++i;
   } else {
-    while (digit(i)) ++i;
+    while (i < n && IsDigit(s[i])) ++i;
   }
   if (i < n && s[i] == '.') {
-    ++i;
-    if (!digit(i)) return false;
-    while (digit(i)) ++i;
+    const size_t first = ++i;
+    while (i < n && IsDigit(s[i])) ++i;
+    if (i == first) return false;
   }
   if (i < n && (s[i] == 'e' || s[i] == 'E')) {
     ++i;
     if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
-    if (!digit(i)) return false;
-    while (digit(i)) ++i;
+    const size_t first = i;
+    while (i < n && IsDigit(s[i])) ++i;
+    if (i == first) return false;
   }
-  *pos = i;
-  return true;
+  return i == n;
 }
 
-bool JsonTree::Parse(std::string_view text) {
-  input_ = text;
+// True when simdjson may read `text` in place: the caller vouches for the padding, or the
+// padding lies on the page of the last byte (mapped, so readable; simdjson ignores the
+// values). Not under AddressSanitizer, which would flag the read. A ',' right after the end
+// is refused: On-Demand peeks at that byte when an unbalanced array or object runs off the
+// end of its tokens, and only a ',' would send it on.
+bool CanReadInPlace(std::string_view text, size_t readable_padding) {
+  bool readable = readable_padding >= simdjson::SIMDJSON_PADDING;
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr bool kAsan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  constexpr bool kAsan = true;
+#else
+  constexpr bool kAsan = false;
+#endif
+#else
+  constexpr bool kAsan = false;
+#endif
+  if (!readable && !kAsan) {
+    const uintptr_t last = reinterpret_cast<uintptr_t>(text.data() + text.size() - 1);
+    readable = (last >> 12) == ((last + simdjson::SIMDJSON_PADDING) >> 12);
+  }
+  return readable && text.data()[text.size()] != ',';
+}
+
+// The token of the current value, from its first byte to the next token.
+bool RawToken(od::value& v, std::string_view* out) {
+  *out = v.raw_json_token();
+  return true;
+}
+bool RawToken(od::document& d, std::string_view* out) { return !d.raw_json_token().get(*out); }
+
+}  // namespace
+
+// The On-Demand walk: an explicit stack of array/object iterators, one per open container.
+// The On-Demand cursor only moves forward, so each child is consumed completely (its frame
+// popped) before its parent's iterator advances.
+struct JsonTree::Builder {
+  struct Frame {
+    NodeId node;
+    bool object;
+    bool started;  // the iterator has yielded its first child
+    uint32_t start;  // first pending member/item of this container
+    od::array_iterator items;
+    od::object_iterator members;
+  };
+
+  JsonTree& t;
+  od::parser& parser;
+  std::vector<Frame> stack;
+  std::vector<Member> pend_m;
+  std::vector<NodeId> pend_i;
+
+  uint32_t Offset(const char* p) const { return static_cast<uint32_t>(p - t.input_.data()); }
+
+  // Decodes the escaped string `raw` (≤ raw_len bytes once decoded) straight into the arena:
+  // simdjson checks the escapes and rejects lone surrogates.
+  bool Decode(od::raw_json_string raw, size_t raw_len, uint32_t* off, uint32_t* len) {
+    std::string& arena = t.arena_;
+    const size_t base = arena.size();
+    const size_t room = raw_len + simdjson::SIMDJSON_PADDING;  // unescape writes past the end
+    if (base + room >= kArenaBit) return false;
+    // Decoded text is never longer than the input: one reservation (untouched until used)
+    // instead of doubling copies.
+    if (arena.capacity() < base + room) {
+      arena.reserve(std::max(base + room, t.input_.size() + simdjson::SIMDJSON_PADDING));
+    }
+    arena.resize(base + room);
+    uint8_t* dst = reinterpret_cast<uint8_t*>(arena.data() + base);
+    std::string_view decoded;
+    const bool bad = parser.unescape(raw, dst).get(decoded) != simdjson::SUCCESS;
+    arena.resize(bad ? base : base + decoded.size());
+    if (bad) return false;
+    *off = static_cast<uint32_t>(base) | kArenaBit;
+    *len = static_cast<uint32_t>(decoded.size());
+    return true;
+  }
+
+  // Node for a string whose token (quotes included, trailing whitespace trimmed) is `token`.
+  // Unescaped strings point into the input; escaped ones are decoded into the arena.
+  template <typename V>
+  bool AddString(V& v, std::string_view token) {
+    if (token.size() < 2 || token.front() != '"' || token.back() != '"') return false;
+    std::string_view body = token.substr(1, token.size() - 2);
+    // Consumed even when the token already holds the text: On-Demand skips an unconsumed
+    // string followed by ':' as if it were a key, which would hide the error in ["b": 1].
+    od::raw_json_string raw;
+    if (v.get_raw_json_string().get(raw)) return false;
+    uint32_t off, len;
+    if (std::memchr(body.data(), '\\', body.size()) == nullptr) {
+      off = Offset(body.data());
+      len = static_cast<uint32_t>(body.size());
+    } else if (!Decode(raw, body.size(), &off, &len)) {
+      return false;
+    }
+    t.nodes_.push_back(MakeNode(JsonKind::kString, len, off));
+    return true;
+  }
+
+  // Node for a scalar whose token is `token` (trailing whitespace trimmed).
+  template <typename V>
+  bool AddScalar(V& v, od::json_type type, std::string_view token) {
+    switch (type) {
+      case od::json_type::string:
+        return AddString(v, token);
+      case od::json_type::number:
+        if (!IsNumberLiteral(token)) return false;
+        t.nodes_.push_back(MakeNode(JsonKind::kNumber, static_cast<uint32_t>(token.size()),
+                                    Offset(token.data())));
+        return true;
+      case od::json_type::boolean:
+        if (token == "true") {
+          t.nodes_.push_back(MakeNode(JsonKind::kTrue, 0, 0));
+        } else if (token == "false") {
+          t.nodes_.push_back(MakeNode(JsonKind::kFalse, 0, 0));
+        } else {
+          return false;
+        }
+        return true;
+      case od::json_type::null:
+        if (token != "null") return false;
+        t.nodes_.push_back(MakeNode(JsonKind::kNull, 0, 0));
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // Adds the node of `v` (already attached to its parent by the caller); a container opens a
+  // frame whose children the main loop visits next.
+  template <typename V>
+  bool Open(V& v) {
+    od::json_type type;
+    if (v.type().get(type)) return false;
+    const NodeId id = static_cast<NodeId>(t.nodes_.size());
+    if (type == od::json_type::array) {
+      if (stack.size() >= kJsonTreeMaxDepth) return false;
+      od::array a;
+      od::array_iterator it;
+      if (v.get_array().get(a) || a.begin().get(it)) return false;
+      t.nodes_.push_back(MakeNode(JsonKind::kArray, 0, 0));
+      stack.push_back({id, false, false, static_cast<uint32_t>(pend_i.size()), it, {}});
+      return true;
+    }
+    if (type == od::json_type::object) {
+      if (stack.size() >= kJsonTreeMaxDepth) return false;
+      od::object o;
+      od::object_iterator it;
+      if (v.get_object().get(o) || o.begin().get(it)) return false;
+      t.nodes_.push_back(MakeNode(JsonKind::kObject, 0, 0));
+      stack.push_back({id, true, false, static_cast<uint32_t>(pend_m.size()), {}, it});
+      return true;
+    }
+    std::string_view raw;
+    if (!RawToken(v, &raw)) return false;
+    return AddScalar(v, type, TrimRight(raw));
+  }
+
+  // Pops the top frame and stores its children (members sorted by key, last duplicate wins).
+  void Close() {
+    const Frame f = stack.back();
+    stack.pop_back();
+    Node& node = t.nodes_[f.node];
+    if (f.object) {
+      auto first = pend_m.begin() + static_cast<std::ptrdiff_t>(f.start);
+      std::stable_sort(first, pend_m.end(), [&](const Member& a, const Member& b) {
+        return t.Text(a.key_off, a.key_len) < t.Text(b.key_off, b.key_len);
+      });
+      node.off = static_cast<uint32_t>(t.members_.size());
+      for (size_t k = f.start; k < pend_m.size(); ++k) {
+        // Duplicate keys: the last occurrence (last in the stable order) wins.
+        if (k + 1 < pend_m.size() && t.Text(pend_m[k].key_off, pend_m[k].key_len) ==
+                                         t.Text(pend_m[k + 1].key_off, pend_m[k + 1].key_len)) {
+          continue;
+        }
+        t.members_.push_back(pend_m[k]);
+      }
+      node.len = static_cast<uint32_t>(t.members_.size() - node.off);
+      pend_m.resize(f.start);
+    } else {
+      node.off = static_cast<uint32_t>(t.items_.size());
+      t.items_.insert(t.items_.end(), pend_i.begin() + static_cast<std::ptrdiff_t>(f.start),
+                      pend_i.end());
+      node.len = static_cast<uint32_t>(pend_i.size() - f.start);
+      pend_i.resize(f.start);
+    }
+  }
+
+  // Visits the next child of the top frame, or closes it.
+  bool Step() {
+    Frame& f = stack.back();
+    if (!f.object) {
+      if (f.started) {
+        ++f.items;
+      } else {
+        f.started = true;
+      }
+      if (!(f.items != od::array_iterator())) {
+        Close();
+        return true;
+      }
+      od::value v;
+      if ((*f.items).get(v)) return false;
+      pend_i.push_back(static_cast<NodeId>(t.nodes_.size()));
+      return Open(v);  // may push a frame (invalidates f)
+    }
+    if (f.started) {
+      ++f.members;
+    } else {
+      f.started = true;
+    }
+    if (!(f.members != od::object_iterator())) {
+      Close();
+      return true;
+    }
+    od::field field;
+    if ((*f.members).get(field)) return false;
+    od::value& v = field.value();
+    // The key's closing quote is the last '"' before the value: only whitespace and the ':'
+    // (checked by simdjson) lie between them.
+    const std::string_view vraw = v.raw_json_token();
+    const char* kbeg = field.key().raw();
+    const char* kend = vraw.data() - 1;
+    while (kend > kbeg && *kend != '"') --kend;
+    if (kend < kbeg) return false;
+    std::string_view key(kbeg, static_cast<size_t>(kend - kbeg));
+    Member m{0, 0, static_cast<NodeId>(t.nodes_.size())};
+    if (std::memchr(key.data(), '\\', key.size()) == nullptr) {
+      m.key_off = Offset(key.data());
+      m.key_len = static_cast<uint32_t>(key.size());
+    } else if (!Decode(field.key(), key.size(), &m.key_off, &m.key_len)) {
+      return false;
+    }
+    pend_m.push_back(m);
+    return Open(v);
+  }
+
+  bool Run(od::document& doc) {
+    od::json_type type;
+    if (doc.type().get(type)) return false;
+    if (type != od::json_type::array && type != od::json_type::object) {
+      // A scalar document: its token must run to the end of the text.
+      std::string_view raw;
+      if (!RawToken(doc, &raw)) return false;
+      if (raw.data() + raw.size() != t.input_.data() + t.input_.size()) return false;
+      return AddScalar(doc, type, TrimRight(raw));
+    }
+    if (!Open(doc)) return false;
+    while (!stack.empty()) {
+      if (!Step()) return false;
+    }
+    // Exactly one value: no token may follow it.
+    return doc.current_location().error() == simdjson::OUT_OF_BOUNDS;
+  }
+};
+
+bool JsonTree::Parse(std::string_view text, size_t readable_padding) {
+  input_ = {};
   arena_.clear();
   nodes_.clear();
   members_.clear();
   items_.clear();
   static_assert(sizeof(Node) == 8);
   if (text.size() >= kMaxInput) return false;
-  nodes_.reserve(text.size() / 16 + 16);
-
-  struct Frame {
-    NodeId node;
-    bool object;
-    size_t start;
-  };
-  std::vector<Frame> stack;
-  std::vector<Member> pend_m;
-  std::vector<NodeId> pend_i;
-  const size_t n = text.size();
-  size_t pos = 0;
-  auto skip_ws = [&] {
-    while (pos < n && IsJsonSpace(text[pos])) ++pos;
-  };
-  auto close = [&]() -> NodeId {
-    Frame f = stack.back();
-    stack.pop_back();
-    Node& node = nodes_[f.node];
-    if (f.object) {
-      auto first = pend_m.begin() + static_cast<std::ptrdiff_t>(f.start);
-      std::stable_sort(first, pend_m.end(), [&](const Member& a, const Member& b) {
-        return Text(a.key_off, a.key_len) < Text(b.key_off, b.key_len);
-      });
-      node.off = static_cast<uint32_t>(members_.size());
-      for (size_t k = f.start; k < pend_m.size(); ++k) {
-        // Duplicate keys: the last occurrence (last in the stable order) wins.
-        if (k + 1 < pend_m.size() && Text(pend_m[k].key_off, pend_m[k].key_len) ==
-                                         Text(pend_m[k + 1].key_off, pend_m[k + 1].key_len)) {
-          continue;
-        }
-        members_.push_back(pend_m[k]);
-      }
-      node.len = static_cast<uint32_t>(members_.size() - node.off);
-      pend_m.resize(f.start);
-    } else {
-      node.off = static_cast<uint32_t>(items_.size());
-      items_.insert(items_.end(), pend_i.begin() + static_cast<std::ptrdiff_t>(f.start),
-                    pend_i.end());
-      node.len = static_cast<uint32_t>(pend_i.size() - f.start);
-      pend_i.resize(f.start);
-    }
-    return f.node;
-  };
-
-  NodeId value = 0;
-  // States: parse a value; then attach it to its parent and continue.
-  while (true) {
-    // ---- parse one value (containers open a frame and continue with their first child)
-    skip_ws();
-    if (pos >= n) return false;
-    char c = text[pos];
-    value = static_cast<NodeId>(nodes_.size());
-    bool opened = false;
-    if (c == '{' || c == '[') {
-      if (stack.size() >= kJsonTreeMaxDepth) return false;
-      bool obj = c == '{';
-      nodes_.push_back(MakeNode(obj ? JsonKind::kObject : JsonKind::kArray, 0, 0));
-      stack.push_back({value, obj, obj ? pend_m.size() : pend_i.size()});
-      ++pos;
-      skip_ws();
-      if (pos < n && text[pos] == (obj ? '}' : ']')) {
-        ++pos;
-        value = close();
-      } else if (obj) {
-        // first key
-        if (pos >= n || text[pos] != '"') return false;
-        ++pos;
-        Member m{0, 0, 0};
-        if (!ParseString(&pos, &m.key_off, &m.key_len)) return false;
-        pend_m.push_back(m);
-        skip_ws();
-        if (pos >= n || text[pos] != ':') return false;
-        ++pos;
-        opened = true;
-      } else {
-        opened = true;
-      }
-    } else if (c == '"') {
-      ++pos;
-      uint32_t off, len;
-      if (!ParseString(&pos, &off, &len)) return false;
-      nodes_.push_back(MakeNode(JsonKind::kString, len, off));
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      size_t start = pos;
-      if (!ParseNumber(&pos)) return false;
-      nodes_.push_back(MakeNode(JsonKind::kNumber, static_cast<uint32_t>(pos - start),
-                        static_cast<uint32_t>(start)));
-    } else if (text.substr(pos, 4) == "true") {
-      pos += 4;
-      nodes_.push_back(MakeNode(JsonKind::kTrue, 0, 0));
-    } else if (text.substr(pos, 5) == "false") {
-      pos += 5;
-      nodes_.push_back(MakeNode(JsonKind::kFalse, 0, 0));
-    } else if (text.substr(pos, 4) == "null") {
-      pos += 4;
-      nodes_.push_back(MakeNode(JsonKind::kNull, 0, 0));
-    } else {
-      return false;
-    }
-    if (opened) continue;
-
-    // ---- attach `value` to its parent; close finished containers
-    while (true) {
-      if (stack.empty()) {
-        skip_ws();
-        return pos == n;
-      }
-      Frame& top = stack.back();
-      if (top.object) {
-        pend_m.back().value = value;
-      } else {
-        pend_i.push_back(value);
-      }
-      skip_ws();
-      if (pos >= n) return false;
-      char d = text[pos];
-      if (d == ',') {
-        ++pos;
-        if (top.object) {
-          skip_ws();
-          if (pos >= n || text[pos] != '"') return false;
-          ++pos;
-          Member m{0, 0, 0};
-          if (!ParseString(&pos, &m.key_off, &m.key_len)) return false;
-          pend_m.push_back(m);
-          skip_ws();
-          if (pos >= n || text[pos] != ':') return false;
-          ++pos;
-        }
-        break;  // parse the next value
-      }
-      if (d == (top.object ? '}' : ']')) {
-        ++pos;
-        value = close();
-        continue;
-      }
-      return false;
-    }
+  // Fast reject (also spares simdjson empty and whitespace-only texts).
+  const size_t first = text.find_first_not_of(" \t\n\r");
+  if (first == std::string_view::npos) return false;
+  const char c = text[first];
+  if (!(c == '{' || c == '[' || c == '"' || c == '-' || IsDigit(c) || c == 't' || c == 'f' ||
+        c == 'n')) {
+    return false;
   }
+
+  if (CanReadInPlace(text, readable_padding)) {
+    padded_.clear();
+    input_ = text;
+  } else {
+    padded_.clear();
+    padded_.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+    padded_.assign(text);
+    input_ = padded_;
+  }
+  const simdjson::padded_string_view view(input_.data(), input_.size(),
+                                          input_.size() + simdjson::SIMDJSON_PADDING);
+  // Upper bounds, so the vectors never grow by copying (a copy would briefly hold both
+  // buffers); the pages of a large reservation stay untouched, so RSS follows what is used.
+  // Every value takes ≥ 1 byte plus a separator, every member ≥ 4 (`"":0`) plus one.
+  nodes_.reserve(text.size() / 2 + 1);
+  items_.reserve(text.size() / 2 + 1);
+  members_.reserve(text.size() / 5 + 1);
+
+  std::unique_ptr<od::parser> own_parser;
+  od::parser* parser;
+  if (text.size() <= kReuseParserLimit) {
+    thread_local od::parser reused;
+    if (reused.max_depth() != kSimdjsonDepth &&
+        reused.allocate(kReuseParserLimit, kSimdjsonDepth) != simdjson::SUCCESS) {
+      return false;
+    }
+    parser = &reused;
+  } else {
+    own_parser = std::make_unique<od::parser>();
+    if (own_parser->allocate(text.size(), kSimdjsonDepth) != simdjson::SUCCESS) return false;
+    parser = own_parser.get();
+  }
+  od::document doc;
+  if (parser->iterate(view).get(doc)) return false;
+  Builder builder{*this, *parser, {}, {}, {}};
+  return builder.Run(doc);
 }
 
 int64_t JsonTree::Find(NodeId obj, std::string_view k) const {
@@ -364,8 +384,9 @@ int64_t JsonTree::Find(NodeId obj, std::string_view k) const {
 }
 
 size_t JsonTree::MemoryBytes() const {
-  return nodes_.capacity() * sizeof(Node) + members_.capacity() * sizeof(Member) +
-         items_.capacity() * sizeof(NodeId) + arena_.capacity();
+  // Sizes, not capacities: Parse reserves upper bounds whose unused pages are never touched.
+  return nodes_.size() * sizeof(Node) + members_.size() * sizeof(Member) +
+         items_.size() * sizeof(NodeId) + arena_.size() + padded_.size();
 }
 
 namespace {

@@ -1,13 +1,18 @@
-// A compact, read-only JSON tree built by a strict iterative parser (§0.3 "is JSON"):
+// A compact, read-only JSON tree built from simdjson's On-Demand front end (§0.3 "is JSON"):
 // exactly one RFC 8259 value with optional JSON whitespace around it, valid UTF-8 strings
 // (escaped lone surrogates are rejected, since they cannot be decoded to UTF-8), nesting depth
-// ≤ 10,000. Deeper input is rejected without recursion, so 100,000 levels decline cleanly.
+// ≤ 10,000. The walk keeps its own stack of On-Demand iterators (no recursion) and counts the
+// depth itself, so 100,000 levels decline cleanly.
 //
 // Numbers keep their literal text; strings are decoded. Object members are stored sorted by
 // key bytes with duplicates removed (the last occurrence wins), which is the order CJ needs.
 //
-// Memory: ~12 bytes per value plus ~12 bytes per object member / 4 per array item; unescaped
-// strings and number literals point into the input instead of being copied.
+// Memory: 8 bytes per value plus 12 per object member / 4 per array item; strings without
+// escapes and number literals point into the input instead of being copied. While Parse runs,
+// simdjson's structural index (4 bytes per token) is alive too; it is freed before returning.
+// simdjson reads up to 64 bytes past the end of the text: pass `readable_padding` ≥
+// kJsonParsePadding when the caller's buffer has them (Body::view_padding()), otherwise Parse
+// may copy the text once into a padded buffer owned by the tree.
 //
 // IMPORTANT: Buffer lifetime. The tree points into the parsed text; the text must outlive it.
 // Thread-safety: immutable after Parse; const methods may be used from several threads.
@@ -22,6 +27,8 @@
 namespace caveman::internal {
 
 inline constexpr size_t kJsonTreeMaxDepth = 10000;
+// Readable bytes past the end of the text that let Parse skip its padded copy.
+inline constexpr size_t kJsonParsePadding = 64;
 
 enum class JsonKind : uint8_t { kNull, kFalse, kTrue, kNumber, kString, kArray, kObject };
 
@@ -30,7 +37,10 @@ class JsonTree {
   using NodeId = uint32_t;
 
   // Parses `text`; false if it is not JSON (§0.3). Texts of 512 MiB or more are rejected.
-  bool Parse(std::string_view text);
+  bool Parse(std::string_view text) { return Parse(text, 0); }
+  // Same, where `readable_padding` bytes after text.end() may be read (never written; their
+  // values do not matter). With ≥ kJsonParsePadding no copy of the text is made.
+  bool Parse(std::string_view text, size_t readable_padding);
 
   NodeId root() const { return 0; }
   JsonKind kind(NodeId n) const { return nodes_[n].kind; }
@@ -51,6 +61,7 @@ class JsonTree {
   int64_t Find(NodeId obj, std::string_view key) const;
 
   size_t node_count() const { return nodes_.size(); }
+  // Bytes of tree data in use (nodes, members, items, decoded strings, padded copy).
   size_t MemoryBytes() const;
 
  private:
@@ -79,11 +90,12 @@ class JsonTree {
     return (off & kArenaBit) ? std::string_view(arena_.data() + (off & ~kArenaBit), len)
                              : input_.substr(off, len);
   }
-  // Parses the string starting after the opening quote at *pos; sets off/len.
-  bool ParseString(size_t* pos, uint32_t* off, uint32_t* len);
-  bool ParseNumber(size_t* pos);
+  // The On-Demand walk (json_tree.cc); a friend so the header needs no simdjson types.
+  struct Builder;
+  friend struct Builder;
 
   std::string_view input_;
+  std::string padded_;  // padded copy of the input, when the caller's buffer had no padding
   std::string arena_;
   std::vector<Node> nodes_;
   std::vector<Member> members_;
