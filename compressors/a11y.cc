@@ -246,49 +246,59 @@ class Curator {
   }
 
  private:
-  void Walk(size_t i, int depth) {
-    if (visited_[i]) return;
-    visited_[i] = true;
-    const Node& n = nodes_[i];
-    int child_depth = depth;
-    if (!n.ignored) {
-      std::string lr = internal::Lower(n.role);
-      Record r{depth, n.role, n.name, n.value, {}, "", &n};
-      for (int k = 0; k < kNumStates; ++k) r.states[k] = n.states[k];
-      if (n.backend_id > 0 && lr != "rootwebarea" && lr != "webarea" &&
-          (RoleIn(lr, {"button", "checkbox", "combobox", "link", "menuitem", "menuitemcheckbox",
-                       "menuitemradio", "option", "radio", "searchbox", "slider", "spinbutton",
-                       "switch", "tab", "textbox", "treeitem"}) ||
-           n.focusable_or_clickable ||
-           !RoleIn(lr, {"main", "navigation", "region", "group", "generic", "none",
-                        "presentational", "heading", "paragraph", "statictext",
-                        "inlinetextbox", "labeltext", "list", "listitem", "table", "row", "cell",
-                        "rowheader", "columnheader", "grid", "tree", "directory", "separator",
-                        "toolbar", "banner", "complementary", "contentinfo", "article", "figure",
-                        "img", "image", "form", "status", "alert", "log", "timer", "tooltip",
-                        "document"}))) {
-        std::string base = "u" + Base36(n.backend_id);
-        int uses = ++uid_uses_[base];
-        r.uid = uses == 1 ? base : base + "_" + std::to_string(uses);
-      }
-      int present = 0;
-      bool only_editable_true = false;
-      for (int k = 0; k < kNumStates; ++k) present += r.states[k].has_value();
-      only_editable_true = present == 1 && r.states[kEditable] == std::optional<bool>(true);
-      bool drop = lr == "inlinetextbox" ||
-                  (lr == "labeltext" && n.name.empty() && n.value.empty() && present == 0) ||
-                  (RoleIn(lr, {"generic", "presentational", "none"}) && n.name.empty() &&
-                   n.value.empty() && (present == 0 || only_editable_true) &&
-                   !n.focusable_or_clickable);
-      if (!drop) {
-        records_.push_back(std::move(r));
-        child_depth = depth + 1;
+  // Depth-first, pre-order, children in childIds order; iterative so that a long chain of
+  // nodes cannot exhaust the stack. Marking on pop gives exactly the recursive visit order.
+  void Walk(size_t root, int root_depth) {
+    std::vector<std::pair<size_t, int>> stack = {{root, root_depth}};
+    while (!stack.empty()) {
+      auto [i, depth] = stack.back();
+      stack.pop_back();
+      if (visited_[i]) continue;
+      visited_[i] = true;
+      int child_depth = Visit(nodes_[i], depth);
+      const std::vector<std::string>& kids = nodes_[i].child_ids;
+      for (size_t k = kids.size(); k-- > 0;) {
+        auto it = by_id_.find(kids[k]);
+        if (it != by_id_.end() && !visited_[it->second]) {
+          stack.push_back({it->second, child_depth});
+        }
       }
     }
-    for (const std::string& c : n.child_ids) {
-      auto it = by_id_.find(c);
-      if (it != by_id_.end()) Walk(it->second, child_depth);
+  }
+
+  // Appends n's record unless it is ignored or dropped; returns its children's depth.
+  int Visit(const Node& n, int depth) {
+    if (n.ignored) return depth;
+    std::string lr = internal::Lower(n.role);
+    Record r{depth, n.role, n.name, n.value, {}, "", &n};
+    for (int k = 0; k < kNumStates; ++k) r.states[k] = n.states[k];
+    if (n.backend_id > 0 && lr != "rootwebarea" && lr != "webarea" &&
+        (RoleIn(lr, {"button", "checkbox", "combobox", "link", "menuitem", "menuitemcheckbox",
+                     "menuitemradio", "option", "radio", "searchbox", "slider", "spinbutton",
+                     "switch", "tab", "textbox", "treeitem"}) ||
+         n.focusable_or_clickable ||
+         !RoleIn(lr, {"main", "navigation", "region", "group", "generic", "none",
+                      "presentational", "heading", "paragraph", "statictext", "inlinetextbox",
+                      "labeltext", "list", "listitem", "table", "row", "cell", "rowheader",
+                      "columnheader", "grid", "tree", "directory", "separator", "toolbar",
+                      "banner", "complementary", "contentinfo", "article", "figure", "img",
+                      "image", "form", "status", "alert", "log", "timer", "tooltip",
+                      "document"}))) {
+      std::string base = "u" + Base36(n.backend_id);
+      int uses = ++uid_uses_[base];
+      r.uid = uses == 1 ? base : base + "_" + std::to_string(uses);
     }
+    int present = 0;
+    for (int k = 0; k < kNumStates; ++k) present += r.states[k].has_value();
+    bool only_editable_true = present == 1 && r.states[kEditable] == std::optional<bool>(true);
+    bool drop = lr == "inlinetextbox" ||
+                (lr == "labeltext" && n.name.empty() && n.value.empty() && present == 0) ||
+                (RoleIn(lr, {"generic", "presentational", "none"}) && n.name.empty() &&
+                 n.value.empty() && (present == 0 || only_editable_true) &&
+                 !n.focusable_or_clickable);
+    if (drop) return depth;
+    records_.push_back(std::move(r));
+    return depth + 1;
   }
 
   void RemoveDuplicateStaticText() {
@@ -506,6 +516,11 @@ class A11yCompressor final : public InMemoryCompressor {
     std::vector<Record> recs = Curator(nodes).Run();
     if (recs.empty()) return std::nullopt;
     if (!query.empty()) recs = FocusOnQuery(std::move(recs), query);
+    // Indentation grows with depth, so a pathologically deep tree could render to far more
+    // than the input; such an output could never pass the size gate, so decline early.
+    uint64_t indent_bytes = 0;
+    for (const Record& r : recs) indent_bytes += 2 * static_cast<uint64_t>(r.depth);
+    if (indent_bytes > 4 * static_cast<uint64_t>(body.size())) return std::nullopt;
     meta->method = "a11y";
     meta->recovery_metadata = RecoveryMetadata(recs);
     return Render(recs);

@@ -83,6 +83,25 @@ void ForEachChild(const GumboNode* n, F&& f) {
   }
 }
 
+// The walks below recurse once per element level; pages nested deeper than this are declined
+// rather than risking the stack (real pages stay far below it).
+constexpr size_t kMaxDomDepth = 5000;
+
+bool DeeperThan(const GumboNode* root, size_t limit) {
+  std::vector<std::pair<const GumboNode*, size_t>> stack = {{root, 0}};
+  while (!stack.empty()) {
+    auto [n, d] = stack.back();
+    stack.pop_back();
+    if (d > limit) return true;
+    const GumboVector* c = ChildrenOf(n);
+    if (c == nullptr) continue;
+    for (unsigned i = 0; i < c->length; ++i) {
+      stack.push_back({static_cast<const GumboNode*>(c->data[i]), d + 1});
+    }
+  }
+  return false;
+}
+
 const GumboNode* FindBody(const GumboNode* n) {
   if (IsElement(n) && TagOf(n) == GUMBO_TAG_BODY) return n;
   const GumboNode* found = nullptr;
@@ -238,12 +257,17 @@ std::string Collapse(std::string_view s) {
 
 std::optional<std::string> Extract(std::string_view input) {
   if (Trim(input).empty() || !internal::IsValidUtf8(input)) return std::nullopt;
-  GumboOutput* doc = gumbo_parse_with_options(&kGumboDefaultOptions, input.data(), input.size());
+  // Gumbo copies the open-element stack into every recorded parse error, which is quadratic on
+  // deeply nested, unclosed markup; the errors are not needed, so none are recorded.
+  GumboOptions options = kGumboDefaultOptions;
+  options.max_errors = 0;
+  GumboOutput* doc = gumbo_parse_with_options(&options, input.data(), input.size());
   struct Free {
     GumboOutput* d;
     ~Free() { gumbo_destroy_output(&kGumboDefaultOptions, d); }
   } free_doc{doc};
 
+  if (DeeperThan(doc->document, kMaxDomDepth)) return std::nullopt;
   const GumboNode* body = FindBody(doc->document);
   if (body == nullptr) return std::nullopt;
   Flat flat;

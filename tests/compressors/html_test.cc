@@ -67,6 +67,13 @@ TEST(HtmlTest, Declines) {
   EXPECT_EQ(Compress(links + "</div></body>"), "<declined>");
 }
 
+TEST(HtmlTest, VeryDeepPagesDeclineWithoutExhaustingTheStack) {
+  std::string html = "<body>";
+  for (int i = 0; i < 20000; ++i) html += "<div>";
+  html += Para(1) + Para(2);
+  EXPECT_EQ(Compress(html), "<declined>");
+}
+
 TEST(HtmlTest, GoldenFixtureAndIdempotence) {
   std::string in = testing::ReadFile("fixtures/html/docs_page.in");
   std::string expected = testing::ReadFile("fixtures/html/docs_page.expected");
