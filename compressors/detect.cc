@@ -712,6 +712,8 @@ std::string_view DetectBody(std::string_view body) {
 }
 
 std::string_view Detect(std::string_view input) {
+  // The prefix test avoids copying the input when no layer can apply.
+  if (!MayHavePresentationLayer(input.substr(0, 64 * 1024))) return DetectBody(input);
   Unwrapped u = Unwrap(input);
   if (u.layers.empty()) return DetectBody(input);
   return DetectBody(u.body);

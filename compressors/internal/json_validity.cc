@@ -4,6 +4,8 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include <simdjson.h>
 
@@ -170,76 +172,111 @@ std::string DecodeKey(const uint8_t* p, const uint8_t* end) {
   return out;
 }
 
-class Walker {
- public:
-  bool Value(od::value v, int depth) {
-    od::json_type type;
-    if (v.type().get(type)) return false;
-    switch (type) {
-      case od::json_type::array: {
-        if (depth + 1 > kMaxDepth) return false;
-        od::array a;
-        if (v.get_array().get(a)) return false;
-        for (auto element : a) {
-          od::value child;
-          if (element.get(child)) return false;
-          if (!Value(child, depth + 1)) return false;
-        }
-        return true;
-      }
-      case od::json_type::object: {
-        if (depth + 1 > kMaxDepth) return false;
-        od::object o;
-        if (v.get_object().get(o)) return false;
-        return Members(o, depth + 1, nullptr);
-      }
-      case od::json_type::string: {
-        // The token runs from the opening quote to the next structural character; stage 1
-        // has checked its UTF-8 and control characters, so only escapes need a look.
-        std::string_view token = v.raw_json_token();
-        if (std::memchr(token.data(), '\\', token.size()) == nullptr) return true;
-        const uint8_t* end;
-        return ValidateStringBody(reinterpret_cast<const uint8_t*>(token.data()) + 1, &end);
-      }
-      case od::json_type::number:
-        return IsNumberToken(TrimJsonWsRight(v.raw_json_token()));
-      case od::json_type::boolean: {
-        std::string_view raw = v.raw_json_token();
-        return AtomIs(raw, "true") || AtomIs(raw, "false");
-      }
-      case od::json_type::null:
-        return AtomIs(v.raw_json_token(), "null");
+// Validates one scalar value.
+bool ValidScalar(od::value& v, od::json_type type) {
+  switch (type) {
+    case od::json_type::string: {
+      // The token runs from the opening quote to the next structural character; stage 1
+      // has checked its UTF-8 and control characters, so only escapes need a look.
+      std::string_view token = v.raw_json_token();
+      if (std::memchr(token.data(), '\\', token.size()) == nullptr) return true;
+      const uint8_t* end;
+      return ValidateStringBody(reinterpret_cast<const uint8_t*>(token.data()) + 1, &end);
     }
-    return false;
+    case od::json_type::number:
+      return IsNumberToken(TrimJsonWsRight(v.raw_json_token()));
+    case od::json_type::boolean: {
+      std::string_view raw = v.raw_json_token();
+      return AtomIs(raw, "true") || AtomIs(raw, "false");
+    }
+    case od::json_type::null:
+      return AtomIs(v.raw_json_token(), "null");
+    default:
+      return false;
   }
+}
 
-  // Walks an object's members; when `shape` is set, records the test-report keys.
-  bool Members(od::object& o, int depth, JsonShape* shape) {
-    for (auto field : o) {
-      od::raw_json_string key;
-      if (field.key().get(key)) return false;
-      const uint8_t* kbeg = reinterpret_cast<const uint8_t*>(key.raw());
+void RecordTopKey(const uint8_t* kbeg, const uint8_t* kend, JsonShape* shape) {
+  std::string_view k(reinterpret_cast<const char*>(kbeg), kend - kbeg);
+  std::string decoded;
+  if (k.find('\\') != std::string_view::npos) {
+    decoded = DecodeKey(kbeg, kend);
+    k = decoded;
+  }
+  if (k == "exitcode") shape->has_exitcode = true;
+  else if (k == "tests") shape->has_tests = true;
+  else if (k == "numFailedTests") shape->has_num_failed_tests = true;
+  else if (k == "testResults") shape->has_test_results = true;
+}
+
+// One open container of the walk. The walk keeps its own stack instead of recursing: 10,000
+// levels of recursion overflow small thread stacks (and any stack under ASan).
+struct Frame {
+  bool is_array = false;
+  bool started = false;  // a child has been handed out: advance before the next one
+  od::array_iterator array_it;
+  od::object_iterator object_it;
+};
+
+template <typename Container>
+bool PushFrame(Container c, std::vector<Frame>* stack) {
+  Frame f;
+  if constexpr (std::is_same_v<Container, od::array>) {
+    f.is_array = true;
+    if (c.begin().get(f.array_it)) return false;
+  } else {
+    if (c.begin().get(f.object_it)) return false;
+  }
+  stack->push_back(std::move(f));
+  return true;
+}
+
+// Walks every value under the top container already pushed on `stack`, in document order
+// (On-Demand requires it). Records the top-level keys into `shape` when it is set.
+bool WalkAll(std::vector<Frame>* stack, JsonShape* shape) {
+  while (!stack->empty()) {
+    Frame& fr = stack->back();
+    if (fr.started) {
+      if (fr.is_array) ++fr.array_it; else ++fr.object_it;
+    }
+    fr.started = true;
+    // operator!= only asks whether the container is still open.
+    bool open = fr.is_array ? (fr.array_it != fr.array_it) : (fr.object_it != fr.object_it);
+    if (!open) {
+      stack->pop_back();
+      continue;
+    }
+    od::value child;
+    if (fr.is_array) {
+      if ((*fr.array_it).get(child)) return false;
+    } else {
+      od::field field;
+      if ((*fr.object_it).get(field)) return false;
+      const uint8_t* kbeg = reinterpret_cast<const uint8_t*>(field.key().raw());
       const uint8_t* kend;
       if (!ValidateStringBody(kbeg, &kend)) return false;
-      if (shape != nullptr) {
-        std::string_view k(reinterpret_cast<const char*>(kbeg), kend - kbeg);
-        std::string decoded;
-        if (k.find('\\') != std::string_view::npos) {
-          decoded = DecodeKey(kbeg, kend);
-          k = decoded;
-        }
-        if (k == "exitcode") shape->has_exitcode = true;
-        else if (k == "tests") shape->has_tests = true;
-        else if (k == "numFailedTests") shape->has_num_failed_tests = true;
-        else if (k == "testResults") shape->has_test_results = true;
-      }
-      od::value child;
-      if (field.value().get(child)) return false;
-      if (!Value(child, depth)) return false;
+      if (shape != nullptr && stack->size() == 1) RecordTopKey(kbeg, kend, shape);
+      child = std::move(field.value());
     }
-    return true;
+    od::json_type type;
+    if (child.type().get(type)) return false;
+    if (type == od::json_type::array || type == od::json_type::object) {
+      if (stack->size() + 1 > static_cast<size_t>(kMaxDepth)) return false;
+      bool ok;
+      if (type == od::json_type::array) {
+        od::array a;
+        ok = !child.get_array().get(a) && PushFrame(std::move(a), stack);
+      } else {
+        od::object o;
+        ok = !child.get_object().get(o) && PushFrame(std::move(o), stack);
+      }
+      if (!ok) return false;
+      continue;
+    }
+    if (!ValidScalar(child, type)) return false;
   }
-};
+  return true;
+}
 
 bool PaddingIsReadable(const char* data, size_t len) {
 #if defined(__SANITIZE_ADDRESS__)
@@ -265,27 +302,20 @@ JsonShape Validate(od::parser& parser, simdjson::padded_string_view json) {
   if (parser.iterate(json).get(doc)) return shape;
   od::json_type type;
   if (doc.type().get(type)) return shape;
-  Walker walker;
   bool ok = false;
+  std::vector<Frame> stack;
   switch (type) {
     case od::json_type::object: {
       od::object o;
-      if (doc.get_object().get(o)) return shape;
+      if (doc.get_object().get(o) || !PushFrame(std::move(o), &stack)) return shape;
       shape.top_is_object = true;
-      ok = walker.Members(o, 1, &shape);
+      ok = WalkAll(&stack, &shape);
       break;
     }
     case od::json_type::array: {
       od::array a;
-      if (doc.get_array().get(a)) return shape;
-      ok = true;
-      for (auto element : a) {
-        od::value child;
-        if (element.get(child) || !walker.Value(child, 1)) {
-          ok = false;
-          break;
-        }
-      }
+      if (doc.get_array().get(a) || !PushFrame(std::move(a), &stack)) return shape;
+      ok = WalkAll(&stack, nullptr);
       break;
     }
     case od::json_type::string: {
