@@ -56,6 +56,13 @@ size_t CountByte(std::string_view s, char c) {
   return n;
 }
 
+bool OnlyJsonWhitespace(std::string_view s) {
+  for (char c : s) {
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r') return false;
+  }
+  return true;
+}
+
 bool IsRe2Space(char c) { return c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == ' '; }
 
 // Length of the valid UTF-8 code point at s[i], 0 if the bytes there are not one (RE2's
@@ -601,8 +608,14 @@ std::string_view Classify(std::string_view sample, std::string_view prefix, Whol
   } else if (first == '{' || first == '[') {
     std::optional<std::string_view> all = sampled ? whole.Get() : std::optional(b);
     if (all) {
-      internal::JsonShape shape = internal::ValidateJson(*all);
-      if (shape.valid && shape.top_is_object &&
+      // Rule 3 asks whether t (TRIM: Unicode White_Space) is JSON; rule 2 whether b is, which
+      // additionally needs everything around t to be JSON whitespace.
+      std::string_view jt = internal::Trim(*all);
+      internal::JsonShape shape = internal::ValidateJson(jt);
+      size_t lead = static_cast<size_t>(jt.data() - all->data());
+      bool b_is_json = shape.valid && OnlyJsonWhitespace(all->substr(0, lead)) &&
+                       OnlyJsonWhitespace(all->substr(lead + jt.size()));
+      if (b_is_json && shape.top_is_object &&
           ((shape.has_exitcode && shape.has_tests) ||
            (shape.has_num_failed_tests && shape.has_test_results)) &&
           ParsesAsTestReport(*all)) {

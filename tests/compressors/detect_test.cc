@@ -98,6 +98,8 @@ TEST(DetectRules, JsonRequiresExactlyOneValidValue) {
   EXPECT_EQ(DetectBody("[1e400]"), "json");        // any magnitude is valid JSON
   EXPECT_EQ(DetectBody("[\"\\ud800\"]"), "text");  // lone surrogate
   EXPECT_EQ(DetectBody("\"just a string\""), "text");  // rule 3 needs { or [
+  // Rule 3 tests TRIM(b): Unicode White_Space around the value is allowed.
+  EXPECT_EQ(DetectBody("\xC2\xA0{\"a\": 1}\xE3\x80\x80\n"), "json");
 }
 
 TEST(DetectRules, JsonDepthLimitIsTenThousand) {
