@@ -113,6 +113,13 @@ const char* const kConsolePatterns[] = {
     R"(^npm (?:ERR!|WARN) )",
     R"(^> Task :)",
     R"(^BUILD (?:SUCCESS|SUCCESSFUL|FAILED))",
+    // docker build (BuildKit and legacy), pip, npm
+    R"(^#\d+ (?:\[|\d+\.\d+ |DONE \d|CACHED|ERROR|exporting|naming to|writing image))",
+    R"(^Step \d+/\d+ : )",
+    R"(^ ---> )",
+    R"(^(?:Collecting|Downloading|Installing collected packages|Successfully installed|Successfully built|Requirement already satisfied|Building wheels? for) )",
+    R"(^npm (?:notice|warn|error) )",
+    R"(^(?:added|removed|changed|up to date, audited) \d+ packages?)",
 };
 
 hs_database_t* CompileDatabase() {
