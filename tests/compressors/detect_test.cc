@@ -256,7 +256,7 @@ TEST(DetectLargeTest, SampledPathAgreesBetweenSpoolAndView) {
     if (unit.empty()) continue;
     if (unit.back() != '\n') unit.push_back('\n');
     std::string big;
-    while (big.size() < (3u << 20) / 2) big += unit;
+    while (big.size() < (1u << 20) + (1u << 17)) big += unit;
     SpoolOptions opts;
     opts.memory_limit = 64 * 1024;
     Spool spool(opts);
