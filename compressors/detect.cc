@@ -113,36 +113,46 @@ bool SearchResultLine(std::string_view line) {
 // looks like a file path (has a '/' or an extension), or a grep context line `path-N-`.
 enum class GrepLine { kNone, kMatch, kContext };
 
+// True if s[0, n) ends with ".ext" (1–10 extension characters).
+bool EndsWithExtension(std::string_view s, size_t last_dot) {
+  if (last_dot == std::string_view::npos || last_dot + 1 >= s.size() ||
+      s.size() - last_dot - 1 > 10) {
+    return false;
+  }
+  for (size_t k = last_dot + 1; k < s.size(); ++k) {
+    char c = s[k];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '_' || c == '+' || c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
 GrepLine ClassifyGrepLine(std::string_view line) {
   if (line == "--" || line == "--\r") return GrepLine::kContext;
   size_t n = 0;
   while (n < line.size() && line[n] != ':' && !IsRe2Space(line[n])) ++n;
   std::string_view token = line.substr(0, n);
   if (token.empty()) return GrepLine::kNone;
-  auto path_like = [](std::string_view p) {
-    if (p.empty()) return false;
-    if (p.find('/') != std::string_view::npos) return true;
-    size_t dot = p.rfind('.');
-    if (dot == std::string_view::npos || dot + 1 >= p.size() || p.size() - dot - 1 > 10) {
-      return false;
-    }
-    for (size_t k = dot + 1; k < p.size(); ++k) {
-      char c = p[k];
-      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            c == '_' || c == '+' || c == '-')) {
-        return false;
-      }
-    }
-    return true;
-  };
-  if (n < line.size() && line[n] == ':' && path_like(token) && SearchResultLine(line)) {
-    return GrepLine::kMatch;
+  if (n < line.size() && line[n] == ':') {
+    bool path_like = token.find('/') != std::string_view::npos ||
+                     EndsWithExtension(token, token.rfind('.'));
+    if (path_like && SearchResultLine(line)) return GrepLine::kMatch;
   }
-  // Context line: path-N- (the path itself may contain '-').
-  for (size_t p = token.find('-'); p != std::string_view::npos; p = token.find('-', p + 1)) {
+  // Context line: path-N- (the path itself may contain '-'). One pass, tracking what the
+  // prefix before each '-' holds, so long dash runs stay linear.
+  bool slash = false;
+  size_t last_dot = std::string_view::npos;
+  for (size_t p = 0; p < token.size(); ++p) {
+    char c = token[p];
+    if (c == '/') slash = true;
+    if (c == '.') last_dot = p;
+    if (c != '-' || p == 0) continue;
     size_t q = p + 1;
     while (q < token.size() && token[q] >= '0' && token[q] <= '9') ++q;
-    if (q > p + 1 && q < line.size() && line[q] == '-' && path_like(token.substr(0, p))) {
+    if (q > p + 1 && q < line.size() && line[q] == '-' &&
+        (slash || EndsWithExtension(token.substr(0, p), last_dot))) {
       return GrepLine::kContext;
     }
   }

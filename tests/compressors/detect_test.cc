@@ -182,6 +182,24 @@ TEST(DetectBadInput, NulBytesInvalidUtf8AndHugeLine) {
   EXPECT_EQ(DetectBody(half_json), "text");
 }
 
+TEST(DetectBadInput, PathologicalRepetitionsStayLinear) {
+  // Shapes that would make a naive scan quadratic (the test times out if one does).
+  auto repeat = [](std::string_view unit, size_t bytes) {
+    std::string s;
+    while (s.size() < bytes) s += unit;
+    return s;
+  };
+  for (std::string_view unit : {"a-", "-1", "a.b-1", "\x1b[", "\x1b[1", "<", "<file", "\r",
+                                 "1\t", ":", "a:", "[", "{", "\"", "\\", " ", "\n", "#", "``"}) {
+    std::string s = repeat(unit, 1u << 20);
+    EXPECT_FALSE(Detect(s).empty()) << unit;
+    EXPECT_FALSE(DetectBody(s + s + s).empty()) << unit;  // sampled path
+    Unwrapped u = Unwrap(s);  // none of these has 8 numbered lines or one <file … </file>
+    EXPECT_TRUE(u.layers.empty()) << unit;
+    EXPECT_EQ(u.body, s);
+  }
+}
+
 TEST(DetectBadInput, RandomBytesGetAType) {
   uint64_t x = 88172645463325252ull;
   for (int round = 0; round < 200; ++round) {
@@ -280,6 +298,21 @@ TEST(DetectLargeTest, LargeLogAndCsvKeepTheirType) {
             ":  return Status::OK();\n";
   }
   EXPECT_EQ(DetectBody(grep), "search-result");
+}
+
+TEST(DetectLargeTest, SpoolWriteChunkingDoesNotMatter) {
+  std::string log = BigLog((1u << 20) + (1u << 16));  // just past the exact limit: sampled
+  ASSERT_EQ(DetectBody(log), "log");
+  testing::ExpectChunkingInvariant(log, [](const std::vector<std::string_view>& pieces) {
+    SpoolOptions opts;
+    opts.memory_limit = 256 * 1024;
+    Spool spool(opts);
+    for (std::string_view p : pieces) {
+      if (!spool.Write(p).ok()) return std::string("write error");
+    }
+    Result<std::string_view> t = DetectLarge(Body::FromSpool(spool));
+    return t.ok() ? std::string(*t) : std::string("error");
+  });
 }
 
 TEST(DetectThreads, ConcurrentDetectionIsDeterministic) {
