@@ -518,6 +518,17 @@ size_t Section41LineCount(std::string_view b) {
 // directives, but §5.10 counts both as prose, which rejects the whole file. The config parser
 // is asked again about a copy in which bare keys read `key = true` and directives are
 // comments. nullopt when there is nothing to rewrite.
+// `[name]` with the characters §5.10's section regex allows.
+bool IniSectionLine(std::string_view t) {
+  if (t.size() < 3 || t.front() != '[' || t.back() != ']') return false;
+  for (char c : t.substr(1, t.size() - 2)) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == ':' || c == '"' || c == '\'' || c == ' ' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 std::optional<std::string> NormalizeIniBareKeys(std::string_view b) {
   std::string out;
   bool changed = false;
@@ -537,7 +548,7 @@ std::optional<std::string> NormalizeIniBareKeys(std::string_view b) {
         break;
       }
     }
-    if (t.size() > 2 && t.front() == '[' && t.back() == ']') ++sections;
+    if (IniSectionLine(t)) ++sections;
     if (bare && sections > 0) {
       out.append(line.substr(0, line.size() - (line.size() && line.back() == '\r')));
       out.append(" = true");
