@@ -3,9 +3,10 @@
 // Cost model. A body of at most kExactLimit bytes is classified on all of its bytes. A larger
 // body is classified on a *sample*: its first kPrefixBytes cut back to a line end, plus
 // kWindows windows of kWindowBytes spread evenly over the rest (each trimmed to whole lines);
-// the table and config parsers see only the prefix. Only JSON validity (rules 2 and 3) reads
-// the whole body, and only when the body starts with `{`, `[` or (rule 2) `<`. The sample is
-// a function of the bytes alone, so DetectBody and DetectLarge agree on every input.
+// the table and config parsers see only the prefix. Only rules 2 and 3 read the whole body:
+// JSON validity when it starts with `{` or `[`, the test-report parser when its XML root is
+// testsuite(s). The sample is a function of the bytes alone, so DetectBody and DetectLarge
+// agree on every input.
 #include "compressors/detect.h"
 
 #include <algorithm>
