@@ -114,7 +114,7 @@ bool SearchResultLine(std::string_view line) {
 // looks like a file path (has a '/' or an extension), or a grep context line `path-N-`.
 enum class GrepLine { kNone, kMatch, kContext };
 
-// True if s[0, n) ends with ".ext" (1–10 extension characters).
+// True if s ends with ".ext": the dot at last_dot, then 1–10 extension characters.
 bool EndsWithExtension(std::string_view s, size_t last_dot) {
   if (last_dot == std::string_view::npos || last_dot + 1 >= s.size() ||
       s.size() - last_dot - 1 > 10) {
