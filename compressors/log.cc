@@ -18,6 +18,7 @@
 #include "compressors/internal/redundancy.h"
 #include "compressors/internal/templates.h"
 #include "compressors/internal/text_util.h"
+#include "compressors/repetition.h"
 #include "stream/line_splitter.h"
 
 namespace caveman {
@@ -31,6 +32,9 @@ constexpr double kQueryThreshold = 0.30;
 constexpr std::string_view kMarkerText = "lines elided (caveman)";
 constexpr uint64_t kTemplateSummaryMinRun = 64;
 constexpr std::string_view kEllipsis = "\xE2\x80\xA6";
+// Identical-run collapsing (project decision, docs/DECISIONS.md): the §5.15 marker prefix.
+// Lines starting with it are never collapsed and, on re-entry, are kept like markers.
+constexpr std::string_view kRepeatPrefix = "\xE2\x80\xA6 caveman: ";
 
 // The §5.2 keep pattern, in RE2 syntax (authoritative).
 constexpr const char* kKeepPatternRe2 =
@@ -155,6 +159,7 @@ struct LineInfo {
   bool pattern = false;         // matches the keep pattern
   bool marker_or_note = false;  // a marker or note line (always kept, not a tail line)
   bool note_prefix = false;     // contains the note prefix anywhere
+  bool repeat_prefix = false;   // starts with `… caveman: ` (never collapsed)
   bool terminated = false;      // an LF follows the line
 };
 
@@ -186,6 +191,7 @@ Result<bool> ScanLines(const Body& body, size_t read_size, KeepMatcher* matcher,
       if (caveman) {  // marker and note lines both contain "caveman"
         info.marker_or_note = IsMarkerLine(line) || IsNoteLine(line);
         info.note_prefix = internal::Contains(line, internal::kNotePrefix);
+        info.repeat_prefix = internal::StartsWith(line, kRepeatPrefix);
       }
       if (!on_line(line, index, info)) return false;
       ++index;
@@ -211,6 +217,96 @@ Result<bool> ScanLines(const Body& body, size_t read_size, KeepMatcher* matcher,
   }
   process(std::string_view(buf), true);
   return last_was_lf;
+}
+
+// Identical-run collapsing (project decision beyond §5.2, docs/DECISIONS.md): the §5.2 rules
+// run over *elements*, where a maximal run of ≥ 3 byte-identical consecutive lines (§5.15:
+// TRIM non-empty, not starting with `… caveman: `) is one element of weight = run length and
+// every other line is an element of weight 1. A kept element is emitted followed by the §5.15
+// marker `… caveman: <weight−1> identical lines elided …`; a dropped one counts `weight` lines
+// in its run. Memory: one copy of the current run's line (bounded by the longest line).
+//
+// Push() feeds raw lines in order and calls on_element(line, element_index, info, weight) for
+// each finished element; an element is final only when the next different line (or Finish)
+// arrives. Returns false once on_element asked to stop.
+class RunCollapser {
+ public:
+  explicit RunCollapser(bool enabled) : enabled_(enabled) {}
+
+  template <class Fn>
+  bool Push(std::string_view line, const LineInfo& info, Fn&& on_element) {
+    if (!enabled_) return on_element(line, next_index_++, info, uint64_t{1});
+    if (count_ > 0 && line == pending_) {
+      ++count_;
+      return true;
+    }
+    if (!Flush(on_element)) return false;
+    if (info.repeat_prefix) {
+      // Never collapsed, and kept like a marker so that a second pass reproduces it.
+      LineInfo marked = info;
+      marked.marker_or_note = true;
+      return on_element(line, next_index_++, marked, uint64_t{1});
+    }
+    pending_.assign(line);
+    pending_info_ = info;
+    count_ = 1;
+    return true;
+  }
+
+  template <class Fn>
+  bool Finish(Fn&& on_element) { return Flush(on_element); }
+
+  uint64_t elements() const { return next_index_; }
+
+ private:
+  template <class Fn>
+  bool Flush(Fn&& on_element) {
+    const uint64_t count = count_;
+    count_ = 0;
+    if (count == 0) return true;
+    if (count >= kRepetitionMinRun && !internal::Trim(pending_).empty()) {
+      return on_element(std::string_view(pending_), next_index_++, pending_info_, count);
+    }
+    for (uint64_t k = 0; k < count; ++k) {
+      if (!on_element(std::string_view(pending_), next_index_++, pending_info_, uint64_t{1})) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool enabled_;
+  std::string pending_;
+  LineInfo pending_info_;
+  uint64_t count_ = 0;
+  uint64_t next_index_ = 0;
+};
+
+// ScanLines over elements (see RunCollapser): on_element(line, index, info, weight).
+template <class ElementFn>
+Status ScanElements(const Body& body, size_t read_size, KeepMatcher* matcher, bool collapse,
+                    ElementFn&& on_element) {
+  RunCollapser collapser(collapse);
+  bool stopped = false;
+  CAVEMAN_ASSIGN_OR_RETURN(
+      bool ignored,
+      ScanLines(body, read_size, matcher, [](std::string_view) {},
+                [&](std::string_view line, uint64_t, const LineInfo& info) {
+                  stopped = !collapser.Push(line, info, on_element);
+                  return !stopped;
+                }));
+  (void)ignored;
+  if (!stopped) collapser.Finish(on_element);
+  return Status::OK();
+}
+
+// The §5.15 marker for `elided` repeats of a kept line.
+std::string RepeatMarker(uint64_t elided, bool crlf) {
+  std::string m(kRepeatPrefix);
+  m += std::to_string(elided);
+  m += " identical lines elided ";
+  m += kEllipsis;
+  return internal::SynthesizedLine(m, crlf);
 }
 
 struct Candidate {
@@ -239,7 +335,6 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
                                                   ByteSink& out, TransformMeta*) const {
   const size_t read_size = options_.read_size;
   KeepMatcher matcher;
-  auto no_chunk = [](std::string_view) {};
 
   // ---- Pass 1: validity, line count, CRLF majority, note presence, tail start, BM25 stats.
   internal::Utf8Validator utf8;
@@ -264,20 +359,10 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
   uint32_t tail_template[2] = {internal::TemplateMiner::kNoTemplate,
                                internal::TemplateMiner::kNoTemplate};
   internal::TemplateMiner miner1(miner_options);
-  CAVEMAN_ASSIGN_OR_RETURN(
-      bool trailing,
-      ScanLines(
-          body, read_size, &matcher,
-          [&](std::string_view chunk) {
-            utf8.Feed(chunk);
-          },
-          [&](std::string_view line, uint64_t idx, const LineInfo& info) {
+  const bool collapse = options_.collapse_identical_runs;
+  uint64_t raw_lines = 0;  // §4.1 lines (the decline rule counts these, not elements)
+  auto element1 = [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
             n = idx + 1;
-            if (info.terminated) {
-              ++lf_count;
-              if (!line.empty() && line.back() == '\r') ++crlf_count;
-            }
-            has_note_prefix = has_note_prefix || info.note_prefix;
             const bool marker_or_note = info.marker_or_note;
             const uint32_t tid =
                 grouping ? miner1.Add(line) : internal::TemplateMiner::kNoTemplate;
@@ -295,12 +380,33 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
               mark_template(tid);
             }
             if (use_query) bm25.AddDocument(line);
+            return true;
+  };
+  RunCollapser collapser1(collapse);
+  CAVEMAN_ASSIGN_OR_RETURN(
+      bool trailing,
+      ScanLines(
+          body, read_size, &matcher,
+          [&](std::string_view chunk) {
+            utf8.Feed(chunk);
+          },
+          [&](std::string_view line, uint64_t, const LineInfo& info) {
+            ++raw_lines;
+            if (info.terminated) {
+              ++lf_count;
+              if (!line.empty() && line.back() == '\r') ++crlf_count;
+            }
+            has_note_prefix = has_note_prefix || info.note_prefix;
+            collapser1.Push(line, info, element1);
             return utf8.valid_so_far();
           }));
-  if (!utf8.Finish() || n < kMinLines) return TransformOutcome::kDeclined;
+  if (!utf8.Finish() || raw_lines < kMinLines) return TransformOutcome::kDeclined;
+  collapser1.Finish(element1);
   static_assert(kTailBudget == 2, "tail tracking keeps exactly two positions");
-  const uint64_t tail_start = tail_seen >= kTailBudget ? tail_idx[0] : kHead;
-  const uint64_t forced_before_tail = tail_seen >= kTailBudget ? tail_prefix[0] : kHead;
+  // With fewer than two tail candidates every element from index 2 on is kept.
+  const uint64_t tail_start = tail_seen >= kTailBudget ? tail_idx[0] : std::min<uint64_t>(kHead, n);
+  const uint64_t forced_before_tail =
+      tail_seen >= kTailBudget ? tail_prefix[0] : std::min<uint64_t>(kHead, n);
   const bool crlf = lf_count > 0 && crlf_count * 2 > lf_count;
   if (tail_seen >= 1) mark_template(tail_template[1]);
   if (tail_seen >= 2) mark_template(tail_template[0]);
@@ -317,9 +423,9 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
       return a.score > b.score || (a.score == b.score && a.index < b.index);
     };
     internal::TemplateMiner miner2(miner_options);
-    CAVEMAN_ASSIGN_OR_RETURN(
-        bool ignored, ScanLines(body, read_size, &matcher, no_chunk,
-                                [&](std::string_view line, uint64_t idx, const LineInfo& info) {
+    CAVEMAN_RETURN_IF_ERROR(ScanElements(
+        body, read_size, &matcher, collapse,
+        [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
           const uint32_t tid =
               grouping ? miner2.Add(line) : internal::TemplateMiner::kNoTemplate;
           const double score = bm25.Score(line);
@@ -331,7 +437,6 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
           if (best.size() > kQueryLimit) best.pop_back();
           return true;
         }));
-    (void)ignored;
     if (max_score > 0) {
       for (const Candidate& c : best) {
         if (c.score / max_score >= kQueryThreshold) {
@@ -349,15 +454,14 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
   internal::RedundancyGuard guard;
   {
     uint64_t ordinal = 0;
-    CAVEMAN_ASSIGN_OR_RETURN(
-        bool ignored, ScanLines(body, read_size, &matcher, no_chunk,
-                                [&](std::string_view line, uint64_t idx, const LineInfo& info) {
+    CAVEMAN_RETURN_IF_ERROR(ScanElements(
+        body, read_size, &matcher, collapse,
+        [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
           if (!is_forced(idx, info) && !in_fill(idx)) return true;
           if (internal::RedundancyGuard::IsSeed(ordinal, kept_count)) guard.AddSeed(line);
           ++ordinal;
           return guard.seed_count() < internal::kMaxSeedClasses;
         }));
-    (void)ignored;
   }
 
   // ---- Pass 4: redundancy guard, runs, markers, emit.
@@ -378,7 +482,7 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
   uint64_t run_template_drops = 0;  // lines of the run that only template grouping dropped
   internal::FieldScratch scratch;
   internal::FieldList fields;
-  bool any_marker = false;
+  bool any_marker = false;  // a §5.2 or an identical-run marker was written
   internal::TemplateMiner miner4(miner_options);
   std::vector<std::string_view> tokens;
   auto flush_run = [&]() {
@@ -409,9 +513,9 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
     template_acc.Reset();
     run_template_drops = 0;
   };
-  CAVEMAN_ASSIGN_OR_RETURN(
-      bool ignored, ScanLines(body, read_size, &matcher, no_chunk,
-                              [&](std::string_view line, uint64_t idx, const LineInfo& info) {
+  CAVEMAN_RETURN_IF_ERROR(ScanElements(
+      body, read_size, &matcher, collapse,
+      [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t weight) {
         const uint32_t tid = grouping ? miner4.Add(line) : internal::TemplateMiner::kNoTemplate;
         bool keep = is_forced(idx, info) || in_fill(idx);
         bool template_drop = false;
@@ -431,29 +535,33 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
         if (keep) {
           flush_run();
           emit(line);
+          if (weight > 1) {
+            emit(RepeatMarker(weight - 1, crlf));
+            any_marker = true;
+          }
           return write_status.ok();
         }
-        ++run_count;
-        run_bytes += line.size() + 1;
+        // A dropped element stands for `weight` identical lines of the run.
+        run_count += weight;
+        run_bytes += weight * (line.size() + 1);
         if (run_count < internal::kAlwaysElideCount) {
           run_lines.emplace_back(line);
         } else {
           run_lines.clear();
         }
-        run_template_drops += template_drop ? 1 : 0;
+        run_template_drops += template_drop ? weight : 0;
         internal::LogLineFields(line, &scratch, &fields);
-        acc.Add(fields);
+        for (uint64_t k = 0; k < weight; ++k) acc.Add(fields);
         if (grouping) {
           if (fields.empty() && tid != internal::TemplateMiner::kNoTemplate) {
             // miner4 replays pass 1, so ids agree; miner1 holds the final (most general)
             // templates, whose wildcards cover every line of the cluster.
             internal::TemplateFields(line, tid, miner1, &tokens, &fields);
           }
-          template_acc.Add(fields);
+          for (uint64_t k = 0; k < weight; ++k) template_acc.Add(fields);
         }
         return true;
       }));
-  (void)ignored;
   flush_run();
   CAVEMAN_RETURN_IF_ERROR(write_status);
   if (!any_marker) return TransformOutcome::kDeclined;  // output would equal the input

@@ -1,7 +1,8 @@
 // log compressor (§5.2): application, build and CI logs. Query-aware, redundancy guard,
 // invariant summaries of elided runs (logfmt and NDJSON fields), contract note.
 //
-// Lossy (S4): keeps the first 2 lines, every error/warning/stack-trace line (Hyperscan), the
+// Lossy (S4): collapses runs of ≥ 3 identical lines to the first line plus a §5.15 marker
+// (project decision), then keeps the first 2 lines, every error/warning/stack-trace line (Hyperscan), the
 // last 2 lines, query-relevant lines and every line unlike a kept one; each other run of
 // ≥ 3 lines (or shorter, when its summary pays for itself) becomes one marker line
 // `… N lines elided (caveman)[: SUMMARY] …`. Kept lines are byte-identical.
@@ -31,6 +32,13 @@ struct LogCompressorOptions {
   // ≤ 512 templates), and lines without logfmt/JSON fields contribute their variable tokens
   // (`$k` = k-th token) to the marker's invariants. Default: true. false = exactly §5.2.
   bool template_grouping = true;
+  // Identical-run collapsing (project decision beyond §5.2, docs/DECISIONS.md): a run of ≥ 3
+  // byte-identical consecutive lines (TRIM non-empty, not starting with `… caveman: `) is
+  // treated as one line by the §5.2 rules; if kept it is followed by the §5.15 marker
+  // `… caveman: <run−1> identical lines elided …`, if dropped its lines count in the elided
+  // run. Lines starting with `… caveman: ` are kept like markers. Default: true.
+  // template_grouping = false and collapse_identical_runs = false give exactly §5.2.
+  bool collapse_identical_runs = true;
 };
 
 std::unique_ptr<Compressor> NewLogCompressor(LogCompressorOptions options = {});

@@ -22,22 +22,49 @@ namespace {
 
 // The single-pass in-memory definition of §5.2, written directly from the spec with RE2 and
 // the shared machinery; the streaming compressor must match it byte for byte.
-std::optional<std::string> ReferenceLog(std::string_view body, std::string_view query) {
+//
+// With `collapse` (the project's identical-run rule, docs/DECISIONS.md) the §5.2 rules run on
+// elements: a run of ≥ 3 identical lines (TRIM non-empty, not starting with `… caveman: `) is
+// one element of weight = run length; a kept element is followed by the §5.15 marker, a
+// dropped one counts `weight` lines (bytes, fields) in its run; lines starting with
+// `… caveman: ` are kept like markers.
+std::optional<std::string> ReferenceLog(std::string_view body, std::string_view query,
+                                        bool collapse = false) {
   if (!internal::IsValidUtf8(body)) return std::nullopt;
   internal::SplitResult split = internal::SplitLines(body);
-  const auto& lines = split.lines;
+  if (split.lines.size() < 4) return std::nullopt;
+  std::vector<std::string_view> lines;
+  std::vector<uint64_t> weight;
+  for (size_t i = 0; i < split.lines.size();) {
+    size_t j = i;
+    while (j < split.lines.size() && split.lines[j] == split.lines[i]) ++j;
+    const bool collapsible = !internal::Trim(split.lines[i]).empty() &&
+                             !internal::StartsWith(split.lines[i], "\xE2\x80\xA6 caveman: ");
+    if (collapse && j - i >= 3 && collapsible) {
+      lines.push_back(split.lines[i]);
+      weight.push_back(j - i);
+    } else {
+      for (size_t k = i; k < j; ++k) {
+        lines.push_back(split.lines[k]);
+        weight.push_back(1);
+      }
+    }
+    i = j;
+  }
   const size_t n = lines.size();
-  if (n < 4) return std::nullopt;
   static const RE2 keep_re(
       R"((?i)(\b(ERROR|FATAL|PANIC|EXCEPTION|TRACEBACK|FAIL|FAILED|FAILURE|WARN|WARNING)\b|^\s+at\s|^\s+File "|\.go:\d+|^\s+--->|caused by))");
-  auto marker = [](std::string_view l) { return internal::Contains(l, "lines elided (caveman)"); };
+  auto marker = [&](std::string_view l) {
+    return internal::Contains(l, "lines elided (caveman)") ||
+           (collapse && internal::StartsWith(l, "\xE2\x80\xA6 caveman: "));
+  };
   auto note = [](std::string_view l) { return internal::StartsWith(l, internal::kNotePrefix); };
   std::vector<bool> keep(n, false);
   for (size_t i = 0; i < n; ++i) {
     keep[i] = i < 2 || RE2::PartialMatch(lines[i], keep_re) || marker(lines[i]) || note(lines[i]);
   }
   int budget = 2;
-  for (size_t i = n - 1; i >= 2 && budget > 0; --i) {
+  for (size_t i = n - 1; n > 2 && i >= 2 && budget > 0; --i) {
     keep[i] = true;
     if (!marker(lines[i]) && !note(lines[i])) --budget;
   }
@@ -46,26 +73,38 @@ std::optional<std::string> ReferenceLog(std::string_view body, std::string_view 
   const bool crlf = internal::IsMajorityCrlf(body);
   std::vector<std::string> out;
   uint64_t elided = 0;
+  bool changed = false;
   for (size_t i = 0; i < n;) {
     if (keep[i]) {
-      out.emplace_back(lines[i++]);
+      out.emplace_back(lines[i]);
+      if (weight[i] > 1) {
+        out.push_back(internal::SynthesizedLine(
+            "\xE2\x80\xA6 caveman: " + std::to_string(weight[i] - 1) +
+                " identical lines elided \xE2\x80\xA6",
+            crlf));
+        changed = true;
+      }
+      ++i;
       continue;
     }
     size_t j = i;
     uint64_t bytes = 0;
+    uint64_t count = 0;
     internal::InvariantAccumulator acc;
     internal::FieldScratch scratch;
     internal::FieldList fields;
     for (; j < n && !keep[j]; ++j) {
-      bytes += lines[j].size() + 1;
+      bytes += weight[j] * (lines[j].size() + 1);
+      count += weight[j];
       internal::LogLineFields(lines[j], &scratch, &fields);
-      acc.Add(fields);
+      for (uint64_t k = 0; k < weight[j]; ++k) acc.Add(fields);
     }
     std::string summary = acc.Render(static_cast<int64_t>(bytes));
-    std::string m = "\xE2\x80\xA6 " + std::to_string(j - i) + " lines elided (caveman)";
+    std::string m = "\xE2\x80\xA6 " + std::to_string(count) + " lines elided (caveman)";
     if (!summary.empty()) m += ": " + summary;
     m += " \xE2\x80\xA6";
-    if (internal::WorthEliding(j - i, m.size(), bytes, summary)) {
+    if (internal::WorthEliding(count, m.size(), bytes, summary)) {
+      changed = true;
       out.push_back(internal::SynthesizedLine(m, crlf));
       elided += bytes;
     } else {
@@ -77,7 +116,7 @@ std::optional<std::string> ReferenceLog(std::string_view body, std::string_view 
     out.push_back(internal::SynthesizedLine(internal::ContractNote("lines"), crlf));
   }
   std::string joined = internal::JoinLines(out, split.trailing);
-  if (joined == body) return std::nullopt;
+  if (!changed || joined == body) return std::nullopt;
   return joined;
 }
 
@@ -116,10 +155,11 @@ std::string GenerateLog(uint64_t seed, size_t lines, bool crlf, bool final_newli
   return s;
 }
 
-// Exactly §5.2 (template grouping off) unless `grouping`.
+// Exactly §5.2 (template grouping and identical-run collapsing off) unless `grouping` /
+// `collapse`.
 std::string RunLog(std::string_view in, std::string_view query = {}, size_t read_size = 256 * 1024,
-                   bool grouping = false) {
-  auto c = NewLogCompressor(LogCompressorOptions{read_size, grouping});
+                   bool grouping = false, bool collapse = false) {
+  auto c = NewLogCompressor(LogCompressorOptions{read_size, grouping, collapse});
   auto out = RunOnString(*c, in, query);
   return out ? *out : std::string("<declined>");
 }
@@ -312,6 +352,170 @@ TEST(LogTemplateGrouping, TemplateTableIsCappedAndOutputStillValid) {
   const std::string out = RunLog(in, {}, 256 * 1024, true);
   const std::string again = RunLog(out == "<declined>" ? in : out, {}, 256 * 1024, true);
   EXPECT_TRUE(again == "<declined>" || again == out);
+}
+
+// ---- Identical-run collapsing (project decision, docs/DECISIONS.md).
+
+// GenerateLog's lines with runs of byte-identical lines: repeated warnings, errors, retries,
+// blank lines, lines that already start with `… caveman: `, runs at the head and the tail.
+std::string GenerateRepetitiveLog(uint64_t seed, size_t lines, bool crlf, bool final_newline) {
+  std::mt19937_64 rng(seed);
+  const std::string eol = crlf ? "\r\n" : "\n";
+  const std::string generated = GenerateLog(seed, lines, crlf, false);
+  internal::SplitResult base = internal::SplitLines(generated);
+  std::string s;
+  auto add = [&](std::string_view line, uint64_t times) {
+    for (uint64_t k = 0; k < times; ++k) {
+      s.append(line);
+      s += eol;
+    }
+  };
+  add("retrying fixture teardown ...", 1 + rng() % 6);  // a run at the head
+  for (std::string_view l : base.lines) {
+    if (crlf && !l.empty() && l.back() == '\r') l.remove_suffix(1);
+    const uint64_t r = rng() % 100;
+    if (r < 15) {
+      add(l, 1 + rng() % 40);
+    } else if (r < 18) {
+      add("2026-01-01T00:00:00 WARN [pool] connection re-established", 2 + rng() % 50);
+    } else if (r < 19) {
+      add("", 3 + rng() % 4);  // blank runs stay verbatim
+    } else if (r < 20) {
+      add("   ", 3);  // TRIM-empty
+    } else if (r < 21) {
+      // Never collapsed (quoted so the counting below does not take it for a marker).
+      add("\xE2\x80\xA6 caveman: 7 identical lines elided \xE2\x80\xA6 (quoted)", 3);
+    } else {
+      add(l, 1);
+    }
+  }
+  add("done waiting", 1 + rng() % 5);  // a run at the tail
+  if (!final_newline) s.resize(s.size() - eol.size());
+  return s;
+}
+
+std::string CollapseLog(std::string_view in, std::string_view query = {},
+                        size_t read_size = 256 * 1024, bool grouping = false) {
+  return RunLog(in, query, read_size, grouping, /*collapse=*/true);
+}
+
+TEST(LogIdenticalRuns, CollapsesRunsLikeRepetition) {
+  std::string in = "boot\nstart\n";
+  for (int i = 0; i < 40; ++i) in += "2026-01-01 WARN [pool] connection re-established\n";
+  in += "ERROR x\nERROR x\n";  // a run of 2 stays verbatim
+  in += "end1\nend2\n";
+  EXPECT_EQ(CollapseLog(in),
+            "boot\nstart\n"
+            "2026-01-01 WARN [pool] connection re-established\n"
+            "\xE2\x80\xA6 caveman: 39 identical lines elided \xE2\x80\xA6\n"
+            "ERROR x\nERROR x\nend1\nend2\n");
+  // Exactly §5.2 keeps every WARN line, so nothing is dropped and the input passes through.
+  EXPECT_EQ(RunLog(in), "<declined>");
+  // A log that is one repeated line: the head keeps it, the marker carries the count.
+  std::string same;
+  for (int i = 0; i < 10; ++i) same += "retrying ...\r\n";
+  EXPECT_EQ(CollapseLog(same),
+            "retrying ...\r\n\xE2\x80\xA6 caveman: 9 identical lines elided \xE2\x80\xA6\r\n");
+}
+
+TEST(LogIdenticalRuns, DroppedRunCountsEveryRepeatedLine) {
+  std::string in = "boot\nstart\n";
+  for (int i = 0; i < 30; ++i) in += "INFO compiled unit " + std::to_string(i) + "\n";
+  for (int i = 0; i < 25; ++i) in += "INFO compiled unit 3\n";  // same profile as kept lines
+  in += "end1\nend2\n";
+  const std::string out = CollapseLog(in);
+  EXPECT_EQ(out, *ReferenceLog(in, "", /*collapse=*/true));
+  // The 25 repeats are inside the one elided run: units 1..29 and the 25 repeats.
+  EXPECT_NE(out.find("\xE2\x80\xA6 54 lines elided (caveman)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("identical lines elided"), std::string::npos) << out;
+}
+
+TEST(LogIdenticalRuns, MatchesInMemoryDefinition) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    for (bool crlf : {false, true}) {
+      for (bool nl : {false, true}) {
+        const std::string in = GenerateRepetitiveLog(seed, 60 + seed * 41, crlf, nl);
+        for (std::string_view q : {std::string_view(), std::string_view("pool re-established")}) {
+          auto ref = ReferenceLog(in, q, /*collapse=*/true);
+          EXPECT_EQ(CollapseLog(in, q), ref ? *ref : "<declined>") << "seed " << seed;
+          EXPECT_EQ(CollapseLog(in, q, 5), ref ? *ref : "<declined>") << "seed " << seed;
+        }
+      }
+    }
+  }
+}
+
+TEST(LogIdenticalRuns, CountsAddUpAndErrorsSurvive) {
+  for (uint64_t seed = 50; seed < 56; ++seed) {
+    const std::string in = GenerateRepetitiveLog(seed, 3000, false, true);
+    const std::string out = CollapseLog(in, {}, 256 * 1024, /*grouping=*/seed % 2 == 0);
+    ASSERT_NE(out, "<declined>");
+    ASSERT_LT(out.size(), in.size());
+    internal::SplitResult s = internal::SplitLines(out);
+    static const RE2 marker_re(R"(^… (\d+) lines elided \(caveman\))");
+    static const RE2 repeat_re(R"(^… caveman: (\d+) identical lines elided …$)");
+    uint64_t total = 0;
+    for (size_t i = 0; i < s.lines.size(); ++i) {
+      uint64_t k = 0;
+      if (RE2::PartialMatch(s.lines[i], marker_re, &k)) {
+        total += k;
+      } else if (RE2::FullMatch(s.lines[i], repeat_re, &k) && i > 0 &&
+                 !internal::StartsWith(s.lines[i - 1], "\xE2\x80\xA6 caveman: ")) {
+        total += k;  // a new marker follows the line it repeats
+      } else if (!internal::StartsWith(s.lines[i], internal::kNotePrefix)) {
+        total += 1;
+      }
+    }
+    EXPECT_EQ(total, internal::SplitLines(in).lines.size()) << "seed " << seed;
+    // Every keep-pattern line of the input appears at least once.
+    for (std::string_view l : internal::SplitLines(in).lines) {
+      if (internal::Contains(l, "ERROR") || internal::Contains(l, "WARN")) {
+        EXPECT_NE(out.find(std::string(l) + "\n"), std::string::npos) << l;
+      }
+    }
+  }
+}
+
+TEST(LogIdenticalRuns, CompressingOutputAgainPassesThrough) {
+  for (uint64_t seed = 60; seed < 66; ++seed) {
+    const std::string in = GenerateRepetitiveLog(seed, 1500, seed % 2 == 0, seed % 3 != 0);
+    for (std::string_view q : {std::string_view(), std::string_view("ledger teardown")}) {
+      for (bool grouping : {false, true}) {
+        const std::string out = CollapseLog(in, q, 256 * 1024, grouping);
+        ASSERT_NE(out, "<declined>");
+        const std::string again = CollapseLog(out, q, 256 * 1024, grouping);
+        EXPECT_TRUE(again == "<declined>" || again == out) << "seed " << seed;
+      }
+    }
+  }
+}
+
+TEST(LogIdenticalRuns, OutputIndependentOfChunking) {
+  const std::string in = GenerateRepetitiveLog(9, 700, false, true);
+  const std::string whole = CollapseLog(in, {}, 256 * 1024, true);
+  ASSERT_NE(whole, "<declined>");
+  for (size_t read_size : {1, 3, 64, 4096}) {
+    EXPECT_EQ(CollapseLog(in, {}, read_size, true), whole) << read_size;
+  }
+  testing::ExpectChunkingInvariant(in, [&](const std::vector<std::string_view>& pieces) {
+    Spool spool(SpoolOptions{/*memory_limit=*/1024, ""});  // spills: a real file-backed body
+    for (std::string_view p : pieces) EXPECT_TRUE(spool.Write(p).ok());
+    auto c = NewLogCompressor(LogCompressorOptions{17, true, true});
+    StringSink sink;
+    TransformMeta meta;
+    auto r = c->Transform(Body::FromSpool(spool), "", sink, &meta);
+    EXPECT_TRUE(r.ok());
+    return r.ok() && *r == TransformOutcome::kAccepted ? sink.data() : std::string("<declined>");
+  });
+}
+
+TEST(LogIdenticalRuns, DefaultOptionsCollapse) {
+  std::string in = "a\nb\n";
+  for (int i = 0; i < 5; ++i) in += "WARN same\n";
+  in += "c\nd\n";
+  auto out = RunOnString(*NewLogCompressor(), in);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(*out, "a\nb\nWARN same\n\xE2\x80\xA6 caveman: 4 identical lines elided \xE2\x80\xA6\nc\nd\n");
 }
 
 }  // namespace
