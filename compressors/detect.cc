@@ -514,67 +514,6 @@ size_t Section41LineCount(std::string_view b) {
   return (!b.empty() && b.back() == '\n') ? lf : lf + 1;
 }
 
-// Project rule for INI dialects (MySQL .cnf, php.ini, systemd-style files): a bare key line
-// (`quick`, `skip-external-locking`) is a boolean option and `!include`/`!includedir` lines are
-// directives, but §5.10 counts both as prose, which rejects the whole file. The config parser
-// is asked again about a copy in which bare keys read `key = true` and directives are
-// comments. nullopt when there is nothing to rewrite.
-// `[name]` with the characters §5.10's section regex allows.
-bool IniSectionLine(std::string_view t) {
-  if (t.size() < 3 || t.front() != '[' || t.back() != ']') return false;
-  for (char c : t.substr(1, t.size() - 2)) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == ':' || c == '"' || c == '\'' || c == ' ' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
-std::optional<std::string> NormalizeIniBareKeys(std::string_view b) {
-  std::string out;
-  bool changed = false;
-  size_t sections = 0;
-  size_t start = 0;
-  while (start <= b.size()) {
-    size_t nl = b.find('\n', start);
-    size_t end = nl == std::string_view::npos ? b.size() : nl;
-    std::string_view line = b.substr(start, end - start);
-    std::string_view t = TrimAscii(line);
-    bool bare = !t.empty();
-    for (char c : t) {
-      bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                c == '_' || c == '.' || c == '-';
-      if (!ok) {
-        bare = false;
-        break;
-      }
-    }
-    if (IniSectionLine(t)) ++sections;
-    if (bare && sections > 0) {
-      out.append(line.substr(0, line.size() - (line.size() && line.back() == '\r')));
-      out.append(" = true");
-      if (!line.empty() && line.back() == '\r') out.push_back('\r');
-      changed = true;
-    } else if (StartsWith(t, "!include")) {
-      out.append("# ").append(line);
-      changed = true;
-    } else {
-      out.append(line);
-    }
-    if (nl == std::string_view::npos) break;
-    out.push_back('\n');
-    start = nl + 1;
-  }
-  if (!changed || sections < 2) return std::nullopt;
-  return out;
-}
-
-bool IsConfigBody(std::string_view b) {
-  if (IsConfig(b)) return true;
-  std::optional<std::string> ini = NormalizeIniBareKeys(b);
-  return ini && IsConfig(*ini);
-}
-
 // Lazily loaded whole body (for JSON validity and the test-report parser).
 class WholeBody {
  public:
@@ -677,7 +616,8 @@ std::string_view Classify(std::string_view sample, std::string_view prefix, Whol
   // changes nothing; search-result and config move ahead of code (DECISIONS.md).
   if (IsLog(f)) return "log";
   if (IsSearch(f)) return "search-result";
-  if (Section41LineCount(prefix) >= 12 && IsConfigBody(prefix)) return "config";
+  // IsConfig includes the project's reading of INI bare keys (DECISIONS.md).
+  if (Section41LineCount(prefix) >= 12 && IsConfig(prefix)) return "config";
   if (IsCode(b, t, f)) return "code";
   return "text";
 }
