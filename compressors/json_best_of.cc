@@ -23,7 +23,8 @@ class JsonBestOfCompressor final : public InMemoryCompressor {
     std::optional<std::string> choice;
     uint64_t choice_tokens = 0;
     bool choice_is_toon = false;
-    if (Result<std::string> toon = EncodeToon(body); toon.ok()) {
+    // Bounded: a longer TOON text has more tokens than the body has bytes (see toon.h).
+    if (Result<std::string> toon = EncodeToon(body, kMaxTokenBytes * body.size()); toon.ok()) {
       uint64_t t = counter_.Count(toon.value());
       if (t < input_tokens) {
         choice = std::move(toon).value();

@@ -1,6 +1,8 @@
 #include "compressors/toon.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 #include <optional>
 #include <unordered_set>
 #include <vector>
@@ -75,6 +77,7 @@ bool AnyDuplicateKeys(const JsonValue& v) {
 class Encoder {
  public:
   std::string out;
+  size_t limit = SIZE_MAX;  // give up once out.size() exceeds this
 
   bool Root(const JsonValue& v) {
     if (v.is_scalar()) {
@@ -108,6 +111,7 @@ class Encoder {
     std::sort(sorted.begin(), sorted.end(),
               [](const JsonMember* a, const JsonMember* b) { return a->key < b->key; });
     for (const JsonMember* m : sorted) {
+      if (out.size() > limit) return false;
       const JsonValue& v = m->value;
       if (v.is_scalar()) {
         Indent(level);
@@ -174,6 +178,7 @@ class Encoder {
     }
     out.append("}:\n");
     for (const JsonValue& e : arr.items) {
+      if (out.size() > limit) return false;
       Indent(level + 1);
       for (size_t k = 0; k < fields.size(); ++k) {
         if (k) out.push_back(',');
@@ -374,7 +379,8 @@ class ToonCompressor final : public InMemoryCompressor {
  protected:
   std::optional<std::string> TransformText(std::string_view body, std::string_view,
                                            TransformMeta* meta) const override {
-    Result<std::string> r = EncodeToon(body);
+    // Bounded: a longer TOON text has more tokens than the body has bytes (see toon.h).
+    Result<std::string> r = EncodeToon(body, kMaxTokenBytes * body.size());
     if (!r.ok()) return std::nullopt;
     meta->method = "toon";
     meta->lossless_to_model = true;
@@ -384,12 +390,25 @@ class ToonCompressor final : public InMemoryCompressor {
 
 }  // namespace
 
-Result<std::string> EncodeToon(std::string_view json) {
+Result<std::string> EncodeToon(std::string_view json) { return EncodeToon(json, SIZE_MAX); }
+
+Result<std::string> EncodeToon(std::string_view json, size_t max_bytes) {
   std::optional<JsonValue> v = internal::ParseJson(json);
   if (!v) return Status::InvalidArgument("toon: input is not JSON");
   if (AnyDuplicateKeys(*v)) return Status::InvalidArgument("toon: duplicate keys");
   Encoder enc;
-  if (!enc.Root(*v)) return Status::InvalidArgument("toon: shape not expressible in TOON");
+  enc.limit = max_bytes;
+  if (!enc.Root(*v)) {
+    if (enc.out.size() > max_bytes) {
+      return Status::ResourceExhausted("toon: output exceeds " + std::to_string(max_bytes) +
+                                       " bytes");
+    }
+    return Status::InvalidArgument("toon: shape not expressible in TOON");
+  }
+  if (enc.out.size() > max_bytes) {
+    return Status::ResourceExhausted("toon: output exceeds " + std::to_string(max_bytes) +
+                                     " bytes");
+  }
   while (!enc.out.empty() && enc.out.back() == '\n') enc.out.pop_back();
   return std::move(enc.out);
 }
