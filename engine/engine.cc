@@ -1,14 +1,20 @@
 // The Compress pipeline of §1.3 over chunked input (§1.4).
 //
-// One chunk's journey: read → SHA-256, streaming token count, raw spool (re-readable input),
-// store record writer (zstd frame spool) → after end of input: unwrap / detect / select →
-// transform into an output spool → stability guard → re-wrap → token count of the output →
-// size gate → store commit → only then the winner is copied to the sink.
+// One chunk's journey: read → SHA-256 and raw spool (re-readable input) on this thread;
+// streaming token count and store record writer (zstd frame spool) on the InputWorker thread,
+// from a small queue or, when it falls behind, re-read from the spool after end of input, so
+// both overlap the transform → after end of input: unwrap / detect / select → transform into
+// an output spool → stability guard → re-wrap → token count of the output → (join the
+// worker) size gate → store commit → only then the winner is copied to the sink.
 #include "engine/engine.h"
 
 #include <charconv>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "compressors/detect.h"
@@ -134,6 +140,144 @@ class DiffSink final : public ByteSink {
 
 void AppendJsonNumber(std::string* out, uint64_t v) { *out += std::to_string(v); }
 
+// The input work that need not delay the transform, on the second core: compiling the
+// detection pattern database (a fixed ~0.1 s per process), the input token count (§7.4
+// chunked counting) and the store's zstd frame (with the store's own SHA-256 check).
+//
+// While it keeps up, the worker takes chunks from a small queue as they are read. When the
+// queue is full the main thread does not wait: the worker stops taking chunks and, once the
+// input is complete, reads the rest from the original spool (complete and read-only from then
+// on). So reading a fast input costs the main thread only hashing and spooling, the counting
+// and compressing overlap the transform, and memory stays bounded (≤ kMaxQueued chunks).
+// Totals are those of StreamingTokenCount over the whole input.
+//
+// Thread-safety: Offer/InputComplete/Join/Cancel from the one thread that reads the input.
+class InputWorker {
+ public:
+  InputWorker(const TokenCounter& counter, RecordWriter* writer, bool warm_detection)
+      : tokens_(counter), writer_(writer), warm_detection_(warm_detection),
+        thread_([this] { Run(); }) {}
+  ~InputWorker() { Cancel(); }
+  InputWorker(const InputWorker&) = delete;
+  InputWorker& operator=(const InputWorker&) = delete;
+
+  // The next chunk of input, in order.
+  void Offer(std::string_view chunk) {
+    if (lagging_) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (queue_.size() >= kMaxQueued) {
+      lagging_ = true;  // the rest comes from the spool after end of input
+      return;
+    }
+    std::string buf;
+    if (!free_.empty()) {
+      buf = std::move(free_.back());
+      free_.pop_back();
+    }
+    lock.unlock();
+    buf.assign(chunk);  // copied outside the lock; a recycled buffer needs no allocation
+    lock.lock();
+    queue_.push_back(std::move(buf));
+    queued_bytes_ += chunk.size();
+    lock.unlock();
+    cv_.notify_all();
+  }
+
+  // End of input. `original` holds every byte offered or not and is not written again.
+  void InputComplete(const Spool* original) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      original_ = original;
+      complete_ = true;
+    }
+    cv_.notify_all();
+  }
+
+  // Waits for the worker. REQUIRES: InputComplete() was called. Idempotent.
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  uint64_t tokens() const { return token_total_; }       // REQUIRES: Join()
+  const Status& writer_status() const { return writer_status_; }  // REQUIRES: Join()
+
+  // Stops early (error paths); the results are then meaningless.
+  void Cancel() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancel_ = true;
+    }
+    cv_.notify_all();
+    Join();
+  }
+
+ private:
+  static constexpr size_t kMaxQueued = 8;
+
+  void Process(std::string_view chunk) {
+    tokens_.Feed(chunk);
+    if (writer_ != nullptr && writer_status_.ok()) writer_status_ = writer_->Append(chunk);
+  }
+
+  void Run() {
+    if (warm_detection_) (void)DetectBody("caveman: warm up the detection patterns\n");
+    const Spool* original = nullptr;
+    uint64_t from = 0;
+    for (;;) {
+      std::string chunk;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return cancel_ || complete_ || !queue_.empty(); });
+        if (cancel_) return;
+        if (queue_.empty()) {
+          original = original_;
+          from = queued_bytes_;
+          break;
+        }
+        chunk = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      Process(chunk);
+      std::lock_guard<std::mutex> lock(mu_);
+      free_.push_back(std::move(chunk));
+    }
+    // Catch up from the spool (only what never went through the queue).
+    std::string buf;
+    for (uint64_t off = from; original != nullptr && off < original->size();) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (cancel_) return;
+      }
+      buf.clear();
+      Status s = original->ReadRange(off, kDefaultChunkSize, &buf);
+      if (!s.ok() || buf.empty()) {
+        // The spool was readable a moment ago; count nothing more and fail the record.
+        if (writer_status_.ok()) writer_status_ = s.ok() ? Status::IoError("short spool read") : s;
+        break;
+      }
+      Process(buf);
+      off += buf.size();
+    }
+    token_total_ = tokens_.Finish();
+  }
+
+  StreamingTokenCount tokens_;
+  RecordWriter* writer_;
+  const bool warm_detection_;
+  Status writer_status_;
+  uint64_t token_total_ = 0;
+  bool lagging_ = false;  // main thread only
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> queue_;
+  std::vector<std::string> free_;
+  uint64_t queued_bytes_ = 0;
+  const Spool* original_ = nullptr;
+  bool complete_ = false;
+  bool cancel_ = false;
+  std::thread thread_;  // last: starts after the other members exist
+};
+
 }  // namespace
 
 // Everything one pipeline run produced; Compress and Simulate decide what to do with it.
@@ -192,120 +336,137 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
       run->store_status = w.status();
     }
   }
-
-  // 1. Read: hash, count, spool, and feed the store's frame writer, chunk by chunk.
-  Sha256 sha;
-  BackgroundTokenCount tokens(*counter_);  // counts on the second core while we hash and store
-  std::vector<char> buf(kDefaultChunkSize);
-  std::string probe;
-  for (;;) {
-    CAVEMAN_ASSIGN_OR_RETURN(size_t n, in.Read(buf.data(), buf.size()));
-    if (n == 0) break;
-    if (r.bytes_in + n > o.max_input_bytes) {
-      if (run->writer) run->writer->Abandon();
-      return Status::ResourceExhausted("cave_input_too_large: stdin exceeds " +
-                                       std::to_string(o.max_input_bytes) + " bytes");
-    }
-    std::string_view chunk(buf.data(), n);
-    r.bytes_in += n;
-    sha.Update(chunk);
-    tokens.Feed(chunk);
-    if (probe.size() < kLayerProbeBytes) probe.append(chunk.substr(0, kLayerProbeBytes - probe.size()));
-    CAVEMAN_RETURN_IF_ERROR(run->original.Write(chunk));
-    if (run->writer) {
-      Status s = run->writer->Append(chunk);
-      if (!s.ok()) {
-        run->writer->Abandon();
-        run->writer.reset();
-        run->store_status = s;
-      }
-    }
-  }
-  run->handle = HandleFromDigest(sha.Final());
-  r.tokens_before = tokens.Finish();
-  r.tokens_after = r.tokens_before;
-
-  // 2. Unwrap presentation layers (only when the first bytes allow one) and pick the type.
-  Body input = Body::FromSpool(run->original);
-  Unwrapped unwrapped;
-  bool layered = false;
-  if (MayHavePresentationLayer(probe)) {
-    CAVEMAN_ASSIGN_OR_RETURN(std::string_view whole, input.View());
-    unwrapped = Unwrap(whole);
-    layered = !unwrapped.layers.empty();
-  }
-  Body body = layered ? Body::FromView(unwrapped.body) : input;
   const bool forced = !o.type.empty() && o.type != "auto";
-  if (forced) {
-    r.content_type = o.type;
-  } else {
-    CAVEMAN_ASSIGN_OR_RETURN(std::string_view ct, DetectLarge(body));
-    r.content_type = std::string(ct);
+
+  // 1. Read: hash and spool on this thread; token count and the store's frame on the worker
+  //    (which also warms up detection when it will be needed).
+  InputWorker worker(*counter_, run->writer.get(), /*warm_detection=*/!forced);
+  bool worker_joined = false;
+  // Joins the worker once: tokens_before and the frame's status are final afterwards.
+  auto join_worker = [&]() {
+    if (worker_joined) return;
+    worker_joined = true;
+    worker.Join();
+    r.tokens_before = worker.tokens();
+    if (run->writer && !worker.writer_status().ok()) {
+      run->writer->Abandon();
+      run->writer.reset();
+      run->store_status = worker.writer_status();
+    }
+  };
+  auto stages = [&]() -> Status {
+    Sha256 sha;
+    std::vector<char> buf(kDefaultChunkSize);
+    std::string probe;
+    for (;;) {
+      CAVEMAN_ASSIGN_OR_RETURN(size_t n, in.Read(buf.data(), buf.size()));
+      if (n == 0) break;
+      if (r.bytes_in + n > o.max_input_bytes) {
+        return Status::ResourceExhausted("cave_input_too_large: stdin exceeds " +
+                                         std::to_string(o.max_input_bytes) + " bytes");
+      }
+      std::string_view chunk(buf.data(), n);
+      r.bytes_in += n;
+      sha.Update(chunk);
+      if (probe.size() < kLayerProbeBytes) probe.append(chunk.substr(0, kLayerProbeBytes - probe.size()));
+      CAVEMAN_RETURN_IF_ERROR(run->original.Write(chunk));
+      worker.Offer(chunk);
+    }
+    worker.InputComplete(&run->original);
+    run->handle = HandleFromDigest(sha.Final());
+
+    // 2. Unwrap presentation layers (only when the first bytes allow one) and pick the type.
+    Body input = Body::FromSpool(run->original);
+    Unwrapped unwrapped;
+    bool layered = false;
+    if (MayHavePresentationLayer(probe)) {
+      CAVEMAN_ASSIGN_OR_RETURN(std::string_view whole, input.View());
+      unwrapped = Unwrap(whole);
+      layered = !unwrapped.layers.empty();
+    }
+    Body body = layered ? Body::FromView(unwrapped.body) : input;
+    if (forced) {
+      r.content_type = o.type;
+    } else {
+      CAVEMAN_ASSIGN_OR_RETURN(std::string_view ct, DetectLarge(body));
+      r.content_type = std::string(ct);
+    }
+
+    // 3-6. Pass-through rules that need no transform. Only the empty input counts 0 tokens
+    // (both counters give every non-empty text ≥ 1), so the count need not be waited for.
+    if (!compress_mode || r.bytes_in == 0) return Status::OK();
+    run->compressor = registry_->Find(r.content_type);
+    if (run->compressor == nullptr) return Status::OK();
+    if (run->compressor->safety_class() != SafetyClass::kS4) return Status::OK();  // only S4 is known here
+    if (!simulate && options_.store == nullptr && !o.external_recovery) return Status::OK();
+
+    // 7. Transform, then the stability guard (§1.5) on the unwrapped body.
+    auto y = std::make_unique<Spool>(so);
+    CAVEMAN_ASSIGN_OR_RETURN(TransformOutcome outcome,
+                             RunCompressor(*run->compressor, body, o.query, y.get(), &run->meta));
+    if (outcome != TransformOutcome::kAccepted) return Status::OK();
+    CAVEMAN_ASSIGN_OR_RETURN(bool same_as_body, SameBytes(*y, body));
+    if (same_as_body) return Status::OK();
+    bool stable = false;
+    for (int round = 0; round < kStabilityRounds; ++round) {
+      const Compressor* c = run->compressor;
+      Body yk = Body::FromSpool(*y);
+      if (!forced) {
+        CAVEMAN_ASSIGN_OR_RETURN(std::string_view ct, DetectLarge(yk));
+        c = registry_->Find(ct);
+      }
+      if (c == nullptr) {
+        stable = true;
+        break;
+      }
+      DiffSink next(*y, so);
+      TransformMeta ignored;
+      CAVEMAN_ASSIGN_OR_RETURN(TransformOutcome again, RunCompressor(*c, yk, o.query, &next, &ignored));
+      if (again != TransformOutcome::kAccepted) {
+        stable = true;
+        break;
+      }
+      CAVEMAN_ASSIGN_OR_RETURN(bool same, next.Same());
+      if (same) {
+        stable = true;
+        break;
+      }
+      y = next.TakeSpool();
+    }
+    if (!stable) return Status::OK();
+
+    // 8. Re-wrap.
+    if (layered) {
+      CAVEMAN_ASSIGN_OR_RETURN(std::string yv, y->ReadAllToString());
+      CAVEMAN_RETURN_IF_ERROR(run->output->Write(unwrapped.layers.Rewrap(yv)));
+    } else {
+      run->output = std::move(y);
+    }
+
+    // 9. Size gate on tokens; byte-identical output passes through.
+    uint64_t after = 0;
+    CAVEMAN_RETURN_IF_ERROR(CountSpool(*run->output, *counter_, &after));
+    join_worker();
+    if (after >= r.tokens_before) return Status::OK();
+    CAVEMAN_ASSIGN_OR_RETURN(bool identical, SameBytes(*run->output, input));
+    if (identical) return Status::OK();
+
+    // 10. Method and losslessness defaults.
+    run->accepted = true;
+    r.tokens_after = after;
+    r.method = run->meta.method.empty() ? std::string(run->compressor->content_type()) : run->meta.method;
+    r.lossless_to_model = run->meta.lossless_to_model.value_or(false);
+    r.ratio = static_cast<double>(r.tokens_before - r.tokens_after) / static_cast<double>(r.tokens_before);
+    return Status::OK();
+  };
+  Status s = stages();
+  if (!s.ok()) {
+    worker.Cancel();
+    if (run->writer) run->writer->Abandon();
+    return s;
   }
-
-  // 3-6. Pass-through rules that need no transform.
-  if (!compress_mode || r.tokens_before == 0) return run;
-  run->compressor = registry_->Find(r.content_type);
-  if (run->compressor == nullptr) return run;
-  if (run->compressor->safety_class() != SafetyClass::kS4) return run;  // only S4 is known here
-  if (!simulate && options_.store == nullptr && !o.external_recovery) return run;
-
-  // 7. Transform, then the stability guard (§1.5) on the unwrapped body.
-  auto y = std::make_unique<Spool>(so);
-  CAVEMAN_ASSIGN_OR_RETURN(TransformOutcome outcome,
-                           RunCompressor(*run->compressor, body, o.query, y.get(), &run->meta));
-  if (outcome != TransformOutcome::kAccepted) return run;
-  CAVEMAN_ASSIGN_OR_RETURN(bool same_as_body, SameBytes(*y, body));
-  if (same_as_body) return run;
-  bool stable = false;
-  for (int round = 0; round < kStabilityRounds; ++round) {
-    const Compressor* c = run->compressor;
-    Body yk = Body::FromSpool(*y);
-    if (!forced) {
-      CAVEMAN_ASSIGN_OR_RETURN(std::string_view ct, DetectLarge(yk));
-      c = registry_->Find(ct);
-    }
-    if (c == nullptr) {
-      stable = true;
-      break;
-    }
-    DiffSink next(*y, so);
-    TransformMeta ignored;
-    CAVEMAN_ASSIGN_OR_RETURN(TransformOutcome again, RunCompressor(*c, yk, o.query, &next, &ignored));
-    if (again != TransformOutcome::kAccepted) {
-      stable = true;
-      break;
-    }
-    CAVEMAN_ASSIGN_OR_RETURN(bool same, next.Same());
-    if (same) {
-      stable = true;
-      break;
-    }
-    y = next.TakeSpool();
-  }
-  if (!stable) return run;
-
-  // 8. Re-wrap.
-  if (layered) {
-    CAVEMAN_ASSIGN_OR_RETURN(std::string yv, y->ReadAllToString());
-    CAVEMAN_RETURN_IF_ERROR(run->output->Write(unwrapped.layers.Rewrap(yv)));
-  } else {
-    run->output = std::move(y);
-  }
-
-  // 9. Size gate on tokens; byte-identical output passes through.
-  uint64_t after = 0;
-  CAVEMAN_RETURN_IF_ERROR(CountSpool(*run->output, *counter_, &after));
-  if (after >= r.tokens_before) return run;
-  CAVEMAN_ASSIGN_OR_RETURN(bool identical, SameBytes(*run->output, input));
-  if (identical) return run;
-
-  // 10. Method and losslessness defaults.
-  run->accepted = true;
-  r.tokens_after = after;
-  r.method = run->meta.method.empty() ? std::string(run->compressor->content_type()) : run->meta.method;
-  r.lossless_to_model = run->meta.lossless_to_model.value_or(false);
-  r.ratio = static_cast<double>(r.tokens_before - r.tokens_after) / static_cast<double>(r.tokens_before);
+  join_worker();
+  if (!run->accepted) r.tokens_after = r.tokens_before;
   return run;
 }
 

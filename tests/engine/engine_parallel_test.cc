@@ -1,0 +1,162 @@
+// The engine's input worker (token count and store frame on a second thread, from a queue or,
+// once it falls behind, re-read from the original spool): results must not depend on how the
+// input arrives or on which path the worker took.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+
+#include "engine/engine.h"
+#include "store/store.h"
+#include "stream/byte_io.h"
+#include "stream/tokens.h"
+
+namespace caveman {
+namespace {
+
+std::unique_ptr<RecoveryStore> MemoryStore() {
+  auto s = OpenMemoryStore(StoreOptions{});
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return std::move(s).value();
+}
+
+// A log of `bytes` bytes: unique INFO lines, runs of identical WARN lines, errors.
+std::string MakeLog(size_t bytes, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s;
+  for (int i = 0; s.size() < bytes; ++i) {
+    const uint64_t r = rng() % 10;
+    if (r < 5) {
+      s += "2026-11-01T00:00:00Z INFO [orders] compiling src/orders_" + std::to_string(rng() % 400) +
+           ".cc (" + std::to_string(i) + "/4000)\n";
+    } else if (r < 8) {
+      for (uint64_t k = rng() % 40; k > 0; --k) s += "2026-11-02T10:00:00Z WARN  [pool] re-established\n";
+    } else if (r < 9) {
+      s += "tests/test_orders.py::test_case_" + std::to_string(rng() % 300) + " PASSED\n";
+    } else {
+      s += "2026-11-01T00:00:01Z ERROR [orders] request " + std::to_string(i) + " failed\n";
+    }
+  }
+  return s;
+}
+
+// Hands out the input in pieces whose sizes follow a seeded pattern (1 byte to 1 MiB), so the
+// queue sometimes keeps up and sometimes overflows.
+class PieceSource final : public ByteSource {
+ public:
+  PieceSource(std::string_view data, uint64_t seed) : data_(data), rng_(seed) {}
+  Result<size_t> Read(char* buf, size_t cap) override {
+    const size_t sizes[] = {1, 7, 4096, 65536, 262144, 1 << 20};
+    size_t n = std::min({cap, data_.size() - pos_, sizes[rng_() % 6]});
+    std::copy_n(data_.data() + pos_, n, buf);
+    pos_ += n;
+    return n;
+  }
+
+ private:
+  std::string_view data_;
+  size_t pos_ = 0;
+  std::mt19937_64 rng_;
+};
+
+// A source that fails after `fail_at` bytes.
+class FailingSource final : public ByteSource {
+ public:
+  FailingSource(std::string_view data, size_t fail_at) : data_(data), fail_at_(fail_at) {}
+  Result<size_t> Read(char* buf, size_t cap) override {
+    if (pos_ >= fail_at_) return Status::IoError("read failed");
+    size_t n = std::min({cap, data_.size() - pos_, fail_at_ - pos_});
+    std::copy_n(data_.data() + pos_, n, buf);
+    pos_ += n;
+    return n;
+  }
+
+ private:
+  std::string_view data_;
+  size_t fail_at_;
+  size_t pos_ = 0;
+};
+
+CompressOptions Compress(std::string type = "") {
+  CompressOptions o;
+  o.mode = Mode::kCompress;
+  o.type = std::move(type);
+  return o;
+}
+
+TEST(EngineInputWorker, SameResultForEveryArrivalPattern) {
+  const std::string in = MakeLog(6 << 20, 1);  // > the worker's queue, spills every spool
+  const uint64_t expected_tokens = DefaultTokenCounter().Count(in);
+  std::string first_out;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    auto store = MemoryStore();
+    Engine engine(EngineOptions{.store = store.get()});
+    PieceSource src(in, seed);
+    StringSink out;
+    auto r = engine.Compress(src, Compress(), out);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->tokens_before, expected_tokens) << "seed " << seed;
+    EXPECT_EQ(r->content_type, "log");
+    ASSERT_FALSE(r->recovery_handle.empty());
+    EXPECT_EQ(r->tokens_after, DefaultTokenCounter().Count(out.data()));
+    if (seed == 1) first_out = out.data();
+    EXPECT_EQ(out.data(), first_out) << "seed " << seed;
+    StringSink original;
+    ASSERT_TRUE(engine.Retrieve(r->recovery_handle, original).ok());
+    EXPECT_TRUE(original.data() == in) << "seed " << seed;
+  }
+}
+
+TEST(EngineInputWorker, PassThroughAndRecordModeStillCount) {
+  const std::string in = MakeLog(3 << 20, 2);
+  const uint64_t expected_tokens = DefaultTokenCounter().Count(in);
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  for (std::string type : {"", "json", "unknown-type"}) {  // record, declined, no compressor
+    CompressOptions o = Compress(type);
+    o.mode = type.empty() ? Mode::kRecord : Mode::kCompress;
+    PieceSource src(in, 9);
+    StringSink out;
+    auto r = engine.Compress(src, o, out);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->tokens_before, expected_tokens) << type;
+    EXPECT_EQ(r->tokens_after, expected_tokens) << type;
+    EXPECT_TRUE(out.data() == in) << type;
+    EXPECT_TRUE(r->recovery_handle.empty()) << type;
+  }
+  auto sim = engine.Simulate(in, Compress());
+  ASSERT_TRUE(sim.ok());
+  EXPECT_EQ(sim->tokens_before, expected_tokens);
+  auto stats = engine.Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->totals.count, 0u);  // nothing was stored by pass-through, record mode or simulate
+}
+
+TEST(EngineInputWorker, ErrorsMidInputStoreNothing) {
+  const std::string in = MakeLog(5 << 20, 3);
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  {
+    FailingSource src(in, 3 << 20);
+    StringSink out;
+    auto r = engine.Compress(src, Compress(), out);
+    EXPECT_EQ(r.status().code(), StatusCode::kIoError);
+    EXPECT_TRUE(out.data().empty());
+  }
+  {
+    CompressOptions o = Compress();
+    o.max_input_bytes = 4 << 20;
+    PieceSource src(in, 5);
+    StringSink out;
+    auto r = engine.Compress(src, o, out);
+    EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+    EXPECT_TRUE(out.data().empty());
+  }
+  auto stats = engine.Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->totals.count, 0u);
+}
+
+}  // namespace
+}  // namespace caveman
