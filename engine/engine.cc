@@ -141,7 +141,8 @@ class DiffSink final : public ByteSink {
 void AppendJsonNumber(std::string* out, uint64_t v) { *out += std::to_string(v); }
 
 // The input work that need not delay the transform, on the second core: compiling the
-// detection pattern database (a fixed ~0.1 s per process), the input token count (§7.4
+// detection pattern database (a fixed ~0.1 s per process; skipped when the input starts like
+// JSON, which detection settles without it), the input token count (§7.4
 // chunked counting) and the store's zstd frame (with the store's own SHA-256 check).
 //
 // While it keeps up, the worker takes chunks from a small queue as they are read. When the
@@ -218,10 +219,21 @@ class InputWorker {
     if (writer_ != nullptr && writer_status_.ok()) writer_status_ = writer_->Append(chunk);
   }
 
+  // Whether detection will need its pattern database: a body that starts like JSON is
+  // settled by rules 2-3 (test-report, json) before any pattern scan, so compiling would be
+  // wasted; anything else (or an invalid JSON look-alike, compiled on demand) needs it.
+  static bool NeedsPatterns(std::string_view first_chunk) {
+    for (char c : first_chunk) {
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+      return c != '{' && c != '[';
+    }
+    return true;
+  }
+
   void Run() {
-    if (warm_detection_) (void)DetectBody("caveman: warm up the detection patterns\n");
     const Spool* original = nullptr;
     uint64_t from = 0;
+    bool first = true;
     for (;;) {
       std::string chunk;
       {
@@ -236,6 +248,10 @@ class InputWorker {
         chunk = std::move(queue_.front());
         queue_.pop_front();
       }
+      if (first && warm_detection_ && NeedsPatterns(chunk)) {
+        (void)DetectBody("caveman: warm up the detection patterns\n");
+      }
+      first = false;
       Process(chunk);
       std::lock_guard<std::mutex> lock(mu_);
       free_.push_back(std::move(chunk));
