@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "compressors/internal/text_util.h"
 #include "compressors/repetition.h"
 #include "stream/line_splitter.h"
+#include "stream/spool.h"
 
 namespace caveman {
 namespace {
@@ -163,20 +165,115 @@ struct LineInfo {
   bool terminated = false;      // an LF follows the line
 };
 
+// Per-line classification bits: computed once (pass 1, Hyperscan) and replayed by the later
+// passes, which then need no pattern scan.
+constexpr uint8_t kPatternBit = 1;
+constexpr uint8_t kMarkerOrNoteBit = 2;
+constexpr uint8_t kNotePrefixBit = 4;
+constexpr uint8_t kRepeatPrefixBit = 8;
+
+// One byte per line of the body, in a spool (memory ≤ 1 MiB + 64 KiB; the rest spills to a
+// 0600 temporary file), so memory does not grow with the number of lines.
+class LineFlags {
+ public:
+  static constexpr size_t kBuffer = 64 * 1024;
+  void Append(uint8_t f) {
+    pending_.push_back(static_cast<char>(f));
+    if (pending_.size() >= kBuffer) Flush();
+  }
+  Status Finish() {
+    Flush();
+    return status_;
+  }
+
+  // Replays the flags from the first line on. Errors end in status().
+  class Reader {
+   public:
+    explicit Reader(const LineFlags& flags) : flags_(flags) {}
+    uint8_t Next() {
+      if (pos_ == buf_.size()) {
+        buf_.clear();
+        pos_ = 0;
+        if (status_.ok()) status_ = flags_.spool_.ReadRange(offset_, kBuffer, &buf_);
+        offset_ += buf_.size();
+        if (buf_.empty()) {
+          if (status_.ok()) status_ = Status::Internal("log: line flags out of step");
+          return 0;
+        }
+      }
+      return static_cast<uint8_t>(buf_[pos_++]);
+    }
+    const Status& status() const { return status_; }
+
+   private:
+    const LineFlags& flags_;
+    std::string buf_;
+    size_t pos_ = 0;
+    uint64_t offset_ = 0;
+    Status status_;
+  };
+
+ private:
+  void Flush() {
+    if (status_.ok() && !pending_.empty()) status_ = spool_.Write(pending_);
+    pending_.clear();
+  }
+  Spool spool_{SpoolOptions{.memory_limit = 1 << 20}};
+  std::string pending_;
+  Status status_;
+};
+
+// Pass 1 classifier: Hyperscan over each block, bits recorded into `record`.
+class LiveClassifier {
+ public:
+  LiveClassifier(KeepMatcher* matcher, LineFlags* record) : matcher_(matcher), record_(record) {}
+  void ScanBlock(std::string_view block) { matcher_->ScanBlock(block); }
+  uint8_t Classify(std::string_view line, size_t begin) {
+    bool pattern = false, caveman = false;
+    matcher_->Classify(line, begin, &pattern, &caveman);
+    uint8_t f = pattern ? kPatternBit : 0;
+    if (caveman) {  // marker and note lines both contain "caveman"
+      if (IsMarkerLine(line) || IsNoteLine(line)) f |= kMarkerOrNoteBit;
+      if (internal::Contains(line, internal::kNotePrefix)) f |= kNotePrefixBit;
+      if (internal::StartsWith(line, kRepeatPrefix)) f |= kRepeatPrefixBit;
+    }
+    record_->Append(f);
+    return f;
+  }
+
+ private:
+  KeepMatcher* matcher_;
+  LineFlags* record_;
+};
+
+// Later passes: the bits of pass 1, line by line.
+class ReplayClassifier {
+ public:
+  explicit ReplayClassifier(const LineFlags& flags) : reader_(flags) {}
+  void ScanBlock(std::string_view) {}
+  uint8_t Classify(std::string_view, size_t) { return reader_.Next(); }
+  const Status& status() const { return reader_.status(); }
+
+ private:
+  LineFlags::Reader reader_;
+};
+
 // Reads `body` in `read_size` pieces, calls on_chunk(chunk) for every piece, and
 // on_line(line, index, info) for every line of the §4.1 split, in order. Lines are cut from
 // blocks of whole lines (the unfinished last line is carried to the next read), and each block
-// is scanned once by Hyperscan. Returns whether the input ended with LF.
-// Stops early (without error) when on_line returns false.
-template <class ChunkFn, class LineFn>
-Result<bool> ScanLines(const Body& body, size_t read_size, KeepMatcher* matcher,
+// is classified once (`classifier`: Hyperscan in pass 1, replayed bits later). Returns whether
+// the input ended with LF. Stops early (without error) when on_line returns false.
+template <class Classifier, class ChunkFn, class LineFn>
+Result<bool> ScanLines(const Body& body, size_t read_size, Classifier* classifier,
                        ChunkFn&& on_chunk, LineFn&& on_line) {
   std::unique_ptr<ByteSource> reader = body.NewReader();
-  std::string buf;     // carried partial line + the bytes just read
+  // Carried partial line + the bytes just read; grown without zero-filling.
+  std::unique_ptr<char[]> buf;
+  size_t cap = 0, len = 0;
   uint64_t index = 0;
   bool last_was_lf = false;
   auto process = [&](std::string_view block, bool final_piece) -> bool {
-    matcher->ScanBlock(block);
+    classifier->ScanBlock(block);
     size_t pos = 0;
     while (pos < block.size() || final_piece) {
       const char* nl = static_cast<const char*>(
@@ -186,13 +283,11 @@ Result<bool> ScanLines(const Body& body, size_t read_size, KeepMatcher* matcher,
       if (nl == nullptr && line.empty() && index > 0) return true;  // input ended with LF
       LineInfo info;
       info.terminated = nl != nullptr;
-      bool caveman = false;
-      matcher->Classify(line, pos, &info.pattern, &caveman);
-      if (caveman) {  // marker and note lines both contain "caveman"
-        info.marker_or_note = IsMarkerLine(line) || IsNoteLine(line);
-        info.note_prefix = internal::Contains(line, internal::kNotePrefix);
-        info.repeat_prefix = internal::StartsWith(line, kRepeatPrefix);
-      }
+      const uint8_t f = classifier->Classify(line, pos);
+      info.pattern = (f & kPatternBit) != 0;
+      info.marker_or_note = (f & kMarkerOrNoteBit) != 0;
+      info.note_prefix = (f & kNotePrefixBit) != 0;
+      info.repeat_prefix = (f & kRepeatPrefixBit) != 0;
       if (!on_line(line, index, info)) return false;
       ++index;
       if (nl == nullptr) return true;
@@ -201,21 +296,27 @@ Result<bool> ScanLines(const Body& body, size_t read_size, KeepMatcher* matcher,
     return true;
   };
   while (true) {
-    const size_t old = buf.size();
-    buf.resize(old + read_size);
-    CAVEMAN_ASSIGN_OR_RETURN(size_t got, reader->Read(buf.data() + old, read_size));
-    buf.resize(old + got);
+    if (len + read_size > cap) {
+      const size_t grown = std::max(len + read_size, 2 * cap);
+      std::unique_ptr<char[]> bigger(new char[grown]);
+      if (len > 0) std::memcpy(bigger.get(), buf.get(), len);
+      buf = std::move(bigger);
+      cap = grown;
+    }
+    CAVEMAN_ASSIGN_OR_RETURN(size_t got, reader->Read(buf.get() + len, read_size));
     if (got == 0) break;
-    std::string_view fresh(buf.data() + old, got);
+    std::string_view fresh(buf.get() + len, got);
+    len += got;
     last_was_lf = fresh.back() == '\n';
     on_chunk(fresh);
     const void* last_nl = memrchr(fresh.data(), '\n', fresh.size());
     if (last_nl == nullptr) continue;
-    const size_t cut = static_cast<size_t>(static_cast<const char*>(last_nl) - buf.data()) + 1;
-    if (!process(std::string_view(buf.data(), cut), false)) return last_was_lf;
-    buf.erase(0, cut);
+    const size_t cut = static_cast<size_t>(static_cast<const char*>(last_nl) - buf.get()) + 1;
+    if (!process(std::string_view(buf.get(), cut), false)) return last_was_lf;
+    std::memmove(buf.get(), buf.get() + cut, len - cut);
+    len -= cut;
   }
-  process(std::string_view(buf), true);
+  process(std::string_view(buf.get(), len), true);
   return last_was_lf;
 }
 
@@ -284,18 +385,20 @@ class RunCollapser {
 
 // ScanLines over elements (see RunCollapser): on_element(line, index, info, weight).
 template <class ElementFn>
-Status ScanElements(const Body& body, size_t read_size, KeepMatcher* matcher, bool collapse,
+Status ScanElements(const Body& body, size_t read_size, const LineFlags& flags, bool collapse,
                     ElementFn&& on_element) {
   RunCollapser collapser(collapse);
+  ReplayClassifier replay(flags);
   bool stopped = false;
   CAVEMAN_ASSIGN_OR_RETURN(
       bool ignored,
-      ScanLines(body, read_size, matcher, [](std::string_view) {},
+      ScanLines(body, read_size, &replay, [](std::string_view) {},
                 [&](std::string_view line, uint64_t, const LineInfo& info) {
                   stopped = !collapser.Push(line, info, on_element);
                   return !stopped;
                 }));
   (void)ignored;
+  CAVEMAN_RETURN_IF_ERROR(replay.status());
   if (!stopped) collapser.Finish(on_element);
   return Status::OK();
 }
@@ -335,6 +438,7 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
                                                   ByteSink& out, TransformMeta*) const {
   const size_t read_size = options_.read_size;
   KeepMatcher matcher;
+  LineFlags flags;  // pass 1's classification of every line, replayed by passes 2-4
 
   // ---- Pass 1: validity, line count, CRLF majority, note presence, tail start, BM25 stats.
   internal::Utf8Validator utf8;
@@ -383,10 +487,11 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
             return true;
   };
   RunCollapser collapser1(collapse);
+  LiveClassifier live(&matcher, &flags);
   CAVEMAN_ASSIGN_OR_RETURN(
       bool trailing,
       ScanLines(
-          body, read_size, &matcher,
+          body, read_size, &live,
           [&](std::string_view chunk) {
             utf8.Feed(chunk);
           },
@@ -401,6 +506,7 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
             return utf8.valid_so_far();
           }));
   if (!utf8.Finish() || raw_lines < kMinLines) return TransformOutcome::kDeclined;
+  CAVEMAN_RETURN_IF_ERROR(flags.Finish());
   collapser1.Finish(element1);
   static_assert(kTailBudget == 2, "tail tracking keeps exactly two positions");
   // With fewer than two tail candidates every element from index 2 on is kept.
@@ -424,7 +530,7 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
     };
     internal::TemplateMiner miner2(miner_options);
     CAVEMAN_RETURN_IF_ERROR(ScanElements(
-        body, read_size, &matcher, collapse,
+        body, read_size, flags, collapse,
         [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
           const uint32_t tid =
               grouping ? miner2.Add(line) : internal::TemplateMiner::kNoTemplate;
@@ -455,7 +561,7 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
   {
     uint64_t ordinal = 0;
     CAVEMAN_RETURN_IF_ERROR(ScanElements(
-        body, read_size, &matcher, collapse,
+        body, read_size, flags, collapse,
         [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
           if (!is_forced(idx, info) && !in_fill(idx)) return true;
           if (internal::RedundancyGuard::IsSeed(ordinal, kept_count)) guard.AddSeed(line);
@@ -514,7 +620,7 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
     run_template_drops = 0;
   };
   CAVEMAN_RETURN_IF_ERROR(ScanElements(
-      body, read_size, &matcher, collapse,
+      body, read_size, flags, collapse,
       [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t weight) {
         const uint32_t tid = grouping ? miner4.Add(line) : internal::TemplateMiner::kNoTemplate;
         bool keep = is_forced(idx, info) || in_fill(idx);
