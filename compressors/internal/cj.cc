@@ -11,6 +11,31 @@ namespace {
 bool IsWs(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
+// True if brackets outside strings nest deeper than `limit`. The parser below recurses once
+// per level, so over-deep input (100,000 levels overflowed an ASan build's 8 MiB stack) is
+// rejected by this flat scan first; malformed strings are left to the parser.
+bool NestsDeeperThan(std::string_view s, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 int HexVal(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -48,6 +73,7 @@ class Parser {
 
   bool ParseDocument(JsonValue* out) {
     if (!IsValidUtf8(s_)) return false;
+    if (NestsDeeperThan(s_, kMaxJsonDepth)) return false;
     SkipWs();
     if (!ParseValue(out, 1)) return false;
     SkipWs();
