@@ -14,6 +14,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -156,7 +157,7 @@ void AppendJsonNumber(std::string* out, uint64_t v) { *out += std::to_string(v);
 class InputWorker {
  public:
   InputWorker(const TokenCounter& counter, RecordWriter* writer, bool warm_detection)
-      : tokens_(counter), writer_(writer), warm_detection_(warm_detection),
+      : counter_(counter), tokens_(counter), writer_(writer), warm_detection_(warm_detection),
         thread_([this] { Run(); }) {}
   ~InputWorker() { Cancel(); }
   InputWorker(const InputWorker&) = delete;
@@ -185,13 +186,29 @@ class InputWorker {
   }
 
   // End of input. `original` holds every byte offered or not and is not written again.
-  void InputComplete(const Spool* original) {
+  // `whole`, when not empty, is the complete input already in memory (and alive until Join):
+  // the worker then counts it in one call instead of streaming the rest, because a streaming
+  // count of text without safe cuts (indented JSON: every line starts with a space) would
+  // copy the whole input into its carry while the transform holds its own copy.
+  void InputComplete(const Spool* original, std::string_view whole = {}) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       original_ = original;
+      whole_ = whole;
       complete_ = true;
     }
     cv_.notify_all();
+  }
+
+  // Whether detection will need its pattern database: a body that starts like JSON is
+  // settled by rules 2-3 (test-report, json) before any pattern scan, so compiling would be
+  // wasted; anything else (or an invalid JSON look-alike, compiled on demand) needs it.
+  static bool LooksLikeJson(std::string_view first_bytes) {
+    for (char c : first_bytes) {
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+      return c == '{' || c == '[';
+    }
+    return false;
   }
 
   // Waits for the worker. REQUIRES: InputComplete() was called. Idempotent.
@@ -219,19 +236,9 @@ class InputWorker {
     if (writer_ != nullptr && writer_status_.ok()) writer_status_ = writer_->Append(chunk);
   }
 
-  // Whether detection will need its pattern database: a body that starts like JSON is
-  // settled by rules 2-3 (test-report, json) before any pattern scan, so compiling would be
-  // wasted; anything else (or an invalid JSON look-alike, compiled on demand) needs it.
-  static bool NeedsPatterns(std::string_view first_chunk) {
-    for (char c : first_chunk) {
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-      return c != '{' && c != '[';
-    }
-    return true;
-  }
-
   void Run() {
     const Spool* original = nullptr;
+    std::string_view whole;
     uint64_t from = 0;
     bool first = true;
     for (;;) {
@@ -242,19 +249,34 @@ class InputWorker {
         if (cancel_) return;
         if (queue_.empty()) {
           original = original_;
+          whole = whole_;
           from = queued_bytes_;
           break;
         }
         chunk = std::move(queue_.front());
         queue_.pop_front();
       }
-      if (first && warm_detection_ && NeedsPatterns(chunk)) {
+      if (first && warm_detection_ && !LooksLikeJson(chunk)) {
         (void)DetectBody("caveman: warm up the detection patterns\n");
       }
       first = false;
       Process(chunk);
       std::lock_guard<std::mutex> lock(mu_);
       free_.push_back(std::move(chunk));
+    }
+    if (!whole.empty()) {
+      // The frame gets the rest in order; the count restarts on the whole text.
+      for (uint64_t off = from; off < whole.size() && writer_ != nullptr && writer_status_.ok();
+           off += kDefaultChunkSize) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (cancel_) return;
+        }
+        writer_status_ = writer_->Append(whole.substr(off, kDefaultChunkSize));
+      }
+      (void)tokens_.Finish();
+      token_total_ = counter_.Count(whole);
+      return;
     }
     // Catch up from the spool (only what never went through the queue).
     std::string buf;
@@ -276,6 +298,7 @@ class InputWorker {
     token_total_ = tokens_.Finish();
   }
 
+  const TokenCounter& counter_;
   StreamingTokenCount tokens_;
   RecordWriter* writer_;
   const bool warm_detection_;
@@ -289,6 +312,7 @@ class InputWorker {
   std::vector<std::string> free_;
   uint64_t queued_bytes_ = 0;
   const Spool* original_ = nullptr;
+  std::string_view whole_;
   bool complete_ = false;
   bool cancel_ = false;
   std::thread thread_;  // last: starts after the other members exist
@@ -354,6 +378,9 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
   }
   const bool forced = !o.type.empty() && o.type != "auto";
 
+  // The re-readable input; declared before the worker, which may read its loaded view, so the
+  // worker is joined before it goes away.
+  std::optional<Body> input_holder;
   // 1. Read: hash and spool on this thread; token count and the store's frame on the worker
   //    (which also warms up detection when it will be needed).
   InputWorker worker(*counter_, run->writer.get(), /*warm_detection=*/!forced);
@@ -388,11 +415,19 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
       CAVEMAN_RETURN_IF_ERROR(run->original.Write(chunk));
       worker.Offer(chunk);
     }
-    worker.InputComplete(&run->original);
     run->handle = HandleFromDigest(sha.Final());
+    input_holder.emplace(Body::FromSpool(run->original));
+    const Body& input = *input_holder;
+    if (InputWorker::LooksLikeJson(probe) && compress_mode) {
+      // JSON detection and the JSON compressors load the whole body anyway; loading it now
+      // lets the worker count on that copy instead of building its own.
+      CAVEMAN_ASSIGN_OR_RETURN(std::string_view whole, input.View());
+      worker.InputComplete(&run->original, whole);
+    } else {
+      worker.InputComplete(&run->original);
+    }
 
     // 2. Unwrap presentation layers (only when the first bytes allow one) and pick the type.
-    Body input = Body::FromSpool(run->original);
     Unwrapped unwrapped;
     bool layered = false;
     if (MayHavePresentationLayer(probe)) {
