@@ -1,6 +1,7 @@
 #include "compressors/internal/json_select.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <unordered_map>
@@ -99,20 +100,29 @@ double MadOf(const double* v, size_t n) {
 
 bool HasErrorWord(std::string_view doc) {
   if (doc.find(kLongS) != std::string_view::npos) return RE2::PartialMatch(doc, ErrorWordRe());
+  // Word bytes by table, and only runs of 5-9 bytes whose first letter starts an error word
+  // are compared (this runs over every element's canonical text, so it is hot on big arrays).
+  static const auto kWordByte = [] {
+    std::array<bool, 256> t{};
+    for (int c = 0; c < 256; ++c) t[c] = IsWordByte(static_cast<unsigned char>(c));
+    return t;
+  }();
+  const auto* s = reinterpret_cast<const unsigned char*>(doc.data());
   const size_t n = doc.size();
   size_t i = 0;
   while (i < n) {
-    if (!IsWordByte(static_cast<unsigned char>(doc[i]))) {
+    if (!kWordByte[s[i]]) {
       ++i;
       continue;
     }
-    size_t start = i;
-    while (i < n && IsWordByte(static_cast<unsigned char>(doc[i]))) ++i;
-    size_t len = i - start;
+    const size_t start = i;
+    while (i < n && kWordByte[s[i]]) ++i;
+    const size_t len = i - start;
     if (len < 5 || len > 9) continue;
+    const char first = static_cast<char>(s[start] | 32);
     std::string_view run = doc.substr(start, len);
     for (std::string_view w : kErrorWords) {
-      if (EqualsLowerAscii(run, w)) return true;
+      if (w[0] == first && EqualsLowerAscii(run, w)) return true;
     }
   }
   return false;
