@@ -211,12 +211,40 @@ class InputWorker {
     return false;
   }
 
+  // Called by the reading thread when it has nothing else to do before Join(): counts the
+  // tokens of not-yet-started segments from the back while the worker works from the front.
+  // REQUIRES: InputComplete() was called.
+  void Help() {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return split_ != Split::kUndecided || cancel_; });
+      if (split_ != Split::kSegmented) return;
+    }
+    for (;;) {
+      size_t k;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (back_ <= front_) return;
+        k = --back_;
+      }
+      StreamingTokenCount tc(counter_);
+      Status s = ForEachPiece(*original_, segments_[k], segments_[k + 1],
+                              [&](std::string_view piece) { tc.Feed(piece); });
+      if (!s.ok()) {
+        helper_status_ = s;  // the worker's frame read fails the record the same way
+        return;
+      }
+      helped_tokens_ += tc.Finish();
+    }
+  }
+
   // Waits for the worker. REQUIRES: InputComplete() was called. Idempotent.
   void Join() {
     if (thread_.joinable()) thread_.join();
   }
-  uint64_t tokens() const { return token_total_; }       // REQUIRES: Join()
-  const Status& writer_status() const { return writer_status_; }  // REQUIRES: Join()
+  uint64_t tokens() const { return token_total_ + helped_tokens_; }  // REQUIRES: Join()
+  // REQUIRES: Join().
+  const Status& writer_status() const { return writer_status_.ok() ? helper_status_ : writer_status_; }
 
   // Stops early (error paths); the results are then meaningless.
   void Cancel() {
@@ -230,6 +258,9 @@ class InputWorker {
 
  private:
   static constexpr size_t kMaxQueued = 8;
+  static constexpr uint64_t kSegmentBytes = 2 << 20;  // catch-up segments for Help()
+  static constexpr size_t kCutWindow = 64 * 1024;     // where a segment's safe cut is sought
+  enum class Split { kUndecided, kSegmented, kNone };
 
   void Process(std::string_view chunk) {
     tokens_.Feed(chunk);
@@ -237,6 +268,15 @@ class InputWorker {
   }
 
   void Run() {
+    RunSegments();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (split_ == Split::kUndecided) split_ = Split::kNone;  // Help() has nothing to take
+    }
+    cv_.notify_all();
+  }
+
+  void RunSegments() {
     const Spool* original = nullptr;
     std::string_view whole;
     uint64_t from = 0;
@@ -278,24 +318,74 @@ class InputWorker {
       token_total_ = counter_.Count(whole);
       return;
     }
-    // Catch up from the spool (only what never went through the queue).
-    std::string buf;
-    for (uint64_t off = from; original != nullptr && off < original->size();) {
-      {
+    // Catch up from the spool (only what never went through the queue), in segments that
+    // start at safe cuts (§7.4), so that the main thread can count segments from the back once
+    // it has nothing else to do (Help); the frame still gets every byte in order from here.
+    if (original == nullptr) return;
+    std::vector<uint64_t> starts = SegmentStarts(*original, from);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      segments_ = starts;
+      front_ = 1;
+      back_ = starts.size() - 1;
+      split_ = Split::kSegmented;
+    }
+    cv_.notify_all();
+    for (size_t k = 0; k + 1 < starts.size(); ++k) {
+      bool count = k == 0;
+      if (k > 0) {
         std::lock_guard<std::mutex> lock(mu_);
         if (cancel_) return;
+        if (k < back_) {
+          front_ = k + 1;
+          count = true;
+        }
       }
-      buf.clear();
-      Status s = original->ReadRange(off, kDefaultChunkSize, &buf);
-      if (!s.ok() || buf.empty()) {
-        // The spool was readable a moment ago; count nothing more and fail the record.
-        if (writer_status_.ok()) writer_status_ = s.ok() ? Status::IoError("short spool read") : s;
+      StreamingTokenCount segment(counter_);
+      StreamingTokenCount& tc = k == 0 ? tokens_ : segment;
+      Status s = ForEachPiece(*original, starts[k], starts[k + 1], [&](std::string_view piece) {
+        if (count) tc.Feed(piece);
+        if (writer_ != nullptr && writer_status_.ok()) writer_status_ = writer_->Append(piece);
+      });
+      if (!s.ok()) {
+        // The spool was readable a moment ago; fail the record (the count is then moot).
+        if (writer_status_.ok()) writer_status_ = s;
         break;
       }
-      Process(buf);
+      if (count) token_total_ += tc.Finish();
+    }
+  }
+
+  // Calls fn(piece) for [begin, end) of `spool` in chunks. Errors: spool reads.
+  template <class Fn>
+  static Status ForEachPiece(const Spool& spool, uint64_t begin, uint64_t end, Fn&& fn) {
+    std::string buf;
+    for (uint64_t off = begin; off < end;) {
+      buf.clear();
+      CAVEMAN_RETURN_IF_ERROR(spool.ReadRange(off, std::min<uint64_t>(kDefaultChunkSize, end - off), &buf));
+      if (buf.empty()) return Status::IoError("short spool read");
+      fn(std::string_view(buf));
       off += buf.size();
     }
-    token_total_ = tokens_.Finish();
+    return Status::OK();
+  }
+
+  // Segment starts for [from, size): `from`, then the last safe cut in a window after every
+  // kSegmentBytes, then size. Counts add up across these cuts only for o200k_base (§7.4);
+  // approx-chars/4 applies its formula to the whole, so it gets one segment.
+  std::vector<uint64_t> SegmentStarts(const Spool& spool, uint64_t from) const {
+    std::vector<uint64_t> starts = {from};
+    if (counter_.name() == "o200k_base") {
+      std::string window;
+      for (uint64_t p = from + kSegmentBytes; p + kSegmentBytes / 2 < spool.size(); p += kSegmentBytes) {
+        window.clear();
+        if (!spool.ReadRange(p, kCutWindow, &window).ok()) break;
+        const size_t cut = LastSafeCut(window);
+        if (cut > 0) starts.push_back(p + cut);  // none in the window: segments merge
+      }
+    }
+    starts.push_back(spool.size());
+    return starts;
   }
 
   const TokenCounter& counter_;
@@ -314,6 +404,12 @@ class InputWorker {
   const Spool* original_ = nullptr;
   std::string_view whole_;
   bool complete_ = false;
+  Split split_ = Split::kUndecided;
+  std::vector<uint64_t> segments_;  // starts of the catch-up segments, then the end
+  size_t front_ = 0;                // segments [front_, back_) are claimed by nobody yet
+  size_t back_ = 0;
+  uint64_t helped_tokens_ = 0;      // main thread (Help) only
+  Status helper_status_;            // main thread (Help) only
   bool cancel_ = false;
   std::thread thread_;  // last: starts after the other members exist
 };
@@ -389,6 +485,7 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
   auto join_worker = [&]() {
     if (worker_joined) return;
     worker_joined = true;
+    worker.Help();  // nothing else to do here: count segments the worker has not reached
     worker.Join();
     r.tokens_before = worker.tokens();
     if (run->writer && !worker.writer_status().ok()) {

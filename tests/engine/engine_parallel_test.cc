@@ -108,6 +108,31 @@ TEST(EngineInputWorker, SameResultForEveryArrivalPattern) {
   }
 }
 
+// A fast transform (repetition) leaves the main thread free to count catch-up segments from
+// the back while the worker counts from the front; totals must equal the one-call count.
+TEST(EngineInputWorker, SegmentedCountMatchesWholeCount) {
+  const std::string in = MakeLog(12 << 20, 4);
+  const uint64_t expected_tokens = DefaultTokenCounter().Count(in);
+  for (std::string type : {"repetition", "log"}) {
+    auto store = MemoryStore();
+    Engine engine(EngineOptions{.store = store.get()});
+    auto src = NewStringSource(in);  // arrives at once: the worker falls behind early
+    StringSink out;
+    auto r = engine.Compress(*src, Compress(type), out);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->tokens_before, expected_tokens) << type;
+    ASSERT_FALSE(r->recovery_handle.empty()) << type;
+    StringSink original;
+    ASSERT_TRUE(engine.Retrieve(r->recovery_handle, original).ok());
+    EXPECT_TRUE(original.data() == in) << type;
+  }
+  // approx-chars/4 is not additive across cuts: one segment, same total as one call.
+  Engine approx(EngineOptions{.counter = &ApproxTokenCounter()});
+  auto sim = approx.Simulate(in, Compress("repetition"));
+  ASSERT_TRUE(sim.ok());
+  EXPECT_EQ(sim->tokens_before, ApproxTokenCount(in));
+}
+
 // Indented JSON has no safe cut (every line starts with a space), so the worker counts the
 // loaded whole instead of streaming; totals and the stored original must not change.
 TEST(EngineInputWorker, IndentedJsonCountsAndRoundTrips) {
