@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "compressors/internal/elision.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/text_util.h"
 
@@ -20,9 +21,9 @@ bool IsStructural(std::string_view line) {
   return StartsWith(line, "diff --git ") || StartsWith(line, "index ") || StartsWith(line, "@@ ");
 }
 
-bool IsMarker(std::string_view line) {
-  return internal::Contains(line, "context lines elided (caveman)");
-}
+constexpr std::string_view kMarkerText = "context lines elided (caveman)";
+
+bool IsMarker(std::string_view line) { return internal::Contains(line, kMarkerText); }
 
 class DiffCompressor final : public InMemoryCompressor {
  public:
@@ -43,22 +44,10 @@ class DiffCompressor final : public InMemoryCompressor {
       size_t hi = std::min(n - 1, i + kContext);
       for (size_t j = lo; j <= hi; ++j) keep[j] = true;
     }
-    const bool crlf = internal::IsMajorityCrlf(body);
-    std::vector<std::string> out;
-    out.reserve(n);
-    for (size_t i = 0; i < n;) {
-      if (keep[i]) {
-        out.emplace_back(lines[i]);
-        ++i;
-        continue;
-      }
-      size_t j = i;
-      while (j < n && !keep[j]) ++j;
-      out.push_back(internal::SynthesizedLine(
-          "\xE2\x80\xA6 " + std::to_string(j - i) + " context lines elided (caveman) \xE2\x80\xA6",
-          crlf));
-      i = j;
-    }
+    const std::vector<std::string> out = internal::ReplaceDroppedRuns(
+        lines, keep, internal::IsMajorityCrlf(body), [](size_t from, size_t to) {
+          return internal::ElisionMarker(to - from, kMarkerText);
+        });
     if (out.size() == n) return std::nullopt;
     return internal::JoinLines(out, split.trailing);
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compressors/internal/bm25.h"
+#include "compressors/internal/elision.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/redundancy.h"
 #include "compressors/internal/text_util.h"
@@ -25,9 +26,9 @@ const RE2& AlarmPattern() {
   return *re;
 }
 
-bool IsMarker(std::string_view line) {
-  return internal::Contains(line, "search result lines elided (caveman)");
-}
+constexpr std::string_view kMarkerText = "search result lines elided (caveman)";
+
+bool IsMarker(std::string_view line) { return internal::Contains(line, kMarkerText); }
 
 class SearchResultCompressor final : public InMemoryCompressor {
  public:
@@ -49,21 +50,10 @@ class SearchResultCompressor final : public InMemoryCompressor {
     }
     internal::KeepQueryRelevant(&keep, lines, query, kQueryLimit, kQueryThreshold);
     internal::KeepNonRedundant(lines, &keep);
-    const bool crlf = internal::IsMajorityCrlf(body);
-    std::vector<std::string> out;
-    for (size_t i = 0; i < n;) {
-      if (keep[i]) {
-        out.emplace_back(lines[i]);
-        ++i;
-        continue;
-      }
-      size_t j = i;
-      while (j < n && !keep[j]) ++j;
-      out.push_back(internal::SynthesizedLine("\xE2\x80\xA6 " + std::to_string(j - i) +
-                                                  " search result lines elided (caveman) \xE2\x80\xA6",
-                                              crlf));
-      i = j;
-    }
+    const std::vector<std::string> out = internal::ReplaceDroppedRuns(
+        lines, keep, internal::IsMajorityCrlf(body), [](size_t from, size_t to) {
+          return internal::ElisionMarker(to - from, kMarkerText);
+        });
     if (out.size() == n) return std::nullopt;
     return internal::JoinLines(out, split.trailing);
   }

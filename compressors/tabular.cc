@@ -467,9 +467,7 @@ class TabularCompressor final : public InMemoryCompressor {
       }
       const uint64_t count = j - i;
       const std::string summary = acc.Render(static_cast<int64_t>(run_bytes));
-      std::string text = "\xE2\x80\xA6 " + std::to_string(count) + " " + std::string(kMarkerText);
-      if (!summary.empty()) text += ": " + summary;
-      text += " \xE2\x80\xA6";
+      std::string text = internal::ElisionMarker(count, kMarkerText, summary);
       if (internal::WorthEliding(count, text.size(), run_bytes, summary)) {
         std::vector<std::string> marker(width);
         marker[0] = std::move(text);

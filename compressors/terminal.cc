@@ -2,11 +2,11 @@
 
 #include <re2/re2.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "compressors/internal/elision.h"
-#include "compressors/internal/invariants.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/redundancy.h"
 #include "compressors/internal/templates.h"
@@ -116,63 +116,18 @@ class TerminalCompressor final : public InMemoryCompressor {
         keep[i] = i < kHead || i + kTail >= n || IsMarker(views[i]) ||
                   RE2::PartialMatch(views[i], KeepPattern());
       }
-      internal::TemplateMiner miner;
-      std::vector<uint32_t> template_ids;
-      std::vector<bool> template_dropped(n, false);
+      std::optional<internal::TemplateGrouping> grouping;
       if (options_.template_grouping) {
-        std::vector<uint64_t> keys;
-        for (std::string_view v : views) {
-          template_ids.push_back(miner.Add(v));
-          keys.push_back(template_ids.back() == internal::TemplateMiner::kNoTemplate
-                             ? 0
-                             : static_cast<uint64_t>(template_ids.back()) + 1);
-        }
-        internal::KeepNonRedundantGrouped(views, keys, &keep, &template_dropped);
+        grouping.emplace(views, &keep);
       } else {
         internal::KeepNonRedundant(views, &keep);
       }
       // Runs dropped mostly by grouping summarise their variable tokens (extension).
-      auto template_summary = [&](size_t from, size_t to) -> std::string {
-        if (!options_.template_grouping) return "";
-        size_t by_template = 0;
-        int64_t bytes = 0;
-        for (size_t k = from; k < to; ++k) {
-          by_template += template_dropped[k] ? 1 : 0;
-          bytes += static_cast<int64_t>(views[k].size()) + 1;
-        }
-        if (by_template * 2 < to - from || to - from < internal::kAlwaysElideCount) return "";
-        internal::InvariantAccumulator acc;
-        internal::FieldList fields;
-        std::vector<std::string_view> tokens;
-        for (size_t k = from; k < to; ++k) {
-          fields.clear();
-          if (template_ids[k] != internal::TemplateMiner::kNoTemplate) {
-            internal::TemplateFields(views[k], template_ids[k], miner, &tokens, &fields);
-          }
-          acc.Add(fields);
-        }
-        return acc.Render(bytes);
-      };
-      const bool crlf = internal::IsMajorityCrlf(body);
-      std::vector<std::string_view> out;
-      std::vector<std::string> markers;
-      markers.reserve(n);
-      for (size_t i = 0; i < n;) {
-        if (keep[i]) {
-          out.push_back(views[i]);
-          ++i;
-          continue;
-        }
-        size_t j = i;
-        while (j < n && !keep[j]) ++j;
-        const std::string summary = template_summary(i, j);
-        markers.push_back(internal::SynthesizedLine(
-            "\xE2\x80\xA6 " + std::to_string(j - i) + " lines elided (caveman)" +
-                (summary.empty() ? "" : ": " + summary) + " \xE2\x80\xA6",
-            crlf));
-        out.push_back(markers.back());
-        i = j;
-      }
+      const std::vector<std::string> out = internal::ReplaceDroppedRuns(
+          views, keep, internal::IsMajorityCrlf(body), [&](size_t from, size_t to) {
+            return internal::ElisionMarker(to - from, "lines elided (caveman)",
+                                           grouping ? grouping->RunSummary(from, to) : "");
+          });
       result = internal::JoinLines(out, split.trailing);
     }
     if (result == body) return std::nullopt;

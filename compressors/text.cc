@@ -2,12 +2,12 @@
 
 #include <re2/re2.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "compressors/internal/bm25.h"
 #include "compressors/internal/elision.h"
-#include "compressors/internal/invariants.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/redundancy.h"
 #include "compressors/internal/templates.h"
@@ -155,62 +155,25 @@ class TextCompressor final : public InMemoryCompressor {
     internal::KeepQueryRelevant(&keep, docs, query, kQueryLimit, kQueryThreshold);
     // §4.2 guard, extended: a section whose mined line template matches a kept section's is
     // represented by it (listings such as `ls -l`, fixed-width tables; docs/DECISIONS.md).
-    internal::TemplateMiner miner;
-    std::vector<uint32_t> template_ids;
-    std::vector<bool> template_dropped(n, false);
+    std::optional<internal::TemplateGrouping> grouping;
     if (options_.template_grouping) {
-      std::vector<uint64_t> keys;
-      for (std::string_view d : docs) {
-        template_ids.push_back(miner.Add(d));
-        keys.push_back(template_ids.back() == internal::TemplateMiner::kNoTemplate
-                           ? 0
-                           : static_cast<uint64_t>(template_ids.back()) + 1);
-      }
-      internal::KeepNonRedundantGrouped(docs, keys, &keep, &template_dropped);
+      grouping.emplace(docs, &keep);
     } else {
       internal::KeepNonRedundant(docs, &keep);
     }
     // Runs dropped mostly by template grouping carry the invariants of their variable tokens
     // (project extension; the spec's text markers have no summary).
-    auto template_summary = [&](size_t from, size_t to) -> std::string {
-      size_t dropped_by_template = 0;
-      int64_t bytes = 0;
-      for (size_t k = from; k < to; ++k) {
-        dropped_by_template += template_dropped[k] ? 1 : 0;
-        bytes += static_cast<int64_t>(docs[k].size()) + 1;
-      }
-      if (dropped_by_template * 2 < to - from || to - from < internal::kAlwaysElideCount) return "";
-      internal::InvariantAccumulator acc;
-      internal::FieldList fields;
-      std::vector<std::string_view> tokens;
-      for (size_t k = from; k < to; ++k) {
-        fields.clear();
-        if (template_ids[k] != internal::TemplateMiner::kNoTemplate) {
-          internal::TemplateFields(docs[k], template_ids[k], miner, &tokens, &fields);
-        }
-        acc.Add(fields);
-      }
-      return acc.Render(bytes);
-    };
+    const std::vector<std::string> out_sections = internal::ReplaceDroppedRuns(
+        docs, keep, /*majority_crlf=*/false, [&](size_t from, size_t to) {
+          return internal::ElisionMarker(to - from, kMarkerText,
+                                         grouping ? grouping->RunSummary(from, to) : "");
+        });
+    if (out_sections.size() == n) return std::nullopt;
     std::string out;
-    size_t out_sections = 0;
-    auto append = [&](std::string_view s) {
-      if (out_sections++) out.append("\n\n");
-      out.append(s);
-    };
-    for (size_t i = 0; i < n;) {
-      if (keep[i]) {
-        append(docs[i++]);
-        continue;
-      }
-      size_t j = i;
-      while (j < n && !keep[j]) ++j;
-      const std::string summary = options_.template_grouping ? template_summary(i, j) : "";
-      append("\xE2\x80\xA6 " + std::to_string(j - i) + " " + std::string(kMarkerText) +
-             (summary.empty() ? "" : ": " + summary) + " \xE2\x80\xA6");
-      i = j;
+    for (size_t i = 0; i < out_sections.size(); ++i) {
+      if (i) out.append("\n\n");
+      out.append(out_sections[i]);
     }
-    if (out_sections == n) return std::nullopt;
     return out;
   }
 

@@ -19,4 +19,12 @@ std::string ContractNote(std::string_view unit_word) {
   return s;
 }
 
+std::string ElisionMarker(uint64_t count, std::string_view what, std::string_view summary) {
+  std::string s = "\xE2\x80\xA6 " + std::to_string(count) + " ";
+  s.append(what);
+  if (!summary.empty()) s.append(": ").append(summary);
+  s.append(" \xE2\x80\xA6");
+  return s;
+}
+
 }  // namespace caveman::internal

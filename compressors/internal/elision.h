@@ -1,4 +1,5 @@
-// worthEliding (§4.5) and the contract note (§4.6), shared by json, log and tabular.
+// worthEliding (§4.5), the contract note (§4.6) and the run marker text, shared by the
+// compressors that elide runs of units.
 #ifndef CAVEMAN_COMPRESSORS_INTERNAL_ELISION_H_
 #define CAVEMAN_COMPRESSORS_INTERNAL_ELISION_H_
 
@@ -22,6 +23,11 @@ bool WorthEliding(uint64_t count, uint64_t marker_bytes, uint64_t elided_bytes,
 
 // §4.6 contract note for unit word "elements", "lines" or "rows".
 std::string ContractNote(std::string_view unit_word);
+
+// The marker text for `count` elided units: "… <count> <what> …", or with a non-empty
+// invariant summary "… <count> <what>: <summary> …". `what` is the compressor's marker
+// phrase, e.g. "lines elided (caveman)".
+std::string ElisionMarker(uint64_t count, std::string_view what, std::string_view summary = {});
 
 }  // namespace caveman::internal
 

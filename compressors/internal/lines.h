@@ -52,6 +52,29 @@ inline std::string SynthesizedLine(std::string_view text, bool majority_crlf) {
   return s;
 }
 
+// The kept units in order, each maximal run [from, to) of dropped units (keep[k] false)
+// replaced by the one synthesized line marker(from, to) (a std::string). Shared by the
+// in-memory line and section compressors; each keeps its own decline test on the result.
+template <class MarkerFn>
+std::vector<std::string> ReplaceDroppedRuns(const std::vector<std::string_view>& units,
+                                            const std::vector<bool>& keep, bool majority_crlf,
+                                            MarkerFn&& marker) {
+  const size_t n = units.size();
+  std::vector<std::string> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n;) {
+    if (keep[i]) {
+      out.emplace_back(units[i++]);
+      continue;
+    }
+    size_t j = i;
+    while (j < n && !keep[j]) ++j;
+    out.push_back(SynthesizedLine(marker(i, j), majority_crlf));
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace caveman::internal
 
 #endif  // CAVEMAN_COMPRESSORS_INTERNAL_LINES_H_

@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "compressors/internal/elision.h"
 #include "compressors/internal/redundancy.h"
 
 namespace caveman::internal {
@@ -174,6 +175,42 @@ std::vector<uint64_t> TemplateKeys(const std::vector<std::string_view>& units) {
     keys.push_back(id == TemplateMiner::kNoTemplate ? 0 : static_cast<uint64_t>(id) + 1);
   }
   return keys;
+}
+
+TemplateGrouping::TemplateGrouping(const std::vector<std::string_view>& units,
+                                   std::vector<bool>* keep)
+    : units_(&units) {
+  std::vector<uint64_t> keys;
+  ids_.reserve(units.size());
+  keys.reserve(units.size());
+  for (std::string_view u : units) {
+    ids_.push_back(miner_.Add(u));
+    keys.push_back(ids_.back() == TemplateMiner::kNoTemplate
+                       ? 0
+                       : static_cast<uint64_t>(ids_.back()) + 1);
+  }
+  KeepNonRedundantGrouped(units, keys, keep, &dropped_by_template_);
+}
+
+std::string TemplateGrouping::RunSummary(size_t from, size_t to) const {
+  size_t by_template = 0;
+  int64_t bytes = 0;
+  for (size_t k = from; k < to; ++k) {
+    by_template += dropped_by_template_[k] ? 1 : 0;
+    bytes += static_cast<int64_t>((*units_)[k].size()) + 1;
+  }
+  if (by_template * 2 < to - from || to - from < kAlwaysElideCount) return "";
+  InvariantAccumulator acc;
+  FieldList fields;
+  std::vector<std::string_view> tokens;
+  for (size_t k = from; k < to; ++k) {
+    fields.clear();
+    if (ids_[k] != TemplateMiner::kNoTemplate) {
+      TemplateFields((*units_)[k], ids_[k], miner_, &tokens, &fields);
+    }
+    acc.Add(fields);
+  }
+  return acc.Render(bytes);
 }
 
 // Token positions as field names for template invariants ("$1" … "$64").

@@ -18,6 +18,7 @@
 #define CAVEMAN_COMPRESSORS_INTERNAL_TEMPLATES_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -76,6 +77,28 @@ void TemplateFields(std::string_view line, uint32_t template_id, const TemplateM
 
 // Keys from mined templates (id + 1, 0 for none) of `units` in order.
 std::vector<uint64_t> TemplateKeys(const std::vector<std::string_view>& units);
+
+// The template-grouping extension as the in-memory compressors (terminal, text) apply it:
+// mines one template per unit, runs KeepNonRedundantGrouped with those keys, and then
+// summarises a dropped run by the invariants of its variable tokens.
+// Lifetime: `units` must outlive the object (it keeps a pointer to it).
+class TemplateGrouping {
+ public:
+  TemplateGrouping(const std::vector<std::string_view>& units, std::vector<bool>* keep);
+  TemplateGrouping(const TemplateGrouping&) = delete;
+  TemplateGrouping& operator=(const TemplateGrouping&) = delete;
+
+  // The invariant summary of the dropped run [from, to), or "" unless the run is at least
+  // kAlwaysElideCount units and at least half of them were dropped only by grouping (a
+  // project extension: the spec's markers carry no summary there).
+  std::string RunSummary(size_t from, size_t to) const;
+
+ private:
+  const std::vector<std::string_view>* units_;
+  TemplateMiner miner_;
+  std::vector<uint32_t> ids_;
+  std::vector<bool> dropped_by_template_;
+};
 
 }  // namespace caveman::internal
 

@@ -1,5 +1,6 @@
 // Shared machinery of §4: lines, redundancy guard, BM25, invariant summaries, elision.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -365,6 +366,33 @@ TEST(Elision, WorthElidingAndNote) {
             "invariants \xE2\x80\x94 answer from this view; if you truly cannot, one broad "
             "caveman_retrieve \xE2\x80\xA6");
   EXPECT_EQ(ContractNote("rows").rfind(kNotePrefix, 0), 0u);
+}
+
+TEST(Elision, MarkerTextWithAndWithoutSummary) {
+  EXPECT_EQ(ElisionMarker(7, "lines elided (caveman)"),
+            "\xE2\x80\xA6 7 lines elided (caveman) \xE2\x80\xA6");
+  EXPECT_EQ(ElisionMarker(3, "rows elided (caveman)", "level=info"),
+            "\xE2\x80\xA6 3 rows elided (caveman): level=info \xE2\x80\xA6");
+}
+
+TEST(Elision, ReplaceDroppedRunsOneMarkerPerMaximalRun) {
+  const std::vector<std::string_view> units = {"a", "b", "c", "d", "e", "f"};
+  const std::vector<bool> keep = {true, false, false, true, false, true};
+  std::vector<std::pair<size_t, size_t>> runs;
+  auto marker = [&](size_t from, size_t to) {
+    runs.emplace_back(from, to);
+    return "m" + std::to_string(to - from);
+  };
+  EXPECT_EQ(ReplaceDroppedRuns(units, keep, false, marker),
+            (std::vector<std::string>{"a", "m2", "d", "m1", "f"}));
+  EXPECT_EQ(runs, (std::vector<std::pair<size_t, size_t>>{{1, 3}, {4, 5}}));
+  // Only synthesized lines get the CR of a majority-CRLF input; kept lines stay as they are.
+  EXPECT_EQ(ReplaceDroppedRuns(units, keep, true, marker),
+            (std::vector<std::string>{"a", "m2\r", "d", "m1\r", "f"}));
+  EXPECT_EQ(ReplaceDroppedRuns(units, std::vector<bool>(6, false), false, marker),
+            (std::vector<std::string>{"m6"}));
+  EXPECT_EQ(ReplaceDroppedRuns(units, std::vector<bool>(6, true), false, marker),
+            std::vector<std::string>(units.begin(), units.end()));
 }
 
 // ---------------------------------------------------------------- JSON tree
