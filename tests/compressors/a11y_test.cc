@@ -1,7 +1,6 @@
 #include "compressors/a11y.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -103,8 +102,8 @@ TEST(A11yTest, GoldenFixtures) {
 }
 
 TEST(A11yTest, ReferenceTrees) {
-  const std::string dir = "/work/shared/fixtures/reference/";
-  if (!std::filesystem::exists(dir + "manifest.yaml")) GTEST_SKIP() << "reference fixtures absent";
+  const std::string dir = testing::ReferenceDir();
+  if (dir.empty()) GTEST_SKIP() << "reference fixtures absent";
   for (std::string name : {"axtree_cdp_local_page.json", "axtree_high_noise.json"}) {
     std::string in = testing::ReadAbsolute(dir + name);
     std::string out = Compress(in);

@@ -1,7 +1,6 @@
 #include "compressors/toon.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <random>
 #include <string>
 
@@ -193,8 +192,6 @@ TEST(ToonTest, GoldenFixtures) {
 }
 
 // Behaviour on the third-party reference fixtures (§13), read in place, never copied.
-const char kReferenceDir[] = "/work/shared/fixtures/reference/";
-
 double Ratio(std::string_view before, std::string_view after) {
   const TokenCounter& tc = DefaultTokenCounter();
   double b = static_cast<double>(tc.Count(before));
@@ -202,10 +199,9 @@ double Ratio(std::string_view before, std::string_view after) {
 }
 
 TEST(ToonTest, ReferenceFixtures) {
-  if (!std::filesystem::exists(std::string(kReferenceDir) + "manifest.yaml")) {
-    GTEST_SKIP() << "reference fixtures absent";
-  }
-  std::string tabular = testing::ReadAbsolute(std::string(kReferenceDir) + "toon_tabular.json");
+  const std::string ref_dir = testing::ReferenceDir();
+  if (ref_dir.empty()) GTEST_SKIP() << "reference fixtures absent";
+  std::string tabular = testing::ReadAbsolute(ref_dir + "toon_tabular.json");
   auto c = NewToonCompressor();
   std::optional<std::string> out = RunOnString(*c, tabular);
   ASSERT_TRUE(out.has_value());
@@ -216,11 +212,10 @@ TEST(ToonTest, ReferenceFixtures) {
   EXPECT_LE(ratio, 0.80);
   std::printf("toon-tabular ratio %.3f\n", ratio);
 
-  EXPECT_FALSE(RunOnString(*c, testing::ReadAbsolute(std::string(kReferenceDir) +
-                                                      "toon_nested_passthrough.json"))
-                   .has_value());
+  EXPECT_FALSE(
+      RunOnString(*c, testing::ReadAbsolute(ref_dir + "toon_nested_passthrough.json")).has_value());
 
-  std::string strings = testing::ReadAbsolute(std::string(kReferenceDir) + "toon_strings.json");
+  std::string strings = testing::ReadAbsolute(ref_dir + "toon_strings.json");
   out = RunOnString(*c, strings);
   ASSERT_TRUE(out.has_value());
   for (std::string_view want : {R"("a,b")", R"("true")", R"("123")", R"("a\"b")"}) {
