@@ -12,18 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "compressors/internal/grammars.h"
 #include "compressors/internal/text_util.h"
-
-extern "C" {
-const TSLanguage* tree_sitter_go(void);
-const TSLanguage* tree_sitter_python(void);
-const TSLanguage* tree_sitter_rust(void);
-const TSLanguage* tree_sitter_java(void);
-const TSLanguage* tree_sitter_cpp(void);
-const TSLanguage* tree_sitter_c(void);
-const TSLanguage* tree_sitter_typescript(void);
-const TSLanguage* tree_sitter_tsx(void);
-}
 
 namespace caveman {
 namespace {

@@ -6,23 +6,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "compressors/internal/grammars.h"  // to check that every output is valid code
 #include "compressors/registry.h"
 #include "stream/spool.h"
 #include "stream/tokens.h"
 #include "tests/testing/test_util.h"
-
-// The grammars are linked into caveman_compressors; the test uses them directly to check that
-// every output is itself valid code.
-extern "C" {
-const TSLanguage* tree_sitter_go(void);
-const TSLanguage* tree_sitter_python(void);
-const TSLanguage* tree_sitter_rust(void);
-const TSLanguage* tree_sitter_java(void);
-const TSLanguage* tree_sitter_cpp(void);
-const TSLanguage* tree_sitter_c(void);
-const TSLanguage* tree_sitter_typescript(void);
-const TSLanguage* tree_sitter_tsx(void);
-}
 
 namespace caveman {
 namespace {
