@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "compressors/internal/json_tree.h"
 #include "compressors/internal/text_util.h"
 
 namespace caveman::internal {
@@ -343,42 +344,9 @@ std::optional<JsonValue> ParseJson(std::string_view text) {
 
 bool IsJson(std::string_view text) { return ParseJson(text).has_value(); }
 
-void AppendCjString(std::string_view s, std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    switch (c) {
-      case '"': out->append("\\\""); continue;
-      case '\\': out->append("\\\\"); continue;
-      case '\n': out->append("\\n"); continue;
-      case '\r': out->append("\\r"); continue;
-      case '\t': out->append("\\t"); continue;
-      case 0x08: out->append("\\b"); continue;
-      case 0x0C: out->append("\\f"); continue;
-      case '<': out->append("\\u003c"); continue;
-      case '>': out->append("\\u003e"); continue;
-      case '&': out->append("\\u0026"); continue;
-      default: break;
-    }
-    if (c < 0x20) {
-      out->append("\\u00");
-      out->push_back(kHex[c >> 4]);
-      out->push_back(kHex[c & 0xF]);
-      continue;
-    }
-    // U+2028 / U+2029 are E2 80 A8 / E2 80 A9.
-    if (c == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-        (static_cast<unsigned char>(s[i + 2]) == 0xA8 ||
-         static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
-      out->append(static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029");
-      i += 2;
-      continue;
-    }
-    out->push_back(static_cast<char>(c));
-  }
-  out->push_back('"');
-}
+// One CJ escaper for both JSON models: the JSON tree's (tests/compressors/
+// shared_machinery_test.cc checks it byte by byte against §0.3).
+void AppendCjString(std::string_view s, std::string* out) { AppendJsonString(s, out); }
 
 std::string CjString(std::string_view s) {
   std::string out;

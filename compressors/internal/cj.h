@@ -54,7 +54,8 @@ bool IsJson(std::string_view text);
 std::string Cj(const JsonValue& v);
 void AppendCj(const JsonValue& v, std::string* out);
 std::string Cji(const JsonValue& v);
-// A string in CJ escaping, with the surrounding quotes.
+// A string in CJ escaping, with the surrounding quotes (the writer is AppendJsonString of
+// json_tree.h, shared by both JSON models).
 void AppendCjString(std::string_view s, std::string* out);
 std::string CjString(std::string_view s);
 

@@ -1,4 +1,5 @@
 // Shared machinery of §4: lines, redundancy guard, BM25, invariant summaries, elision.
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -6,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "compressors/internal/bm25.h"
+#include "compressors/internal/cj.h"
 #include "compressors/internal/elision.h"
 #include "compressors/internal/invariants.h"
 #include "compressors/internal/json_tree.h"
@@ -423,6 +425,72 @@ TEST(JsonTree, DepthLimitWithoutRecursion) {
   std::string deep = std::string(100000, '[') + std::string(100000, ']');
   EXPECT_FALSE(t.Parse(deep));
   EXPECT_FALSE(t.Parse(std::string(10001, '[') + std::string(10001, ']')));
+}
+
+// ---------------------------------------------------------------- CJ string escaping (§0.3)
+
+// §0.3's escape list written out here, independently of both writers under test.
+std::string SpecEscapedByte(unsigned char c) {
+  switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    case 0x08: return "\\b";
+    case 0x0C: return "\\f";
+    case '<': return "\\u003c";
+    case '>': return "\\u003e";
+    case '&': return "\\u0026";
+    default: break;
+  }
+  if (c < 0x20) {
+    char buf[8];
+    std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+    return buf;
+  }
+  return std::string(1, static_cast<char>(c));  // '/', DEL and non-ASCII bytes stay raw
+}
+
+// Both CJ string writers, checked against each other: the JSON tree's (json, narrow, json
+// selection) and the document model's (toon, toolschema, a11y) must write CJ alike.
+std::string BothWriters(std::string_view s) {
+  std::string tree;
+  AppendJsonString(s, &tree);
+  const std::string cj = CjString(s);
+  EXPECT_EQ(tree, cj) << ::testing::PrintToString(s);
+  return tree;
+}
+
+TEST(CjString, EveryByteAndEveryBytePair) {
+  for (int a = 0; a < 256; ++a) {
+    const std::string one(1, static_cast<char>(a));
+    EXPECT_EQ(BothWriters(one), "\"" + SpecEscapedByte(a) + "\"") << a;
+    EXPECT_EQ(BothWriters("x" + one + "y"), "\"x" + SpecEscapedByte(a) + "y\"") << a;
+    for (int b = 0; b < 256; ++b) {
+      const std::string two = one + static_cast<char>(b);
+      std::string tree;
+      AppendJsonString(two, &tree);
+      ASSERT_EQ(tree, "\"" + SpecEscapedByte(a) + SpecEscapedByte(b) + "\"") << a << " " << b;
+      ASSERT_EQ(CjString(two), tree) << a << " " << b;
+    }
+  }
+}
+
+TEST(CjString, LineAndParagraphSeparators) {
+  EXPECT_EQ(BothWriters("\xE2\x80\xA8"), "\"\\u2028\"");
+  EXPECT_EQ(BothWriters("\xE2\x80\xA9"), "\"\\u2029\"");
+  EXPECT_EQ(BothWriters("a\xE2\x80\xA8\xE2\x80\xA9<b"), "\"a\\u2028\\u2029\\u003cb\"");
+  // Every other E2 80 xx, a truncated sequence and E2 81 A8 stay raw.
+  for (int c = 0; c < 256; ++c) {
+    if (c == 0xA8 || c == 0xA9) continue;
+    const std::string s = std::string("\xE2\x80") + static_cast<char>(c);
+    EXPECT_EQ(BothWriters(s), "\"\xE2\x80" + SpecEscapedByte(c) + "\"") << c;
+  }
+  EXPECT_EQ(BothWriters("\xE2\x80"), "\"\xE2\x80\"");
+  EXPECT_EQ(BothWriters("z\xE2"), "\"z\xE2\"");
+  EXPECT_EQ(BothWriters("\xE2\x81\xA8"), "\"\xE2\x81\xA8\"");
+  EXPECT_EQ(BothWriters(""), "\"\"");
 }
 
 }  // namespace
