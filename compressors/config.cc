@@ -17,6 +17,7 @@
 #include <re2/re2.h>
 
 #include "compressors/internal/bm25.h"
+#include "compressors/internal/elision.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/redundancy.h"
 #include "compressors/internal/text_util.h"
@@ -454,20 +455,11 @@ class ConfigCompressor final : public InMemoryCompressor {
     } else {
       ExpandIni(lines, &keep);
     }
-    const bool crlf = internal::IsMajorityCrlf(body);
-    std::vector<std::string> out;
-    for (size_t i = 0; i < n;) {
-      if (keep[i]) {
-        out.emplace_back(lines[i++]);
-        continue;
-      }
-      size_t j = i;
-      while (j < n && !keep[j]) ++j;
-      out.push_back(internal::SynthesizedLine(
-          "# \xE2\x80\xA6 " + std::to_string(j - i) + " " + std::string(kMarkerText) + " \xE2\x80\xA6",
-          crlf));
-      i = j;
-    }
+    // The marker is a comment, so the output stays a valid config file.
+    const std::vector<std::string> out = internal::ReplaceDroppedRuns(
+        lines, keep, internal::IsMajorityCrlf(body), [](size_t from, size_t to) {
+          return "# " + internal::ElisionMarker(to - from, kMarkerText);
+        });
     if (out.size() >= n) return std::nullopt;
     std::string result = internal::JoinLines(out, split.trailing);
     if (result.size() >= body.size()) return std::nullopt;
