@@ -9,7 +9,8 @@ retrieved from the store and compared with the input byte for byte (pass-through
 must equal the input) and a second run must produce the same bytes; zstd output is
 decompressed and compared; jq output must parse; cat output must equal the input.
 Speed is the best wall time of --runs runs (the machine is shared); CPU is user + sys of
-that run; RSS is the peak over all runs (ru_maxrss of the measured process).
+that run; RSS is the peak over all runs (ru_maxrss of the measured process); "load" is the
+1-minute load average right after the runs (other work on the machine).
 """
 import argparse
 import json
@@ -75,6 +76,7 @@ class Bench:
         size = os.path.getsize(inp)
         return {
             "name": name, "bytes": size, "wall": best[0], "cpu": best[1],
+            "load": os.getloadavg()[0],
             "mbs": size / 1e6 / max(best[0], 1e-6), "rss_mib": peak / 1024.0,
             "out_bytes": os.path.getsize(first_out), **info,
         }
@@ -312,6 +314,7 @@ def run(args, work):
         ("peak RSS MiB", lambda r: "%.1f" % r["rss_mib"], True),
         ("bytes out", lambda r: "{:,}".format(r["out_bytes"]), True),
         ("ratio", lambda r: ("%.4f %s" % (r["ratio"], r["note"])) if r["note"] else "—", True),
+        ("load", lambda r: "%.1f" % r["load"], True),
     ])
     t2 = fmt_table(types, [
         ("type", lambda r: r["ctype"], False),
@@ -320,6 +323,7 @@ def run(args, work):
         ("CPU s", lambda r: "%.2f" % r["cpu"], True),
         ("peak RSS MiB", lambda r: "%.1f" % r["rss_mib"], True),
         ("token ratio", lambda r: "%.4f" % r["ratio"] if r["accepted"] else "pass-through", True),
+        ("load", lambda r: "%.1f" % r["load"], True),
     ])
     t3 = fmt_table(rss, [
         ("input MiB", lambda r: str(r["mib"]), True),
