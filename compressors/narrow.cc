@@ -9,7 +9,6 @@
 
 #include "compressors/internal/bm25.h"
 #include "compressors/internal/csv.h"
-#include "compressors/internal/json_cji.h"
 #include "compressors/internal/json_tree.h"
 #include "compressors/internal/text_util.h"
 

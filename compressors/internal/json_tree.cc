@@ -451,11 +451,17 @@ void AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
 }
 
-void AppendCanonicalJson(const JsonTree& tree, JsonTree::NodeId n, std::string* out) {
+namespace {
+
+// The one iterative writer behind CJ and CJI (§0.3): they differ only in whitespace.
+template <bool kIndented>
+void AppendTreeJson(const JsonTree& tree, JsonTree::NodeId n, std::string* out) {
   struct Frame {
     JsonTree::NodeId node;
     uint32_t i;
   };
+  // Explicit stack: values nest up to 10,000 levels, too deep for recursion. Kept per thread
+  // (and per format) so its capacity is reused across calls.
   thread_local std::vector<Frame> stack;
   stack.clear();
   auto open = [&](JsonTree::NodeId x) {
@@ -466,35 +472,59 @@ void AppendCanonicalJson(const JsonTree& tree, JsonTree::NodeId n, std::string* 
       case JsonKind::kNumber: out->append(tree.text(x)); break;
       case JsonKind::kString: AppendJsonString(tree.text(x), out); break;
       case JsonKind::kArray:
-        out->push_back('[');
+      case JsonKind::kObject: {
+        const bool obj = tree.kind(x) == JsonKind::kObject;
+        if (kIndented && tree.size(x) == 0) {
+          out->append(obj ? "{}" : "[]");  // CJI: an empty container stays on one line
+          break;
+        }
+        out->push_back(obj ? '{' : '[');
+        if constexpr (kIndented) out->push_back('\n');
         stack.push_back({x, 0});
         break;
-      case JsonKind::kObject:
-        out->push_back('{');
-        stack.push_back({x, 0});
-        break;
+      }
     }
   };
   open(n);
   while (!stack.empty()) {
-    JsonTree::NodeId node = stack.back().node;
-    uint32_t i = stack.back().i;
-    bool obj = tree.kind(node) == JsonKind::kObject;
+    const JsonTree::NodeId node = stack.back().node;
+    const uint32_t i = stack.back().i;
+    const size_t depth = stack.size();  // children of the top frame sit at this depth
+    const bool obj = tree.kind(node) == JsonKind::kObject;
     if (i == tree.size(node)) {
+      if constexpr (kIndented) {
+        out->push_back('\n');
+        out->append((depth - 1) * 2, ' ');
+      }
       out->push_back(obj ? '}' : ']');
       stack.pop_back();
       continue;
     }
     stack.back().i = i + 1;
-    if (i > 0) out->push_back(',');
+    if constexpr (kIndented) {
+      if (i > 0) out->append(",\n");
+      out->append(depth * 2, ' ');
+    } else {
+      if (i > 0) out->push_back(',');
+    }
     if (obj) {
       AppendJsonString(tree.key(node, i), out);
-      out->push_back(':');
+      out->append(kIndented ? ": " : ":");
       open(tree.member_value(node, i));
     } else {
       open(tree.item(node, i));
     }
   }
+}
+
+}  // namespace
+
+void AppendCanonicalJson(const JsonTree& tree, JsonTree::NodeId n, std::string* out) {
+  AppendTreeJson<false>(tree, n, out);
+}
+
+void AppendCanonicalJsonIndented(const JsonTree& tree, JsonTree::NodeId n, std::string* out) {
+  AppendTreeJson<true>(tree, n, out);
 }
 
 }  // namespace caveman::internal

@@ -104,6 +104,12 @@ class JsonTree {
 
 // CJ (§0.3) of the subtree at `n`, appended to `out`. Iterative (no recursion).
 void AppendCanonicalJson(const JsonTree& tree, JsonTree::NodeId n, std::string* out);
+// CJI (§0.3, two-space indented canonical JSON) of the subtree at `n`, appended to `out`:
+// `{`/`[` then LF, one member or element per line indented two spaces per depth
+// (`"key": value`), commas at line ends, the closing bracket on its own line at the parent
+// depth; empty containers are `{}` / `[]`. Iterative. Used by RetrieveQuery narrowing (§2.6)
+// to render group elements.
+void AppendCanonicalJsonIndented(const JsonTree& tree, JsonTree::NodeId n, std::string* out);
 // CJ string escaping of `s` (with the quotes), appended to `out`.
 void AppendJsonString(std::string_view s, std::string* out);
 

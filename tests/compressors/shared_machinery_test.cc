@@ -415,6 +415,30 @@ TEST(JsonTree, StrictParsingAndCanonicalOutput) {
   EXPECT_TRUE(t.Parse("\"\""));
 }
 
+TEST(JsonTree, IndentedCanonicalOutput) {
+  JsonTree t;
+  ASSERT_TRUE(t.Parse("{\"b\":{\"c\":[]},\"a\":[1,{},\"<x>\"]}"));
+  std::string out;
+  AppendCanonicalJsonIndented(t, t.root(), &out);
+  EXPECT_EQ(out,
+            "{\n  \"a\": [\n    1,\n    {},\n    \"\\u003cx\\u003e\"\n  ],\n  \"b\": {\n"
+            "    \"c\": []\n  }\n}");
+  out.clear();
+  AppendCanonicalJson(t, t.root(), &out);
+  EXPECT_EQ(out, "{\"a\":[1,{},\"\\u003cx\\u003e\"],\"b\":{\"c\":[]}}");
+  for (const char* scalar : {"null", "true", "false", "-1.50e3", "\"s\"", "[]", "{}"}) {
+    ASSERT_TRUE(t.Parse(scalar));
+    out.clear();
+    AppendCanonicalJsonIndented(t, t.root(), &out);
+    EXPECT_EQ(out, scalar);
+  }
+  // Sub-trees start at depth 0 wherever they sit in the document.
+  ASSERT_TRUE(t.Parse("[[{\"k\":[true]}]]"));
+  out.clear();
+  AppendCanonicalJsonIndented(t, t.item(t.item(t.root(), 0), 0), &out);
+  EXPECT_EQ(out, "{\n  \"k\": [\n    true\n  ]\n}");
+}
+
 TEST(JsonTree, DepthLimitWithoutRecursion) {
   JsonTree t;
   std::string ok = std::string(10000, '[') + std::string(10000, ']');
