@@ -446,12 +446,46 @@ Engine::~Engine() = default;
 
 namespace {
 
+// Coalesces small writes (line compressors write every line and every LF separately) into
+// 64 KiB pieces, so a spilled output spool or the guard's DiffSink costs one syscall per
+// 64 KiB instead of two per line (9.4 M short lines: 2.8 s of system time before).
+class BufferedSink final : public ByteSink {
+ public:
+  explicit BufferedSink(ByteSink& out) : out_(out) {}
+  Status Write(std::string_view d) override {
+    if (buf_.size() + d.size() > kBuffer) {
+      CAVEMAN_RETURN_IF_ERROR(Drain());
+      if (d.size() >= kBuffer) return out_.Write(d);
+    }
+    if (buf_.capacity() < kBuffer) buf_.reserve(kBuffer);
+    buf_.append(d);
+    return Status::OK();
+  }
+  // Hands the buffered bytes on (the wrapped sink is not flushed: spools have nothing to flush).
+  Status Drain() {
+    if (buf_.empty()) return Status::OK();
+    Status s = out_.Write(buf_);
+    buf_.clear();
+    return s;
+  }
+  Status Flush() override { return Drain(); }
+
+ private:
+  static constexpr size_t kBuffer = 64 * 1024;
+  ByteSink& out_;
+  std::string buf_;
+};
+
 // Runs one compressor with the query rules of §1.3 step 7.
 Result<TransformOutcome> RunCompressor(const Compressor& c, const Body& body, std::string_view query,
                                        ByteSink* out, TransformMeta* meta) {
   std::string_view q;
   if (c.metadata_aware() || (c.query_aware() && !query.empty())) q = query;
-  return c.Transform(body, q, *out, meta);
+  BufferedSink buffered(*out);
+  Result<TransformOutcome> r = c.Transform(body, q, buffered, meta);
+  if (!r.ok()) return r;
+  CAVEMAN_RETURN_IF_ERROR(buffered.Drain());
+  return r;
 }
 
 }  // namespace
