@@ -9,6 +9,7 @@
 
 #include "compressors/json.h"
 #include "stream/spool.h"
+#include "tests/testing/test_util.h"
 
 namespace caveman::internal {
 namespace {
@@ -19,14 +20,7 @@ std::string Cj(const JsonTree& t) {
   return out;
 }
 
-std::string Nested(size_t depth, const std::string& open, const std::string& leaf,
-                   const std::string& close) {
-  std::string s;
-  for (size_t i = 0; i < depth; ++i) s += open;
-  s += leaf;
-  for (size_t i = 0; i < depth; ++i) s += close;
-  return s;
-}
+using caveman::testing::Nested;
 
 TEST(JsonTreeOnDemand, RejectsWhatOnDemandWouldSkip) {
   JsonTree t;
@@ -64,11 +58,11 @@ TEST(JsonTreeOnDemand, DepthBoundariesForArraysAndObjects) {
   for (const auto& [open, close] : {std::pair<std::string, std::string>{"[", "]"},
                                     {"{\"k\":", "}"}, {"[{\"k\":", "}]"}}) {
     const size_t per = open == "[{\"k\":" ? 2 : 1;  // levels per repetition
-    const std::string at = Nested(kJsonTreeMaxDepth / per, open, "1", close);
+    const std::string at = Nested(kJsonTreeMaxDepth / per, open, close);
     ASSERT_TRUE(t.Parse(at)) << open;
     EXPECT_EQ(Cj(t), at);
-    EXPECT_FALSE(t.Parse(Nested(kJsonTreeMaxDepth / per, open, "[1]", close))) << open;
-    EXPECT_FALSE(t.Parse(Nested(100000, open, "1", close))) << open;
+    EXPECT_FALSE(t.Parse(Nested(kJsonTreeMaxDepth / per, open, close, "[1]"))) << open;
+    EXPECT_FALSE(t.Parse(Nested(100000, open, close))) << open;
   }
   // Unbalanced deep input declines too.
   EXPECT_FALSE(t.Parse(std::string(100000, '[')));

@@ -25,6 +25,7 @@
 #include "engine/engine.h"
 #include "store/store.h"
 #include "stream/byte_io.h"
+#include "tests/testing/test_util.h"
 
 namespace caveman {
 namespace {
@@ -125,15 +126,7 @@ std::string LogText(int lines, std::string_view eol = "\n") {
 // ---------------------------------------------------------------------------------------
 // Deep nesting: the JSON parser is iterative and stops at depth 10,000 (§0.3, §10).
 
-std::string Nested(size_t depth, std::string_view open, std::string_view close,
-                   std::string_view leaf = "1") {
-  std::string s;
-  s.reserve(depth * (open.size() + close.size()) + leaf.size());
-  for (size_t i = 0; i < depth; ++i) s += open;
-  s += leaf;
-  for (size_t i = 0; i < depth; ++i) s += close;
-  return s;
-}
+using caveman::testing::Nested;
 
 TEST(HostileInput, HundredThousandDeepJsonIsNotJsonAndPassesThrough) {
   Harness h;

@@ -30,6 +30,16 @@ std::string ReferenceDir() {
   return "";
 }
 
+std::string Nested(size_t depth, std::string_view open, std::string_view close,
+                   std::string_view leaf) {
+  std::string s;
+  s.reserve(depth * (open.size() + close.size()) + leaf.size());
+  for (size_t i = 0; i < depth; ++i) s += open;
+  s += leaf;
+  for (size_t i = 0; i < depth; ++i) s += close;
+  return s;
+}
+
 std::string ReadAbsolute(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {

@@ -23,6 +23,11 @@ std::string ReferenceDir();
 std::string ReadFile(const std::string& relpath);
 std::string ReadAbsolute(const std::string& path);
 
+// `open` repeated `depth` times, then `leaf`, then `close` repeated `depth` times: deeply
+// nested JSON for depth-limit tests, e.g. Nested(10001, "[", "]").
+std::string Nested(size_t depth, std::string_view open, std::string_view close,
+                   std::string_view leaf = "1");
+
 // Deterministic random split of `data` into pieces of 1..max_piece bytes.
 std::vector<std::string_view> RandomSplit(std::string_view data, uint64_t seed, size_t max_piece);
 
