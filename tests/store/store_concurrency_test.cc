@@ -2,7 +2,6 @@
 // all succeed, and a writer killed mid-commit leaves no partial record.
 #include <csignal>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -14,19 +13,12 @@
 
 #include "store/store.h"
 #include "stream/sha256.h"
+#include "tests/testing/test_util.h"
 
 namespace caveman {
 namespace {
 
-std::string RandomBytes(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; i += 8) {
-    uint64_t v = rng();
-    for (size_t j = 0; j < 8 && i + j < n; ++j) s[i + j] = static_cast<char>(v >> (8 * j));
-  }
-  return s;
-}
+using caveman::testing::RandomBytes;
 
 // Half random, half text: both compressible and incompressible parts in every record.
 std::string WriterInput(int idx, size_t n) {

@@ -6,7 +6,6 @@
 #include <sqlite3.h>
 
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -27,15 +26,7 @@ constexpr char kNotFound[] = "ccr: recovery handle not found";
 constexpr char kCorrupt[] = "ccr: corrupt recovery record";
 constexpr char kBudget[] = "ccr: storage budget exceeded";
 
-std::string RandomBytes(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; i += 8) {
-    uint64_t v = rng();
-    for (size_t j = 0; j < 8 && i + j < n; ++j) s[i + j] = static_cast<char>(v >> (8 * j));
-  }
-  return s;
-}
+using caveman::testing::RandomBytes;
 
 std::string CiText(size_t n) {
   std::string s;

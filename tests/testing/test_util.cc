@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -37,6 +38,16 @@ std::string Nested(size_t depth, std::string_view open, std::string_view close,
   for (size_t i = 0; i < depth; ++i) s += open;
   s += leaf;
   for (size_t i = 0; i < depth; ++i) s += close;
+  return s;
+}
+
+std::string RandomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t v = rng();
+    for (size_t j = 0; j < 8 && i + j < n; ++j) s[i + j] = static_cast<char>(v >> (8 * j));
+  }
   return s;
 }
 

@@ -28,6 +28,9 @@ std::string ReadAbsolute(const std::string& path);
 std::string Nested(size_t depth, std::string_view open, std::string_view close,
                    std::string_view leaf = "1");
 
+// `n` pseudo-random bytes (mt19937_64 from `seed`, little-endian words): incompressible data.
+std::string RandomBytes(size_t n, uint64_t seed);
+
 // Deterministic random split of `data` into pieces of 1..max_piece bytes.
 std::vector<std::string_view> RandomSplit(std::string_view data, uint64_t seed, size_t max_piece);
 
