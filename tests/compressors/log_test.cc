@@ -155,6 +155,28 @@ std::string GenerateLog(uint64_t seed, size_t lines, bool crlf, bool final_newli
   return s;
 }
 
+// Input lines an output stands for: each kept line counts 1, an elision marker its N, the
+// contract note 0; with `with_repeat_markers`, an identical-run marker right after the line it
+// repeats counts its N too (a marker after another marker is a kept input line).
+uint64_t LinesRepresented(std::string_view out, bool with_repeat_markers = false) {
+  static const RE2 marker_re(R"(^… (\d+) lines elided \(caveman\))");
+  static const RE2 repeat_re(R"(^… caveman: (\d+) identical lines elided …$)");
+  const internal::SplitResult s = internal::SplitLines(out);
+  uint64_t total = 0;
+  for (size_t i = 0; i < s.lines.size(); ++i) {
+    uint64_t k = 0;
+    if (RE2::PartialMatch(s.lines[i], marker_re, &k)) {
+      total += k;
+    } else if (with_repeat_markers && RE2::FullMatch(s.lines[i], repeat_re, &k) && i > 0 &&
+               !internal::StartsWith(s.lines[i - 1], "\xE2\x80\xA6 caveman: ")) {
+      total += k;
+    } else if (!internal::StartsWith(s.lines[i], internal::kNotePrefix)) {
+      total += 1;
+    }
+  }
+  return total;
+}
+
 // Exactly §5.2 (template grouping and identical-run collapsing off) unless `grouping` /
 // `collapse`.
 std::string RunLog(std::string_view in, std::string_view query = {}, size_t read_size = 256 * 1024,
@@ -230,18 +252,7 @@ TEST(LogCompressor, EveryInjectedLineSurvivesAndCountsAddUp) {
       EXPECT_NE(out.find(l + "\n"), std::string::npos) << l;
     }
     // kept + elided = input lines.
-    internal::SplitResult s = internal::SplitLines(out);
-    static const RE2 marker_re(R"(^… (\d+) lines elided \(caveman\))");
-    uint64_t total = 0;
-    for (std::string_view l : s.lines) {
-      uint64_t k = 0;
-      if (RE2::PartialMatch(l, marker_re, &k)) {
-        total += k;
-      } else if (!internal::StartsWith(l, internal::kNotePrefix)) {
-        total += 1;
-      }
-    }
-    EXPECT_EQ(total, internal::SplitLines(in).lines.size());
+    EXPECT_EQ(LinesRepresented(out), internal::SplitLines(in).lines.size());
   }
 }
 
@@ -327,18 +338,7 @@ TEST(LogTemplateGrouping, ErrorsStillKeptAndCountsAddUp) {
   in.insert(in.find("07:29:30"), "2026-05-09 07:29:30 ERROR dpkg: error processing package foo\n");
   const std::string out = RunLog(in, {}, 256 * 1024, true);
   EXPECT_NE(out.find("ERROR dpkg: error processing package foo\n"), std::string::npos);
-  internal::SplitResult s = internal::SplitLines(out);
-  static const RE2 marker_re(R"(^… (\d+) lines elided \(caveman\))");
-  uint64_t total = 0;
-  for (std::string_view l : s.lines) {
-    uint64_t k = 0;
-    if (RE2::PartialMatch(l, marker_re, &k)) {
-      total += k;
-    } else if (!internal::StartsWith(l, internal::kNotePrefix)) {
-      total += 1;
-    }
-  }
-  EXPECT_EQ(total, internal::SplitLines(in).lines.size());
+  EXPECT_EQ(LinesRepresented(out), internal::SplitLines(in).lines.size());
 }
 
 TEST(LogTemplateGrouping, TemplateTableIsCappedAndOutputStillValid) {
@@ -451,22 +451,9 @@ TEST(LogIdenticalRuns, CountsAddUpAndErrorsSurvive) {
     const std::string out = CollapseLog(in, {}, 256 * 1024, /*grouping=*/seed % 2 == 0);
     ASSERT_NE(out, "<declined>");
     ASSERT_LT(out.size(), in.size());
-    internal::SplitResult s = internal::SplitLines(out);
-    static const RE2 marker_re(R"(^… (\d+) lines elided \(caveman\))");
-    static const RE2 repeat_re(R"(^… caveman: (\d+) identical lines elided …$)");
-    uint64_t total = 0;
-    for (size_t i = 0; i < s.lines.size(); ++i) {
-      uint64_t k = 0;
-      if (RE2::PartialMatch(s.lines[i], marker_re, &k)) {
-        total += k;
-      } else if (RE2::FullMatch(s.lines[i], repeat_re, &k) && i > 0 &&
-                 !internal::StartsWith(s.lines[i - 1], "\xE2\x80\xA6 caveman: ")) {
-        total += k;  // a new marker follows the line it repeats
-      } else if (!internal::StartsWith(s.lines[i], internal::kNotePrefix)) {
-        total += 1;
-      }
-    }
-    EXPECT_EQ(total, internal::SplitLines(in).lines.size()) << "seed " << seed;
+    EXPECT_EQ(LinesRepresented(out, /*with_repeat_markers=*/true),
+              internal::SplitLines(in).lines.size())
+        << "seed " << seed;
     // Every keep-pattern line of the input appears at least once.
     for (std::string_view l : internal::SplitLines(in).lines) {
       if (internal::Contains(l, "ERROR") || internal::Contains(l, "WARN")) {
