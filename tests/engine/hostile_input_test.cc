@@ -87,7 +87,9 @@ class Harness {
       std::string again;
       auto r2 = engine_->Compress(*out, o, &again);
       EXPECT_TRUE(r2.ok());
-      if (r2.ok()) EXPECT_TRUE(r2->passed_through()) << "not idempotent, ct=" << r2->content_type;
+      if (r2.ok()) {
+        EXPECT_TRUE(r2->passed_through()) << "not idempotent, ct=" << r2->content_type;
+      }
     }
     return *r;
   }
