@@ -1,11 +1,13 @@
 // Detection throughput (§3.3) on 64 MiB inputs.
 //   BM_Detect           the synthetic CI log: $CAVEMAN_CI_LOG if set, else
-//                       `python3 /work/shared/tools/gen_ci_log.py 64` run once.
+//                       `python3 scripts/gen_ci_log.py 64` run once.
 //   BM_DetectJson       a generated 64 MiB JSON array of objects (validated whole).
 //   BM_DetectLargeSpool the CI log spilled to a temporary file, detected via DetectLarge.
 //   BM_Unwrap           MayHavePresentationLayer + Unwrap on a 64 MiB guttered log.
 // Each benchmark checks the detected type once before timing.
 #include <benchmark/benchmark.h>
+
+#include "bench/bench_util.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -19,7 +21,6 @@
 
 namespace {
 
-constexpr const char* kGenerator = "/work/shared/tools/gen_ci_log.py";
 constexpr int kMiB = 64;
 
 std::string ReadAll(const std::string& path) {
@@ -30,22 +31,8 @@ std::string ReadAll(const std::string& path) {
   return ss.str();
 }
 
-const std::string& CiLog() {
-  static const std::string* const log = [] {
-    if (const char* path = std::getenv("CAVEMAN_CI_LOG")) return new std::string(ReadAll(path));
-    char tmpl[] = "/tmp/caveman_detect_bench_XXXXXX";
-    const int fd = mkstemp(tmpl);
-    if (fd < 0) return new std::string();
-    close(fd);
-    const std::string cmd =
-        "python3 " + std::string(kGenerator) + " " + std::to_string(kMiB) + " > " + tmpl;
-    std::string text;
-    if (std::system(cmd.c_str()) == 0) text = ReadAll(tmpl);
-    std::remove(tmpl);
-    return new std::string(std::move(text));
-  }();
-  return *log;
-}
+// The generated CI log (scripts/gen_ci_log.py via bench/bench_util.h; $CAVEMAN_CI_LOG overrides).
+const std::string& CiLog() { return caveman::bench::GeneratedCiLog(kMiB); }
 
 const std::string& BigJson() {
   static const std::string* const json = [] {

@@ -1,7 +1,9 @@
 // Throughput of the line compressors. BM_LogTransform runs on the generated CI log
-// (python3 /work/shared/tools/gen_ci_log.py 16, or $CAVEMAN_CI_LOG) and checks the output once
+// (python3 scripts/gen_ci_log.py 16, or $CAVEMAN_CI_LOG) and checks the output once
 // against the invariants it must satisfy before timing.
 #include <benchmark/benchmark.h>
+
+#include "bench/bench_util.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -24,24 +26,8 @@
 namespace caveman {
 namespace {
 
-const std::string& CiLog() {
-  static const std::string* data = [] {
-    auto* s = new std::string;
-    const char* path = std::getenv("CAVEMAN_CI_LOG");
-    std::string p = path ? path : "/tmp/caveman_ci_log_16.txt";
-    std::ifstream f(p, std::ios::binary);
-    if (!f) {
-      std::string cmd = "python3 /work/shared/tools/gen_ci_log.py 16 > " + p;
-      if (std::system(cmd.c_str()) != 0) return s;
-      f.open(p, std::ios::binary);
-    }
-    std::stringstream ss;
-    ss << f.rdbuf();
-    *s = ss.str();
-    return s;
-  }();
-  return *data;
-}
+// The generated CI log (scripts/gen_ci_log.py via bench/bench_util.h; $CAVEMAN_CI_LOG overrides).
+const std::string& CiLog() { return caveman::bench::GeneratedCiLog(16); }
 
 // Output checks: accepted, smaller, every ERROR line present.
 bool CheckLogOutput(const std::string& in, const std::string& out) {

@@ -1,8 +1,10 @@
 // o200k_base counting throughput on the synthetic CI log (§7).
-// Input: $CAVEMAN_CI_LOG if set, else `python3 /work/shared/tools/gen_ci_log.py 16` is run
+// Input: $CAVEMAN_CI_LOG if set, else `python3 scripts/gen_ci_log.py 16` is run
 // once into a temporary file. Before timing, Count(whole) is checked against the streaming
 // count.
 #include <benchmark/benchmark.h>
+
+#include "bench/bench_util.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -15,7 +17,6 @@
 
 namespace {
 
-constexpr const char* kGenerator = "/work/shared/tools/gen_ci_log.py";
 constexpr int kLogMiB = 16;
 constexpr size_t kCheckChunk = 64 * 1024;
 
@@ -28,22 +29,8 @@ std::string ReadAll(const std::string& path) {
 }
 
 // The CI log, or "" on failure.
-const std::string& CiLog() {
-  static const std::string* const log = [] {
-    if (const char* path = std::getenv("CAVEMAN_CI_LOG")) return new std::string(ReadAll(path));
-    char tmpl[] = "/tmp/caveman_tokens_bench_XXXXXX";
-    const int fd = mkstemp(tmpl);
-    if (fd < 0) return new std::string();
-    close(fd);
-    const std::string cmd = "python3 " + std::string(kGenerator) + " " +
-                            std::to_string(kLogMiB) + " > " + tmpl;
-    std::string text;
-    if (std::system(cmd.c_str()) == 0) text = ReadAll(tmpl);
-    std::remove(tmpl);
-    return new std::string(std::move(text));
-  }();
-  return *log;
-}
+// The generated CI log (scripts/gen_ci_log.py via bench/bench_util.h; $CAVEMAN_CI_LOG overrides).
+const std::string& CiLog() { return caveman::bench::GeneratedCiLog(kLogMiB); }
 
 uint64_t StreamingCount(const caveman::TokenCounter& counter, std::string_view text,
                         size_t chunk) {
