@@ -26,28 +26,24 @@ std::string ParentDir(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// Sets an existing regular file to 0600 without following a symlink planted after lstat:
-// O_NOFOLLOW makes the open itself refuse links.
-// `missing_ok`: SQLite may delete -wal/-shm between our lstat and open (last connection
-// closing), which is fine.
+// Sets an existing regular file to 0600. Path-based (lstat + chmod), never open()+close():
+// closing any descriptor of a file drops every POSIX lock this process holds on it, including
+// SQLite's locks on -shm/-wal of an open connection, which let another process "recover" and
+// truncate the shared-memory file under our mapping (SIGBUS, seen with 8 concurrent writers).
+// `missing_ok`: SQLite may delete -wal/-shm between our checks (last connection closing).
 Status SecureExisting(const std::string& path, bool missing_ok) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    if (errno == ENOENT && missing_ok) return Status::OK();
-    if (errno == ELOOP) return Status::IoError(path + " is a symbolic link");
-    return Status::IoError("open " + path + ": " + Errno(errno));
-  }
   struct stat st;
-  Status s;
-  if (::fstat(fd, &st) != 0) {
-    s = Status::IoError("stat " + path + ": " + Errno(errno));
-  } else if (!S_ISREG(st.st_mode)) {
-    s = Status::IoError(path + " is not a regular file");
-  } else if ((st.st_mode & 07777) != kFileMode && ::fchmod(fd, kFileMode) != 0) {
-    s = Status::IoError("chmod " + path + ": " + Errno(errno));
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT && missing_ok) return Status::OK();
+    return Status::IoError("stat " + path + ": " + Errno(errno));
   }
-  ::close(fd);
-  return s;
+  if (S_ISLNK(st.st_mode)) return Status::IoError(path + " is a symbolic link");
+  if (!S_ISREG(st.st_mode)) return Status::IoError(path + " is not a regular file");
+  if ((st.st_mode & 07777) != kFileMode && ::chmod(path.c_str(), kFileMode) != 0) {
+    if (errno == ENOENT && missing_ok) return Status::OK();
+    return Status::IoError("chmod " + path + ": " + Errno(errno));
+  }
+  return Status::OK();
 }
 
 // lstat-based check: missing is fine, a link or a non-regular file is refused.
