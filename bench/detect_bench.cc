@@ -23,14 +23,6 @@ namespace {
 
 constexpr int kMiB = 64;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The generated CI log (scripts/gen_ci_log.py via bench/bench_util.h; $CAVEMAN_CI_LOG overrides).
 const std::string& CiLog() { return caveman::bench::GeneratedCiLog(kMiB); }
 

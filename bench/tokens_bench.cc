@@ -20,15 +20,6 @@ namespace {
 constexpr int kLogMiB = 16;
 constexpr size_t kCheckChunk = 64 * 1024;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// The CI log, or "" on failure.
 // The generated CI log (scripts/gen_ci_log.py via bench/bench_util.h; $CAVEMAN_CI_LOG overrides).
 const std::string& CiLog() { return caveman::bench::GeneratedCiLog(kLogMiB); }
 
