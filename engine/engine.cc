@@ -751,6 +751,31 @@ Result<SimResult> Engine::Simulate(std::string_view input, const CompressOptions
   return Simulate(*src, o);
 }
 
+Result<CompressResult> Engine::Compress(std::istream& in, const CompressOptions& o, std::ostream& out) {
+  auto src = NewIstreamSource(in);
+  auto sink = NewOstreamSink(out);
+  return Compress(*src, o, *sink);
+}
+
+Result<CompressResult> Engine::CompressFd(int in_fd, const CompressOptions& o, int out_fd) {
+  auto src = NewFdSource(in_fd);
+  auto sink = NewFdSink(out_fd);
+  return Compress(*src, o, *sink);
+}
+
+Status Engine::Retrieve(std::string_view handle, std::ostream& out) {
+  auto sink = NewOstreamSink(out);
+  CAVEMAN_RETURN_IF_ERROR(Retrieve(handle, *sink));
+  return sink->Flush();
+}
+
+const char* LibraryVersion() { return CAVEMAN_LIBRARY_VERSION; }
+
+Result<std::unique_ptr<RecoveryStore>> OpenDefaultStore() {
+  CAVEMAN_ASSIGN_OR_RETURN(StoreOptions options, StoreOptions::FromEnv());
+  return OpenSqliteStore(options);
+}
+
 std::string Engine::Detect(std::string_view input) const { return std::string(caveman::Detect(input)); }
 
 Status Engine::Retrieve(std::string_view handle, ByteSink& out) {

@@ -18,6 +18,7 @@
 #define CAVEMAN_ENGINE_ENGINE_H_
 
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,6 +106,12 @@ class Engine {
   // Byte-span convenience; the output is returned in `out`.
   Result<CompressResult> Compress(std::string_view input, const CompressOptions& options,
                                   std::string* out);
+  // Standard-stream convenience: reads `in` to its end in chunks (never whole into memory)
+  // and writes the payload to `out`, flushed. Same contract as the ByteSource overload.
+  Result<CompressResult> Compress(std::istream& in, const CompressOptions& options,
+                                  std::ostream& out);
+  // File-descriptor convenience (neither descriptor is closed): e.g. CompressFd(0, o, 1).
+  Result<CompressResult> CompressFd(int in_fd, const CompressOptions& options, int out_fd);
 
   std::string Detect(std::string_view input) const;
   Result<SimResult> Simulate(std::string_view input, const CompressOptions& options);
@@ -112,6 +119,7 @@ class Engine {
 
   // Errors: kNotFound, kCorruption, kNotSupported (no store).
   Status Retrieve(std::string_view handle, ByteSink& out);
+  Status Retrieve(std::string_view handle, std::ostream& out);
   Status RetrieveQuery(std::string_view handle, std::string_view query, ByteSink& out);
   Result<std::string> RetrieveMetadata(std::string_view handle);
   Result<StoreStats> Stats();
@@ -128,6 +136,14 @@ class Engine {
   std::unique_ptr<Registry> owned_registry_;
   const Registry* registry_;
 };
+
+// Version of the library ("0.1.0"), for consumers of the installed package.
+const char* LibraryVersion();
+
+// Opens the recovery store the CLI uses: StoreOptions::FromEnv() (CAVEMAN_CCR_DB,
+// CAVEMAN_HOME or ~/.caveman; CAVEMAN_CCR_MAX_BYTES, CAVEMAN_CCR_ZSTD_LEVEL), then
+// OpenSqliteStore. Errors: those of FromEnv and OpenSqliteStore (CLI-ready messages).
+Result<std::unique_ptr<RecoveryStore>> OpenDefaultStore();
 
 // §8.1 number formatting of ratios.
 std::string FormatRatio(double r);

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <istream>
+#include <ostream>
 #include <vector>
 
 #include <fcntl.h>
@@ -90,6 +91,31 @@ class IstreamSource final : public ByteSource {
   std::istream& in_;
 };
 
+class OstreamSink final : public ByteSink {
+ public:
+  explicit OstreamSink(std::ostream& out) : out_(out) {}
+  Status Write(std::string_view data) override {
+    try {
+      out_.write(data.data(), static_cast<std::streamsize>(data.size()));
+      if (!out_) return Status::IoError("ostream write failed");
+      return Status::OK();
+    } catch (const std::ios_base::failure& e) {
+      return Status::IoError(e.what());
+    }
+  }
+  Status Flush() override {
+    try {
+      out_.flush();
+      return out_ ? Status::OK() : Status::IoError("ostream flush failed");
+    } catch (const std::ios_base::failure& e) {
+      return Status::IoError(e.what());
+    }
+  }
+
+ private:
+  std::ostream& out_;
+};
+
 class FdSink final : public ByteSink {
  public:
   explicit FdSink(int fd) : dev_(fd, bio::never_close_handle) {}
@@ -130,6 +156,7 @@ Result<std::unique_ptr<ByteSource>> NewFileSource(const std::string& path) {
 }
 std::unique_ptr<ByteSource> NewIstreamSource(std::istream& in) { return std::make_unique<IstreamSource>(in); }
 std::unique_ptr<ByteSink> NewFdSink(int fd) { return std::make_unique<FdSink>(fd); }
+std::unique_ptr<ByteSink> NewOstreamSink(std::ostream& out) { return std::make_unique<OstreamSink>(out); }
 
 Status CopyStream(ByteSource& src, ByteSink& dst) {
   std::vector<char> buf(kDefaultChunkSize);

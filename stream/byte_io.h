@@ -85,6 +85,9 @@ std::unique_ptr<ByteSource> NewIstreamSource(std::istream& in);
 
 // Writes to a file descriptor (not owned) through Boost.Iostreams; EPIPE etc. → kIoError.
 std::unique_ptr<ByteSink> NewFdSink(int fd);
+// Writes to a std::ostream (not owned); a failed or bad stream becomes kIoError. Flush()
+// flushes the stream.
+std::unique_ptr<ByteSink> NewOstreamSink(std::ostream& out);
 
 // Copies everything from `src` to `dst` in kDefaultChunkSize pieces.
 Status CopyStream(ByteSource& src, ByteSink& dst);

@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <cstring>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -74,6 +75,50 @@ TEST(Engine, SeedRepetitionMatchesSpec) {
   StringSink back;
   ASSERT_TRUE(engine.Retrieve(r->recovery_handle, back).ok());
   EXPECT_TRUE(back.data() == in);
+}
+
+// The std::istream/std::ostream overloads of the public API (README example) produce the same
+// bytes and report as the ByteSource path, and Retrieve(ostream) returns the original.
+TEST(Engine, StandardStreamOverloadsMatchTheByteSourcePath) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  std::string expected;
+  auto direct = engine.Compress(in, Forced("repetition"), &expected);
+  ASSERT_TRUE(direct.ok());
+
+  std::istringstream is(in);
+  std::ostringstream os;
+  auto r = engine.Compress(is, Forced("repetition"), os);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(os.str(), expected);
+  EXPECT_EQ(r->ReportJson(), direct->ReportJson());
+
+  std::ostringstream back;
+  ASSERT_TRUE(engine.Retrieve(r->recovery_handle, back).ok());
+  EXPECT_TRUE(back.str() == in);
+  std::ostringstream missing;
+  EXPECT_EQ(engine.Retrieve("ccr_00000000000000000000000000000000", missing).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(missing.str().empty());
+}
+
+// A failing std::ostream is a kIoError, never a silent loss.
+TEST(Engine, FailedOstreamIsAnIoError) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  std::istringstream is(in);
+  std::ostringstream os;
+  os.setstate(std::ios::badbit);
+  auto r = engine.Compress(is, Forced("repetition"), os);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kIoError);
+}
+
+TEST(Engine, LibraryVersionIsTheProjectVersion) {
+  std::string v = LibraryVersion();
+  ASSERT_FALSE(v.empty());
+  EXPECT_NE(v.find('.'), std::string::npos) << v;
 }
 
 TEST(Engine, RecordModeAndUnknownModePassThrough) {

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs the build into a temporary prefix and builds the examples/ consumers against it —
+# once with find_package(caveman_engine) (CMake package) and once with pkg-config — then runs
+# them: the streaming example must reproduce the seed's golden CLI output byte for byte, and
+# the round-trip example must retrieve the exact original.
+# Usage: consumer_test.sh <build dir>
+set -euo pipefail
+BUILD=$(readlink -f "$1")
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+cmake --install "$BUILD" --prefix "$prefix" >"$work/install.log"
+for f in include/caveman/engine/engine.h include/caveman/stream/status.h lib/cmake/caveman_engine/caveman_engineConfig.cmake \
+         lib/pkgconfig/caveman-engine.pc share/doc/caveman-engine/o200k/NOTICE; do
+  [[ -f $prefix/$f ]] || { echo "FAIL: $f not installed"; exit 1; }
+done
+[[ -z $(find "$prefix/include" -path '*internal*') ]] || { echo "FAIL: internal headers installed"; exit 1; }
+
+# Only caveman:: symbols leave the shared object (cmake/templates/caveman_engine.map).
+lib=$(readlink -f "$prefix"/lib/libcaveman_engine.so)
+foreign=$(nm -D --defined-only -C "$lib" | awk '{ $1 = ""; $2 = ""; print }' | grep -v 'caveman::' | grep -v '^ *CAVEMAN_' || true)
+[[ -z $foreign ]] || { echo "FAIL: non-caveman symbols exported:"; echo "$foreign" | head; exit 1; }
+
+# 1. CMake package.
+cmake -S "$SRC/examples" -B "$work/ex" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log"
+cmake --build "$work/ex" >"$work/build.log"
+export CAVEMAN_HOME=$work/home
+unset CAVEMAN_CCR_DB CAVEMAN_CCR_MAX_BYTES CAVEMAN_CCR_ZSTD_LEVEL CAVE_ENGINE_TOON
+golden=$SRC/tests/cli/cases/seed-repetition
+"$work/ex/compress_stream" repetition <"$SRC/fixtures/seed/pytest.log" >"$work/view" 2>"$work/report"
+cmp "$work/view" "$golden/stdout.exact" || { echo "FAIL: compress_stream view differs from the CLI golden"; exit 1; }
+cmp "$work/report" "$golden/stderr.exact" || { echo "FAIL: compress_stream report differs"; cat "$work/report"; exit 1; }
+echo "ok   find_package consumer: seed view and report identical to the CLI golden"
+"$work/ex/roundtrip" "$SRC/fixtures/seed/orders.json" | tee "$work/rt"
+grep -q "identical" "$work/rt" || { echo "FAIL: roundtrip did not retrieve the original"; exit 1; }
+
+# 2. pkg-config, with the oldest standard the headers promise (C++17).
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+[[ $(pkg-config --modversion caveman-engine) == "$(sed -n 's/^project(caveman_engine VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")" ]] \
+  || { echo "FAIL: pkg-config version"; exit 1; }
+# shellcheck disable=SC2046
+c++ -std=c++17 -Wall -Werror -o "$work/roundtrip_pc" "$SRC/examples/roundtrip.cc" \
+  $(pkg-config --cflags --libs caveman-engine) -Wl,-rpath,"$prefix/lib"
+"$work/roundtrip_pc" "$SRC/fixtures/seed/pytest.log" | tee "$work/rt2"
+grep -q identical "$work/rt2" || { echo "FAIL: pkg-config roundtrip"; exit 1; }
+echo "ok   pkg-config consumer (C++17)"
