@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <boost/iostreams/device/file_descriptor.hpp>
@@ -118,21 +119,29 @@ class OstreamSink final : public ByteSink {
 
 class FdSink final : public ByteSink {
  public:
-  explicit FdSink(int fd) : dev_(fd, bio::never_close_handle) {}
+  explicit FdSink(int fd) : fd_(fd), dev_(fd, bio::never_close_handle) {}
   Status Write(std::string_view data) override {
     try {
       while (!data.empty()) {
+        errno = 0;
         std::streamsize n = dev_.write(data.data(), static_cast<std::streamsize>(data.size()));
         if (n <= 0) return Status::IoError("short write");
         data.remove_prefix(static_cast<size_t>(n));
       }
       return Status::OK();
     } catch (const std::ios_base::failure& e) {
-      return Status::IoError(errno != 0 ? std::strerror(errno) : e.what());
+      int err = errno;
+      if (err != 0) return Status::IoError(std::strerror(err));
+      // Boost treats a partial write as a failure without a system error: that is what a
+      // pipe whose reader went away (`| head`) returns before EPIPE. Say so when it is.
+      struct pollfd p = {fd_, POLLOUT, 0};
+      if (::poll(&p, 1, 0) == 1 && (p.revents & POLLERR) != 0) return Status::IoError(std::strerror(EPIPE));
+      return Status::IoError("short write");
     }
   }
 
  private:
+  int fd_;
   bio::file_descriptor_sink dev_;
 };
 
