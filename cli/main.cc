@@ -1,18 +1,24 @@
-// caveman-engine: the command-line surface of §9.
+// caveman-engine: the command-line surface of §9, with the issue 9 additions (per-subcommand
+// --help, --report / --format, --version).
 //
-// Exit codes: 0 success (pass-through and store-failure pass-through included), 1 fatal error
-// (message on stderr, stdout empty), 2 unknown subcommand. See README.md for the table.
+// Arguments are parsed by CLI11, one parser per subcommand, so that each parse error can be
+// mapped to the exact §9 message of its subcommand. Exit codes: 0 success (pass-through and
+// store-failure pass-through included), 1 fatal error (message on stderr, stdout empty), 2
+// unknown subcommand.
 #include <unistd.h>
 
-#include <cerrno>
+#include <CLI/CLI.hpp>
 #include <csignal>
-#include <optional>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cli/internal/help_text.h"
+#include "cli/internal/report_format.h"
 #include "compressors/manifest.h"
 #include "compressors/toon.h"
 #include "engine/engine.h"
@@ -26,10 +32,9 @@
 namespace caveman {
 namespace {
 
+using internal::ReportFormat;
+
 constexpr uint64_t kStdinLimit = 67108864;  // 64 MiB (§10)
-constexpr const char* kUsage =
-    "caveman-engine compress [--type T|auto] [--query Q] | detect | retrieve <handle> [query] | "
-    "stats | registry | toon encode|decode | version [--json] | gc [--older-than D] [--dry-run]";
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "%s\n", message.c_str());
@@ -100,26 +105,95 @@ Result<std::unique_ptr<RecoveryStore>> OpenStoreFromEnv() {
   return OpenSqliteStore(so);
 }
 
+Status WriteHelp(std::string_view name) {
+  return WriteStdout(internal::FindSubcommand(name)->help);
+}
+
+// What ParseArgs leaves for the subcommand: stop with `exit_code`, or go on with the
+// arguments CLI11 did not recognise.
+struct Parsed {
+  std::optional<int> exit_code;
+  std::vector<std::string> extras;
+};
+
+// Runs CLI11 over the arguments after the subcommand name. -h/--help prints the subcommand's
+// help on stdout (exit 0); any other CLI11 error goes to `on_error`, which prints the §9
+// message and returns the exit code.
+Parsed ParseArgs(CLI::App& app, std::string_view name, const std::vector<std::string>& args,
+                 const std::function<int()>& on_error) {
+  app.set_help_flag("-h,--help");
+  // Unknown flags and surplus words become extras, so that each subcommand words the error
+  // the way §9 wants (e.g. "unknown compress flag: X") instead of CLI11's message.
+  app.allow_extras();
+  // CLI11 wants the words in reverse order. It also rejects an empty inline value
+  // ("--query="), which §9 gives a meaning (empty query = no query), so it is split into the
+  // flag and an empty word.
+  std::vector<std::string> reversed;
+  for (auto it = args.rbegin(); it != args.rend(); ++it) {
+    if (it->size() > 3 && it->starts_with("--") && it->back() == '=') {
+      reversed.emplace_back();
+      reversed.push_back(it->substr(0, it->size() - 1));
+    } else {
+      reversed.push_back(*it);
+    }
+  }
+  Parsed p;
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    Status st = WriteHelp(name);
+    p.exit_code = st.ok() ? 0 : Fail("write stdout: " + st.message());
+    return p;
+  } catch (const CLI::ParseError&) {
+    p.exit_code = on_error();
+    return p;
+  }
+  // "--" only ends the options; it is not an argument of its own.
+  for (std::string& e : app.remaining()) {
+    if (e != "--") p.extras.push_back(std::move(e));
+  }
+  return p;
+}
+
+bool IsTerminal(int fd) { return isatty(fd) == 1; }
+
+std::string_view Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string_view() : std::string_view(v);
+}
+
 int CmdCompress(const std::vector<std::string>& args) {
+  constexpr const char* kCompressUsage = "usage: caveman-engine compress [--type <content-type>] [--query <text>]";
   CompressOptions o;
   o.mode = Mode::kCompress;
   o.max_input_bytes = kStdinLimit;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--type" || a == "--query") {
-      if (i + 1 >= args.size()) {
-        return Fail("usage: caveman-engine compress [--type <content-type>] [--query <text>]");
-      }
-      (a == "--type" ? o.type : o.query) = args[++i];
-    } else if (a.rfind("--type=", 0) == 0) {
-      o.type = a.substr(7);
-    } else if (a.rfind("--query=", 0) == 0) {
-      o.query = a.substr(8);
-    } else {
-      return Fail("unknown compress flag: " + a);
+  std::string report_flag;
+  CLI::App app;
+  app.add_option("--type", o.type)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--query", o.query)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* report_opt =
+      app.add_option("--report", report_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  // CLI11 takes the word after an option as its value whatever it looks like, so a value can
+  // only be missing when the option is the last argument.
+  Parsed p = ParseArgs(app, "compress", args, [&] {
+    if (!args.empty() && args.back() == "--report") {
+      return Fail("compress: --report: missing format (use json or pretty)");
     }
-  }
+    return Fail(kCompressUsage);
+  });
+  if (p.exit_code) return *p.exit_code;
+  if (!p.extras.empty()) return Fail("unknown compress flag: " + p.extras.front());
   if (o.type == "auto") o.type.clear();
+
+  auto format = internal::ChooseReportFormat({
+      .flag_name = "--report",
+      .flag = report_opt->count() > 0 ? std::optional<std::string_view>(report_flag) : std::nullopt,
+      .env_name = "CAVEMAN_REPORT",
+      .env = Env("CAVEMAN_REPORT"),
+      .is_terminal = IsTerminal(STDERR_FILENO),
+      .pretty_name = "pretty",
+  });
+  if (!format.ok()) return Fail("compress: " + format.status().message());
 
   auto options = StoreOptions::FromEnv();
   if (!options.ok()) return Fail(options.status().message());
@@ -144,12 +218,23 @@ int CmdCompress(const std::vector<std::string>& args) {
     if (out.failed) return Fail("write stdout: " + st.message());
     return Fail("compress: " + st.message());
   }
-  std::string report = r->ReportJson() + "\n";
+  std::string report = *format == ReportFormat::kPretty ? internal::PrettyReport(*r) : r->ReportJson() + "\n";
   std::fwrite(report.data(), 1, report.size(), stderr);
   return 0;
 }
 
-int CmdDetect() {
+// detect and registry take no arguments besides --help.
+std::optional<int> NoArguments(std::string_view name, const std::vector<std::string>& args) {
+  std::string usage = "usage: caveman-engine " + std::string(name);
+  CLI::App app;
+  Parsed p = ParseArgs(app, name, args, [&] { return Fail(usage); });
+  if (p.exit_code) return p.exit_code;
+  if (!p.extras.empty()) return Fail(usage);
+  return std::nullopt;
+}
+
+int CmdDetect(const std::vector<std::string>& args) {
+  if (auto code = NoArguments("detect", args)) return *code;
   std::string input;
   int code = 0;
   if (!ReadStdin(&input, &code)) return code;
@@ -158,65 +243,72 @@ int CmdDetect() {
   return st.ok() ? 0 : Fail("write stdout: " + st.message());
 }
 
+int CmdRegistry(const std::vector<std::string>& args) {
+  if (auto code = NoArguments("registry", args)) return *code;
+  Status st = WriteStdout(CapabilityManifest() + "\n");
+  return st.ok() ? 0 : Fail("registry: " + st.message());
+}
+
 int CmdRetrieve(const std::vector<std::string>& args) {
-  if (args.empty() || args.size() > 2) return Fail("usage: caveman-engine retrieve <handle> [query]");
+  constexpr const char* kRetrieveUsage = "usage: caveman-engine retrieve <handle> [query]";
+  std::vector<std::string> words;
+  CLI::App app;
+  app.add_option("words", words);
+  Parsed p = ParseArgs(app, "retrieve", args, [&] { return Fail(kRetrieveUsage); });
+  if (p.exit_code) return *p.exit_code;
+  if (!p.extras.empty() || words.empty() || words.size() > 2) return Fail(kRetrieveUsage);
   auto store = OpenStoreFromEnv();
   if (!store.ok()) return Fail(store.status().message());
   Engine engine(EngineOptions{.store = store->get()});
   auto raw_out = NewFdSink(STDOUT_FILENO);
   TrackedSink out(*raw_out);
-  Status st = args.size() == 2 ? engine.RetrieveQuery(args[0], args[1], out) : engine.Retrieve(args[0], out);
+  Status st = words.size() == 2 ? engine.RetrieveQuery(words[0], words[1], out) : engine.Retrieve(words[0], out);
   if (st.ok()) return 0;
   if (out.failed) return Fail("write stdout: " + st.message());
   return Fail("retrieve: " + st.message());
 }
 
-std::string TotalsJson(const ContentTypeTotals& t, const std::string& indent) {
-  double ratio = t.tokens_before > 0 ? (static_cast<double>(t.tokens_before) - static_cast<double>(t.tokens_after)) /
-                                           static_cast<double>(t.tokens_before)
-                                     : 0.0;
-  std::string in2 = indent + "  ";
-  return "{\n" + in2 + "\"count\": " + std::to_string(t.count) + ",\n" + in2 +
-         "\"tokens_before\": " + std::to_string(t.tokens_before) + ",\n" + in2 +
-         "\"tokens_after\": " + std::to_string(t.tokens_after) + ",\n" + in2 + "\"ratio\": " + FormatRatio(ratio) +
-         "\n" + indent + "}";
-}
+int CmdStats(const std::vector<std::string>& args) {
+  constexpr const char* kStatsUsage = "usage: caveman-engine stats [--format json|table]";
+  std::string format_flag;
+  CLI::App app;
+  CLI::Option* format_opt =
+      app.add_option("--format", format_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  Parsed p = ParseArgs(app, "stats", args, [&] {
+    if (!args.empty() && args.back() == "--format") return Fail("stats: --format: missing format (use json or table)");
+    return Fail(kStatsUsage);
+  });
+  if (p.exit_code) return *p.exit_code;
+  if (!p.extras.empty()) return Fail(kStatsUsage);
+  // CAVEMAN_REPORT is for the compress report only; stats has no variable of its own.
+  auto format = internal::ChooseReportFormat({
+      .flag_name = "--format",
+      .flag = format_opt->count() > 0 ? std::optional<std::string_view>(format_flag) : std::nullopt,
+      .is_terminal = IsTerminal(STDOUT_FILENO),
+      .pretty_name = "table",
+  });
+  if (!format.ok()) return Fail("stats: " + format.status().message());
 
-int CmdStats() {
   auto store = OpenStoreFromEnv();
   if (!store.ok()) return Fail("stats: " + store.status().message());
   auto stats = (*store)->Stats();
   if (!stats.ok()) return Fail("stats: " + stats.status().message());
-  const StoreStats& s = *stats;
-  std::string j = "{\n  \"totals\": " + TotalsJson(s.totals, "  ") + ",\n  \"by_content_type\": ";
-  if (s.by_content_type.empty()) {
-    j += "{}";
-  } else {
-    j += "{\n";
-    size_t i = 0;
-    for (const auto& [type, t] : s.by_content_type) {
-      j += "    " + JsonQuote(type) + ": " + TotalsJson(t, "    ");
-      j += ++i < s.by_content_type.size() ? ",\n" : "\n";
-    }
-    j += "  }";
-  }
-  j += ",\n  \"basis\": \"inferred\"";
-  if (s.storage_bytes > 0) j += ",\n  \"storage_bytes\": " + std::to_string(s.storage_bytes);
-  if (s.max_storage_bytes > 0) j += ",\n  \"max_storage_bytes\": " + std::to_string(s.max_storage_bytes);
-  if (s.max_storage_bytes > 0 && s.storage_bytes >= s.max_storage_bytes) j += ",\n  \"storage_full\": true";
-  j += "\n}\n";
-  Status st = WriteStdout(j);
+  Status st = WriteStdout(*format == ReportFormat::kPretty ? internal::StatsTable(*stats) : internal::StatsJson(*stats));
   return st.ok() ? 0 : Fail("write stdout: " + st.message());
 }
 
 int CmdToon(const std::vector<std::string>& args) {
-  if (args.size() != 1 || (args[0] != "encode" && args[0] != "decode")) {
-    return Fail("usage: caveman-engine toon encode|decode");
-  }
+  constexpr const char* kToonUsage = "usage: caveman-engine toon encode|decode";
+  std::string verb;
+  CLI::App app;
+  app.add_option("verb", verb);
+  Parsed p = ParseArgs(app, "toon", args, [&] { return Fail(kToonUsage); });
+  if (p.exit_code) return *p.exit_code;
+  if (!p.extras.empty() || (verb != "encode" && verb != "decode")) return Fail(kToonUsage);
   std::string input;
   int code = 0;
   if (!ReadStdin(&input, &code)) return code;
-  bool encode = args[0] == "encode";
+  bool encode = verb == "encode";
   auto r = encode ? EncodeToon(input) : DecodeToon(input);
   if (!r.ok()) {
     return Fail(encode ? "toon encode: not losslessly TOON-encodable (invalid JSON, or nested/non-uniform shape); keep JSON"
@@ -226,19 +318,26 @@ int CmdToon(const std::vector<std::string>& args) {
   return st.ok() ? 0 : Fail("write stdout: " + st.message());
 }
 
-int CmdVersion(const std::vector<std::string>& args) {
+int PrintVersion(bool json) {
   std::string v = CAVEMAN_VERSION_STRING;
-  std::string line;
-  if (args.size() == 1 && args[0] == "--json") {
+  std::string line = v + "\n";
+  if (json) {
     line = "{\"capabilities\":[\"compress\",\"detect\",\"retrieve\",\"stats\",\"registry\",\"toon\",\"gc\"],"
            "\"schema\":\"caveman.engine.version.v1\",\"version\":" + JsonQuote(v) + "}\n";
-  } else if (args.empty()) {
-    line = v + "\n";
-  } else {
-    return Fail("usage: caveman-engine version [--json]");
   }
   Status st = WriteStdout(line);
   return st.ok() ? 0 : Fail("write stdout: " + st.message());
+}
+
+int CmdVersion(const std::vector<std::string>& args) {
+  constexpr const char* kVersionUsage = "usage: caveman-engine version [--json]";
+  bool json = false;
+  CLI::App app;
+  app.add_flag("--json", json)->disable_flag_override();
+  Parsed p = ParseArgs(app, "version", args, [&] { return Fail(kVersionUsage); });
+  if (p.exit_code) return *p.exit_code;
+  if (!p.extras.empty()) return Fail(kVersionUsage);
+  return PrintVersion(json);
 }
 
 // DURATION = positive integer + s|m|h|d.
@@ -263,21 +362,20 @@ std::optional<uint64_t> ParseDuration(const std::string& d) {
 }
 
 int CmdGc(const std::vector<std::string>& args) {
-  const char* kGcUsage = "usage: caveman-engine gc [--older-than <N>s|m|h|d] [--dry-run]";
-  std::optional<uint64_t> age;
+  constexpr const char* kGcUsage = "usage: caveman-engine gc [--older-than <N>s|m|h|d] [--dry-run]";
+  std::string older_than;
   bool dry_run = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--dry-run") {
-      dry_run = true;
-    } else if (args[i] == "--older-than" && i + 1 < args.size()) {
-      age = ParseDuration(args[++i]);
-      if (!age) return Fail(kGcUsage);
-    } else if (args[i].rfind("--older-than=", 0) == 0) {
-      age = ParseDuration(args[i].substr(13));
-      if (!age) return Fail(kGcUsage);
-    } else {
-      return Fail(kGcUsage);
-    }
+  CLI::App app;
+  CLI::Option* age_opt =
+      app.add_option("--older-than", older_than)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_flag("--dry-run", dry_run)->disable_flag_override();
+  Parsed p = ParseArgs(app, "gc", args, [&] { return Fail(kGcUsage); });
+  if (p.exit_code) return *p.exit_code;
+  if (!p.extras.empty()) return Fail(kGcUsage);
+  std::optional<uint64_t> age;
+  if (age_opt->count() > 0) {
+    age = ParseDuration(older_than);
+    if (!age) return Fail(kGcUsage);
   }
   auto store = OpenStoreFromEnv();
   if (!store.ok()) return Fail("gc: " + store.status().message());
@@ -294,19 +392,24 @@ int CmdGc(const std::vector<std::string>& args) {
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
-    std::fprintf(stderr, "usage: %s\n", kUsage);
+    // `help <subcommand>` is the same as `<subcommand> --help`.
+    if (args.size() == 2 && args[0] == "help" && internal::FindSubcommand(args[1]) != nullptr) {
+      Status st = WriteHelp(args[1]);
+      return st.ok() ? 0 : Fail("write stdout: " + st.message());
+    }
+    std::string usage = internal::TopLevelHelp();
+    std::fwrite(usage.data(), 1, usage.size(), stderr);
     return 0;
   }
-  std::string cmd = args[0];
+  // GNU convention (help2man relies on it): --version prints what `version` prints.
+  if (args.size() == 1 && args[0] == "--version") return PrintVersion(false);
+  const std::string& cmd = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (cmd == "compress") return CmdCompress(rest);
-  if (cmd == "detect") return CmdDetect();
+  if (cmd == "detect") return CmdDetect(rest);
   if (cmd == "retrieve") return CmdRetrieve(rest);
-  if (cmd == "stats") return CmdStats();
-  if (cmd == "registry") {
-    Status st = WriteStdout(CapabilityManifest() + "\n");
-    return st.ok() ? 0 : Fail("registry: " + st.message());
-  }
+  if (cmd == "stats") return CmdStats(rest);
+  if (cmd == "registry") return CmdRegistry(rest);
   if (cmd == "toon") return CmdToon(rest);
   if (cmd == "version") return CmdVersion(rest);
   if (cmd == "gc") return CmdGc(rest);

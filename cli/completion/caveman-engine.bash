@@ -1,0 +1,80 @@
+# bash completion for caveman-engine                                   -*- shell-script -*-
+#
+# Installed to share/bash-completion/completions/caveman-engine; it uses only bash builtins,
+# so it also works when sourced by hand without the bash-completion package.
+
+# The content types of compressors/registry.cc. Fixed here rather than asked of the binary,
+# because `caveman-engine registry` lists transform ids (not all types are in the manifest)
+# and completion should not start a process on every TAB.
+_caveman_engine_types="a11y code config diff html json log repetition search-result tabular
+terminal test-report text toolschema toolschema-annotations toon auto"
+
+_caveman_engine() {
+  local cur=${COMP_WORDS[COMP_CWORD]}
+  local prev=""
+  ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+  # "--type=j" arrives as three words ("--type", "=", "j") because "=" is in COMP_WORDBREAKS.
+  if [[ $cur == "=" ]]; then
+    prev=${COMP_WORDS[COMP_CWORD - 1]}
+    cur=""
+  elif [[ $prev == "=" ]] && ((COMP_CWORD > 1)); then
+    prev=${COMP_WORDS[COMP_CWORD - 2]}
+  fi
+  COMPREPLY=()
+
+  local subcommands="compress detect retrieve stats registry toon version gc help"
+  if ((COMP_CWORD == 1)); then
+    COMPREPLY=($(compgen -W "$subcommands --help --version" -- "$cur"))
+    return 0
+  fi
+
+  local sub=${COMP_WORDS[1]}
+  case $prev in
+    --type)
+      COMPREPLY=($(compgen -W "$_caveman_engine_types" -- "$cur"))
+      return 0
+      ;;
+    --report)
+      COMPREPLY=($(compgen -W "json pretty" -- "$cur"))
+      return 0
+      ;;
+    --format)
+      COMPREPLY=($(compgen -W "json table" -- "$cur"))
+      return 0
+      ;;
+    --older-than)
+      COMPREPLY=($(compgen -W "1h 12h 1d 7d 30d" -- "$cur"))
+      return 0
+      ;;
+    --query)
+      return 0  # free text
+      ;;
+  esac
+
+  local flags=""
+  case $sub in
+    compress) flags="--type --query --report --help" ;;
+    detect | registry) flags="--help" ;;
+    retrieve) flags="--help" ;;
+    stats) flags="--format --help" ;;
+    version) flags="--json --help" ;;
+    gc) flags="--older-than --dry-run --help" ;;
+    toon)
+      if ((COMP_CWORD == 2)); then
+        COMPREPLY=($(compgen -W "encode decode --help" -- "$cur"))
+      fi
+      return 0
+      ;;
+    help)
+      ((COMP_CWORD == 2)) && COMPREPLY=($(compgen -W "${subcommands% help}" -- "$cur"))
+      return 0
+      ;;
+    *) return 0 ;;
+  esac
+  if [[ $cur == -* || $sub != retrieve ]]; then
+    COMPREPLY=($(compgen -W "$flags" -- "$cur"))
+  fi
+  return 0
+}
+
+complete -F _caveman_engine caveman-engine

@@ -1,0 +1,172 @@
+#include "cli/internal/report_format.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <vector>
+
+namespace caveman::internal {
+namespace {
+
+double Ratio(uint64_t before, uint64_t after) {
+  if (before == 0) return 0.0;
+  return (static_cast<double>(before) - static_cast<double>(after)) / static_cast<double>(before);
+}
+
+std::string TotalsJson(const ContentTypeTotals& t, const std::string& indent) {
+  std::string in2 = indent + "  ";
+  return "{\n" + in2 + "\"count\": " + std::to_string(t.count) + ",\n" + in2 +
+         "\"tokens_before\": " + std::to_string(t.tokens_before) + ",\n" + in2 +
+         "\"tokens_after\": " + std::to_string(t.tokens_after) + ",\n" + in2 +
+         "\"ratio\": " + FormatRatio(Ratio(t.tokens_before, t.tokens_after)) + "\n" + indent + "}";
+}
+
+// Pads to `width` on the left (numbers) or on the right (names).
+std::string Pad(std::string_view s, size_t width, bool right_align) {
+  std::string fill(width > s.size() ? width - s.size() : 0, ' ');
+  return right_align ? fill + std::string(s) : std::string(s) + fill;
+}
+
+}  // namespace
+
+Result<ReportFormat> ChooseReportFormat(const FormatSources& src) {
+  auto parse = [&](std::string_view source, std::string_view word) -> Result<ReportFormat> {
+    if (word == "json") return ReportFormat::kJson;
+    if (word == src.pretty_name) return ReportFormat::kPretty;
+    if (word.empty()) {
+      return Status::InvalidArgument(std::string(source) + ": missing format (use json or " +
+                                     std::string(src.pretty_name) + ")");
+    }
+    return Status::InvalidArgument(std::string(source) + ": unknown format \"" + std::string(word) +
+                                   "\" (use json or " + std::string(src.pretty_name) + ")");
+  };
+  if (src.flag.has_value()) return parse(src.flag_name, *src.flag);
+  // An empty variable counts as unset, as `VAR= cmd` is the usual way to switch one off.
+  if (!src.env_name.empty() && !src.env.empty()) return parse(src.env_name, src.env);
+  return src.is_terminal ? ReportFormat::kPretty : ReportFormat::kJson;
+}
+
+std::string GroupThousands(uint64_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string HumanBytes(uint64_t n) {
+  static constexpr std::array<const char*, 6> kUnits = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (n < 1024) return std::to_string(n) + " B";
+  double v = static_cast<double>(n);
+  size_t unit = 0;
+  while (v >= 1024 && unit + 1 < kUnits.size()) {
+    v /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", v);
+  std::string num = buf;
+  // "512.0 MiB" reads as more precise than it is; whole values drop the decimal.
+  if (num.size() > 2 && num.compare(num.size() - 2, 2, ".0") == 0) num.resize(num.size() - 2);
+  return num + " " + kUnits[unit];
+}
+
+std::string Percent(double ratio) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", ratio * 100.0);
+  return buf;
+}
+
+std::string PrettyReport(const CompressResult& r) {
+  std::string out = "caveman-engine compress: " + r.content_type;
+  auto line = [&out](std::string_view label, const std::string& value) {
+    out += "  " + Pad(label, 8, false) + value + "\n";
+  };
+  if (!r.passed_through()) {
+    bool lossless = r.lossless_to_model.value_or(false);
+    out += ", compressed with " + r.method + (lossless ? " (lossless)" : " (lossy)") + "\n";
+    uint64_t saved = r.tokens_before > r.tokens_after ? r.tokens_before - r.tokens_after : 0;
+    line("tokens", GroupThousands(r.tokens_before) + " -> " + GroupThousands(r.tokens_after) +
+                       ", saved " + GroupThousands(saved) + " (" + Percent(r.ratio) + ", " +
+                       r.token_count_basis + ")");
+    line("bytes", GroupThousands(r.bytes_in) + " -> " + GroupThousands(r.bytes_out));
+    if (!r.recovery_handle.empty()) line("undo", "caveman-engine retrieve " + r.recovery_handle);
+    return out;
+  }
+  out += ", passed through (original written unchanged)\n";
+  if (r.error == "cave_ccr_budget_exceeded") {
+    line("error", "original passed through; recovery store full (" + r.error + ")");
+    line("hint", "free space with `caveman-engine gc --older-than 7d` or raise CAVEMAN_CCR_MAX_BYTES");
+  } else if (r.error == "cave_ccr_unavailable") {
+    line("error", "original passed through; recovery store unavailable (" + r.error + ")");
+  } else if (!r.error.empty()) {
+    line("error", "original passed through; " + r.error);
+  } else if (r.bytes_in == 0) {
+    line("why", "empty input");
+  } else {
+    // The engine does not say which of the two happened (see the issue 9 report).
+    line("why", "not smaller after compression, or no compressor applies to this input");
+  }
+  line("tokens", GroupThousands(r.tokens_before) + " (" + r.token_count_basis + ")");
+  line("bytes", GroupThousands(r.bytes_in));
+  return out;
+}
+
+std::string StatsJson(const StoreStats& s) {
+  std::string j = "{\n  \"totals\": " + TotalsJson(s.totals, "  ") + ",\n  \"by_content_type\": ";
+  if (s.by_content_type.empty()) {
+    j += "{}";
+  } else {
+    j += "{\n";
+    size_t i = 0;
+    for (const auto& [type, t] : s.by_content_type) {
+      j += "    " + JsonQuote(type) + ": " + TotalsJson(t, "    ");
+      j += ++i < s.by_content_type.size() ? ",\n" : "\n";
+    }
+    j += "  }";
+  }
+  j += ",\n  \"basis\": \"inferred\"";
+  if (s.storage_bytes > 0) j += ",\n  \"storage_bytes\": " + std::to_string(s.storage_bytes);
+  if (s.max_storage_bytes > 0) j += ",\n  \"max_storage_bytes\": " + std::to_string(s.max_storage_bytes);
+  if (s.max_storage_bytes > 0 && s.storage_bytes >= s.max_storage_bytes) j += ",\n  \"storage_full\": true";
+  j += "\n}\n";
+  return j;
+}
+
+std::string StatsTable(const StoreStats& s) {
+  using Row = std::array<std::string, 5>;
+  auto row = [](const std::string& name, const ContentTypeTotals& t) {
+    return Row{name, GroupThousands(t.count), GroupThousands(t.tokens_before),
+               GroupThousands(t.tokens_after), Percent(Ratio(t.tokens_before, t.tokens_after))};
+  };
+  std::vector<Row> rows = {{"type", "count", "tokens before", "tokens after", "saved"}};
+  for (const auto& [type, t] : s.by_content_type) rows.push_back(row(type, t));
+  rows.push_back(row("total", s.totals));
+  std::array<size_t, 5> width{};
+  for (const Row& r : rows) {
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  }
+  std::string out;
+  for (const Row& r : rows) {
+    for (size_t c = 0; c < r.size(); ++c) {
+      if (c > 0) out += "  ";
+      // Names left-aligned, numbers right-aligned (the last column too, so no trailing blanks).
+      out += Pad(r[c], width[c], c > 0);
+    }
+    out += '\n';
+  }
+  out += "\nstore  " + HumanBytes(s.storage_bytes) + " used";
+  if (s.max_storage_bytes > 0) {
+    out += " of " + HumanBytes(s.max_storage_bytes) + " (" +
+           Percent(static_cast<double>(s.storage_bytes) / static_cast<double>(s.max_storage_bytes)) + ")";
+  }
+  out += '\n';
+  if (s.max_storage_bytes > 0 && s.storage_bytes >= s.max_storage_bytes) {
+    out += "store full: lossy results pass through until `caveman-engine gc --older-than <D>` frees space\n";
+  }
+  return out;
+}
+
+}  // namespace caveman::internal

@@ -1,0 +1,59 @@
+// Human-readable forms of the compress report and of `stats` (issue 9), next to the §8.1 and
+// §8.3 JSON forms, plus the rule that picks between them.
+//
+// The JSON forms stay the default wherever the output is not a terminal, so pipes, scripts and
+// tests keep the exact spec bytes; the readable forms are for people at a terminal.
+#ifndef CAVEMAN_CLI_INTERNAL_REPORT_FORMAT_H_
+#define CAVEMAN_CLI_INTERNAL_REPORT_FORMAT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/engine.h"
+#include "store/store.h"
+#include "stream/status.h"
+
+namespace caveman::internal {
+
+enum class ReportFormat : uint8_t {
+  kJson,    // §8.1 line / §8.3 document
+  kPretty,  // aligned lines (compress report) or a table (stats)
+};
+
+// Where the format comes from: `flag` (--report / --format, nullopt when absent) beats `env`
+// (empty when unset) beats the terminal test. `pretty_name` is the word that selects kPretty
+// ("pretty" for compress, "table" for stats).
+struct FormatSources {
+  std::string_view flag_name;             // "--report"
+  std::optional<std::string_view> flag;
+  std::string_view env_name;              // "CAVEMAN_REPORT"; empty = no variable
+  std::string_view env;
+  bool is_terminal = false;
+  std::string_view pretty_name;
+};
+
+// An unknown word is kInvalidArgument, e.g. `--report: unknown format "x" (use json or
+// pretty)`.
+Result<ReportFormat> ChooseReportFormat(const FormatSources& sources);
+
+// 1234567 → "1,234,567".
+std::string GroupThousands(uint64_t n);
+// IEC units with one decimal where it matters: 512 → "512 B", 1536 → "1.5 KiB",
+// 536870912 → "512 MiB".
+std::string HumanBytes(uint64_t n);
+// 0.7446 → "74.5%".
+std::string Percent(double ratio);
+
+// The pretty compress report: a few LF-terminated lines for stderr.
+std::string PrettyReport(const CompressResult& r);
+
+// §8.3 stats JSON (two-space indented, LF-terminated).
+std::string StatsJson(const StoreStats& s);
+// The stats table: one row per content type, a total row, then the store usage.
+std::string StatsTable(const StoreStats& s);
+
+}  // namespace caveman::internal
+
+#endif  // CAVEMAN_CLI_INTERNAL_REPORT_FORMAT_H_
