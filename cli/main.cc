@@ -130,7 +130,7 @@ Parsed ParseArgs(CLI::App& app, std::string_view name, const std::vector<std::st
   // flag and an empty word.
   std::vector<std::string> reversed;
   for (auto it = args.rbegin(); it != args.rend(); ++it) {
-    if (it->size() > 3 && it->starts_with("--") && it->back() == '=') {
+    if (it->size() > 3 && it->starts_with("--") && it->find('=') == it->size() - 1) {
       reversed.emplace_back();
       reversed.push_back(it->substr(0, it->size() - 1));
     } else {
