@@ -20,6 +20,7 @@
 #include "cli/internal/help_text.h"
 #include "cli/internal/report_format.h"
 #include "compressors/manifest.h"
+#include "compressors/registry.h"
 #include "compressors/toon.h"
 #include "engine/engine.h"
 #include "store/store.h"
@@ -218,7 +219,11 @@ int CmdCompress(const std::vector<std::string>& args) {
     if (out.failed) return Fail("write stdout: " + st.message());
     return Fail("compress: " + st.message());
   }
-  std::string report = *format == ReportFormat::kPretty ? internal::PrettyReport(*r) : r->ReportJson() + "\n";
+  std::string report = r->ReportJson() + "\n";
+  if (*format == ReportFormat::kPretty) {
+    bool has_compressor = !r->passed_through() || Registry(RegistryOptions::FromEnv()).Find(r->content_type) != nullptr;
+    report = internal::PrettyReport(*r, has_compressor);
+  }
   std::fwrite(report.data(), 1, report.size(), stderr);
   return 0;
 }

@@ -79,7 +79,7 @@ std::string Percent(double ratio) {
   return buf;
 }
 
-std::string PrettyReport(const CompressResult& r) {
+std::string PrettyReport(const CompressResult& r, bool has_compressor) {
   std::string out = "caveman-engine compress: " + r.content_type;
   auto line = [&out](std::string_view label, const std::string& value) {
     out += "  " + Pad(label, 8, false) + value + "\n";
@@ -105,6 +105,8 @@ std::string PrettyReport(const CompressResult& r) {
     line("error", "original passed through; " + r.error);
   } else if (r.bytes_in == 0) {
     line("why", "empty input");
+  } else if (!has_compressor) {
+    line("why", "no compressor for content type \"" + r.content_type + "\" (list: caveman-engine registry)");
   } else {
     // The engine does not say which of the two happened (see the issue 9 report).
     line("why", "not smaller after compression, or no compressor applies to this input");

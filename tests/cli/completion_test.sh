@@ -46,15 +46,6 @@ expect "caveman-engine help g" "gc"
 expect "caveman-engine retrieve " ""
 expect "caveman-engine --v" "--version"
 
-# Every registered type is offered, and the list matches compressors/registry.cc.
-read -ra COMP_WORDS <<<"caveman-engine compress --type"; COMP_WORDS+=(""); COMP_CWORD=3
-_caveman_engine
-offered=$(printf '%s\n' "${COMPREPLY[@]}" | grep -v '^auto$' | sort | paste -sd' ')
-registered=$(grep -oE '^ *\{"[a-z0-9-]+",' "$SRC/compressors/registry.cc" | grep -oE '[a-z0-9-]+' | sort | paste -sd' ')
-if [[ -n $registered && $offered == "$registered" ]]; then
-  echo "ok   --type offers the $(wc -w <<<"$registered") registered types"
-else
-  echo "FAIL --type offers '$offered', registry.cc has '$registered'"
-  fail=1
-fi
+# That the --type words are exactly the registry's types is checked by report_format_test
+# (CompletionTest.TypeListMatchesTheRegistry), against Registry::content_types().
 exit $fail

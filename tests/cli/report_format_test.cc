@@ -3,10 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/internal/help_text.h"
+#include "compressors/registry.h"
 
 namespace caveman::internal {
 namespace {
@@ -148,6 +154,13 @@ TEST(PrettyReportTest, StoreFailuresAreErrors) {
   EXPECT_NE(full.find("caveman-engine gc --older-than"), std::string::npos) << full;
 }
 
+TEST(PrettyReportTest, UnknownTypeSaysNoCompressor) {
+  CompressResult r = PassedThrough("");
+  r.content_type = "jsn";
+  std::string out = PrettyReport(r, /*has_compressor=*/false);
+  EXPECT_NE(out.find("  why     no compressor for content type \"jsn\""), std::string::npos) << out;
+}
+
 StoreStats TwoTypes() {
   StoreStats s;
   s.by_content_type["json"] = {.count = 1, .tokens_before = 6995, .tokens_after = 483};
@@ -227,6 +240,28 @@ TEST(HelpTextTest, EverySubcommandHasUsageSectionsAndShortLines) {
     EXPECT_EQ(FindSubcommand(s.name), &s);
   }
   EXPECT_EQ(FindSubcommand("pixel"), nullptr);
+}
+
+// cli/completion/caveman-engine.bash hard-codes the --type words; they must be the registry's
+// content types plus "auto".
+TEST(CompletionTest, TypeListMatchesTheRegistry) {
+  const char* src = std::getenv("CAVEMAN_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  std::ifstream in(std::string(src) + "/cli/completion/caveman-engine.bash");
+  ASSERT_TRUE(in.good());
+  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string kStart = "_caveman_engine_types=\"";
+  size_t begin = file.find(kStart);
+  ASSERT_NE(begin, std::string::npos);
+  begin += kStart.size();
+  std::istringstream words(file.substr(begin, file.find('"', begin) - begin));
+  std::vector<std::string> offered{std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
+  std::vector<std::string> want;
+  for (std::string_view t : Registry().content_types()) want.emplace_back(t);
+  want.push_back("auto");
+  std::sort(offered.begin(), offered.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(offered, want);
 }
 
 }  // namespace
