@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The report format follows the terminal: under script(1) stderr/stdout are a pty, so compress
 # prints the pretty report and stats the table by default; --report json / CAVEMAN_REPORT=json /
-# --format json bring the spec forms back. Skipped (77) without script(1).
+# --format json bring the spec forms back. Skipped (77) without script(1) or a pty.
 # Usage: tty_report_test.sh <caveman-engine binary>
 set -u
 CAVE=$(readlink -f "$1")
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 SEED=$SRC/fixtures/seed/pytest.log
 command -v script >/dev/null || { echo "script(1) not installed; skipped"; exit 77; }
+script -qec true /dev/null </dev/null >/dev/null 2>&1 || { echo "no pseudo-terminal available; skipped"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export CAVEMAN_HOME=$work/home
