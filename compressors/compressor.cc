@@ -1,11 +1,17 @@
 #include "compressors/compressor.h"
 
+#include "compressors/internal/large_stack.h"
+
 namespace caveman {
 
 Result<TransformOutcome> InMemoryCompressor::Transform(const Body& body, std::string_view query,
                                                        ByteSink& out, TransformMeta* meta) const {
   CAVEMAN_ASSIGN_OR_RETURN(std::string_view text, body.View());
-  std::optional<std::string> result = TransformText(text, query, meta);
+  // In-memory compressors parse whole documents, some with recursive third-party code: give
+  // them a stack sized for the input rather than whatever the calling thread has.
+  std::optional<std::string> result;
+  internal::RunOnLargeStack(internal::StackBytesForInput(text.size()),
+                            [&] { result = TransformText(text, query, meta); });
   if (!result) return TransformOutcome::kDeclined;
   CAVEMAN_RETURN_IF_ERROR(out.Write(*result));
   return TransformOutcome::kAccepted;

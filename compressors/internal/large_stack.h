@@ -1,0 +1,24 @@
+// Runs a function on a thread with a stack sized for the input, so third-party parsers that
+// recurse per nesting level (gumbo frees its tree recursively; our JSON walks recurse up to the
+// 10,000-level limit) cannot overflow the caller's stack — a library user's worker thread may
+// have 256 KiB, and the CLI's main thread whatever `ulimit -s` says.
+#ifndef CAVEMAN_COMPRESSORS_INTERNAL_LARGE_STACK_H_
+#define CAVEMAN_COMPRESSORS_INTERNAL_LARGE_STACK_H_
+
+#include <cstddef>
+#include <functional>
+
+namespace caveman::internal {
+
+// Stack for transforming `input_bytes` of text: 64 MiB plus 32 bytes per input byte (gumbo's
+// recursive destroy uses < 48 bytes per level and a level costs at least 3 input bytes), capped
+// at 8 GiB. Only the pages actually touched are committed.
+size_t StackBytesForInput(size_t input_bytes);
+
+// Runs `fn` on a new thread with a `stack_bytes` stack and waits for it. If such a thread
+// cannot be created (address-space limits), runs `fn` on the calling thread instead.
+void RunOnLargeStack(size_t stack_bytes, const std::function<void()>& fn);
+
+}  // namespace caveman::internal
+
+#endif  // CAVEMAN_COMPRESSORS_INTERNAL_LARGE_STACK_H_
