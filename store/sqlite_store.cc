@@ -174,6 +174,10 @@ class SqliteStore final : public RecoveryStore {
   SqliteStore(StoreOptions options, std::unique_ptr<Db> db, bool memory)
       : options_(std::move(options)), db_(std::move(db)), memory_(memory) {}
 
+  // An existing store we may not write (read-only directory, file or file system): retrieve
+  // and stats still work; BeginRecord and Gc fail with kNotSupported.
+  static Result<std::unique_ptr<SqliteStore>> OpenReadOnly(const StoreOptions& options);
+
   Status InitSchema();
   Status PutOnce(const std::string& handle, const RecordInfo& info, const Spool& frame,
                  uint64_t original_bytes);
@@ -184,7 +188,10 @@ class SqliteStore final : public RecoveryStore {
   StoreOptions options_;
   std::unique_ptr<Db> db_;
   bool memory_;
+  bool read_only_ = false;
 };
+
+constexpr const char* kReadOnlyMessage = "recovery store is read-only (no write permission)";
 
 // ---------------------------------------------------------------------------------------
 // Writer
@@ -237,17 +244,43 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const StoreOptions& optio
     flags |= SQLITE_OPEN_NOFOLLOW;
   }
   auto db = Db::Open(path, flags);
-  if (!db.ok()) return OpenError(db.status());
-  std::unique_ptr<SqliteStore> store(new SqliteStore(options, std::move(db).value(), memory));
-  sqlite3_busy_timeout(store->db_->raw(), kBusyTimeoutMs);
-
-  Status s = store->InitSchema();
+  Status s = db.status();
+  std::unique_ptr<SqliteStore> store;
+  if (s.ok()) {
+    store.reset(new SqliteStore(options, std::move(db).value(), memory));
+    sqlite3_busy_timeout(store->db_->raw(), kBusyTimeoutMs);
+    s = store->InitSchema();
+  }
   if (s.ok()) s = store->db_->Exec("PRAGMA synchronous=NORMAL; PRAGMA secure_delete=FAST;");
   if (s.ok() && options.max_page_count > 0) {
     s = store->db_->Exec("PRAGMA max_page_count=" + std::to_string(options.max_page_count));
   }
   if (s.ok() && !memory) s = internal::SecureCompanions(path);
-  if (!s.ok()) return OpenError(s);
+  if (!s.ok()) {
+    if (!memory && !internal::DbIsWritable(path)) {
+      store.reset();
+      auto ro = OpenReadOnly(options);
+      if (ro.ok()) return ro;
+    }
+    return OpenError(s);
+  }
+  return store;
+}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenReadOnly(const StoreOptions& options) {
+  // Without a -wal file no writer is active (a writer creates it), so the database can be read
+  // as immutable, which needs no -shm either; with one, SQLite reads it through the existing
+  // -shm. Records are verified on Get, so a concurrent owner's write cannot yield wrong bytes.
+  bool has_wal = internal::FileExists(options.path + "-wal");
+  std::string uri = internal::SqliteFileUri(options.path) + (has_wal ? "?mode=ro" : "?mode=ro&immutable=1");
+  CAVEMAN_ASSIGN_OR_RETURN(auto db, Db::Open(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW));
+  std::unique_ptr<SqliteStore> store(new SqliteStore(options, std::move(db), /*memory=*/false));
+  store->read_only_ = true;
+  sqlite3_busy_timeout(store->db_->raw(), kBusyTimeoutMs);
+  CAVEMAN_ASSIGN_OR_RETURN(int64_t version, store->db_->QueryInt("PRAGMA user_version"));
+  if (version != kSchemaVersion) {
+    return Status::NotSupported("unsupported schema version " + std::to_string(version));
+  }
   return store;
 }
 
@@ -275,6 +308,7 @@ Status SqliteStore::InitSchema() {
 }
 
 Result<std::unique_ptr<RecordWriter>> SqliteStore::BeginRecord() {
+  if (read_only_) return Status::NotSupported(kReadOnlyMessage);
   CAVEMAN_ASSIGN_OR_RETURN(auto enc, internal::FrameEncoder::New(options_.zstd_level));
   return std::unique_ptr<RecordWriter>(
       std::make_unique<SqliteRecordWriter>(this, std::move(enc), spool_options()));
@@ -508,6 +542,7 @@ Result<StoreStats> SqliteStore::Stats() {
 }
 
 Result<GcResult> SqliteStore::Gc(std::optional<uint64_t> older_than_seconds, bool dry_run) {
+  if (read_only_ && !dry_run) return Status::NotSupported(kReadOnlyMessage);
   GcResult result;
   Status s = RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
     result = GcResult();

@@ -183,4 +183,31 @@ Status SecureCompanions(const std::string& db_path) {
   return SecureIfPresent(db_path + "-shm");
 }
 
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+bool DbIsWritable(const std::string& db_path) {
+  if (!FileExists(db_path)) return true;
+  size_t slash = db_path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : db_path.substr(0, slash));
+  return ::access(db_path.c_str(), W_OK) == 0 && ::access(dir.c_str(), W_OK) == 0;
+}
+
+std::string SqliteFileUri(const std::string& path) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      uri += '%';
+      uri += kHex[static_cast<unsigned char>(c) >> 4];
+      uri += kHex[static_cast<unsigned char>(c) & 15];
+    } else {
+      uri += c;
+    }
+  }
+  return uri;
+}
+
 }  // namespace caveman::internal

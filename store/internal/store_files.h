@@ -41,6 +41,15 @@ Status PrepareDbFiles(const std::string& db_path);
 // After SQLite created the WAL companions: the same checks for `-wal` and `-shm`.
 Status SecureCompanions(const std::string& db_path);
 
+// True unless `db_path` exists and this process may not write it or create files beside it
+// (read-only directory, file or file system) — the case for a read-only connection.
+bool DbIsWritable(const std::string& db_path);
+
+bool FileExists(const std::string& path);
+
+// "file:" URI of a path for sqlite3_open_v2 with SQLITE_OPEN_URI ('%', '?', '#' escaped).
+std::string SqliteFileUri(const std::string& path);
+
 }  // namespace caveman::internal
 
 #endif  // CAVEMAN_STORE_INTERNAL_STORE_FILES_H_
