@@ -597,19 +597,26 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
 
     // 3-6. Pass-through rules that need no transform. Only the empty input counts 0 tokens
     // (both counters give every non-empty text ≥ 1), so the count need not be waited for.
-    if (!compress_mode || r.bytes_in == 0) return Status::OK();
+    auto pass = [&r](PassThroughReason why) {
+      r.pass_through_reason = why;
+      return Status::OK();
+    };
+    if (!compress_mode) return pass(PassThroughReason::kRecordMode);
+    if (r.bytes_in == 0) return pass(PassThroughReason::kEmptyInput);
     run->compressor = registry_->Find(r.content_type);
-    if (run->compressor == nullptr) return Status::OK();
-    if (run->compressor->safety_class() != SafetyClass::kS4) return Status::OK();  // only S4 is known here
-    if (!simulate && options_.store == nullptr && !o.external_recovery) return Status::OK();
+    // Only S4 is known here; any other class is treated as not registered.
+    if (run->compressor == nullptr || run->compressor->safety_class() != SafetyClass::kS4) {
+      return pass(PassThroughReason::kNoCompressor);
+    }
+    if (!simulate && options_.store == nullptr && !o.external_recovery) return pass(PassThroughReason::kNoStore);
 
     // 7. Transform, then the stability guard (§1.5) on the unwrapped body.
     auto y = std::make_unique<Spool>(so);
     CAVEMAN_ASSIGN_OR_RETURN(TransformOutcome outcome,
                              RunCompressor(*run->compressor, body, o.query, y.get(), &run->meta));
-    if (outcome != TransformOutcome::kAccepted) return Status::OK();
+    if (outcome != TransformOutcome::kAccepted) return pass(PassThroughReason::kDeclined);
     CAVEMAN_ASSIGN_OR_RETURN(bool same_as_body, SameBytes(*y, body));
-    if (same_as_body) return Status::OK();
+    if (same_as_body) return pass(PassThroughReason::kNoChange);
     bool stable = false;
     for (int round = 0; round < kStabilityRounds; ++round) {
       const Compressor* c = run->compressor;
@@ -636,7 +643,7 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
       }
       y = next.TakeSpool();
     }
-    if (!stable) return Status::OK();
+    if (!stable) return pass(PassThroughReason::kUnstable);
 
     // 8. Re-wrap.
     if (layered) {
@@ -650,9 +657,9 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
     uint64_t after = 0;
     CAVEMAN_RETURN_IF_ERROR(CountSpool(*run->output, *counter_, &after));
     join_worker();
-    if (after >= r.tokens_before) return Status::OK();
+    if (after >= r.tokens_before) return pass(PassThroughReason::kNotSmaller);
     CAVEMAN_ASSIGN_OR_RETURN(bool identical, SameBytes(*run->output, input));
-    if (identical) return Status::OK();
+    if (identical) return pass(PassThroughReason::kNoChange);
 
     // 10. Method and losslessness defaults.
     run->accepted = true;
@@ -702,6 +709,7 @@ Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o
     }
     if (!s.ok()) {
       r.error = ErrorForStoreStatus(s);
+      r.pass_through_reason = PassThroughReason::kStoreFailed;
       return pass_through();
     }
     r.recovery_handle = run->handle;
@@ -770,6 +778,22 @@ Status Engine::Retrieve(std::string_view handle, std::ostream& out) {
 }
 
 const char* LibraryVersion() { return CAVEMAN_LIBRARY_VERSION; }
+
+const char* PassThroughReasonText(PassThroughReason reason) {
+  switch (reason) {
+    case PassThroughReason::kNone: return "a view was emitted";
+    case PassThroughReason::kRecordMode: return "record mode: compression was not requested";
+    case PassThroughReason::kEmptyInput: return "empty input";
+    case PassThroughReason::kNoCompressor: return "no compressor is registered for this content type";
+    case PassThroughReason::kNoStore: return "no recovery store, so no lossy view may be emitted";
+    case PassThroughReason::kDeclined: return "the compressor found nothing to compress in this input";
+    case PassThroughReason::kNoChange: return "compression left the input unchanged";
+    case PassThroughReason::kUnstable: return "the view kept changing when compressed again";
+    case PassThroughReason::kNotSmaller: return "the view would not count fewer tokens";
+    case PassThroughReason::kStoreFailed: return "the original could not be stored";
+  }
+  return "unknown";
+}
 
 Result<std::unique_ptr<RecoveryStore>> OpenDefaultStore() {
   CAVEMAN_ASSIGN_OR_RETURN(StoreOptions options, StoreOptions::FromEnv());

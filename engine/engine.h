@@ -48,6 +48,23 @@ struct CompressOptions {
   uint64_t max_input_bytes = UINT64_MAX;
 };
 
+// Why Compress passed the original through. Not part of the §8.1 report line (whose members
+// are fixed); for human-readable reports and for callers that want to know.
+enum class PassThroughReason : uint8_t {
+  kNone,          // a view was emitted
+  kRecordMode,    // Mode::kRecord: compression not requested
+  kEmptyInput,
+  kNoCompressor,  // no registered compressor for the (forced or detected) type
+  kNoStore,       // no store and no external recovery: a lossy view may not be emitted
+  kDeclined,      // the compressor found nothing it could do with this input
+  kNoChange,      // the transform returned the input unchanged
+  kUnstable,      // the view kept changing under re-compression (§1.5)
+  kNotSmaller,    // the view would not count fewer tokens
+  kStoreFailed,   // the original could not be stored (see CompressResult::error)
+};
+// One short English phrase, e.g. "the view would not count fewer tokens".
+const char* PassThroughReasonText(PassThroughReason reason);
+
 struct CompressResult {
   std::string content_type;
   uint64_t tokens_before = 0;
@@ -60,6 +77,7 @@ struct CompressResult {
   std::string error;                    // cave_ccr_budget_exceeded / cave_ccr_unavailable
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
+  PassThroughReason pass_through_reason = PassThroughReason::kNone;
   bool passed_through() const { return method.empty(); }
   // §8.1 report line (without LF).
   std::string ReportJson() const;

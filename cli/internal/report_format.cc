@@ -107,8 +107,9 @@ std::string PrettyReport(const CompressResult& r, bool has_compressor) {
     line("why", "empty input");
   } else if (!has_compressor) {
     line("why", "no compressor for content type \"" + r.content_type + "\" (list: caveman-engine registry)");
+  } else if (r.pass_through_reason != PassThroughReason::kNone) {
+    line("why", PassThroughReasonText(r.pass_through_reason));
   } else {
-    // The engine does not say which of the two happened (see the issue 9 report).
     line("why", "not smaller after compression, or no compressor applies to this input");
   }
   line("tokens", GroupThousands(r.tokens_before) + " (" + r.token_count_basis + ")");

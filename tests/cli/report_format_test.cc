@@ -141,6 +141,9 @@ TEST(PrettyReportTest, PassThroughSaysSoAndWhy) {
   CompressResult empty = PassedThrough("");
   empty.bytes_in = empty.bytes_out = empty.tokens_before = empty.tokens_after = 0;
   EXPECT_NE(PrettyReport(empty).find("  why     empty input\n"), std::string::npos);
+  CompressResult not_smaller = PassedThrough("");
+  not_smaller.pass_through_reason = PassThroughReason::kNotSmaller;
+  EXPECT_NE(PrettyReport(not_smaller).find("  why     the view would not count fewer tokens\n"), std::string::npos);
 }
 
 TEST(PrettyReportTest, StoreFailuresAreErrors) {

@@ -115,6 +115,32 @@ TEST(Engine, FailedOstreamIsAnIoError) {
   EXPECT_EQ(r.status().code(), StatusCode::kIoError);
 }
 
+// Every pass-through says why (pretty report); an emitted view says kNone.
+TEST(Engine, PassThroughReasons) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  std::string seed = testing::ReadFile("fixtures/seed/pytest.log");
+  auto reason = [&](std::string_view in, CompressOptions o, Engine& e) {
+    std::string out;
+    auto r = e.Compress(in, o, &out);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? r->pass_through_reason : PassThroughReason::kNone;
+  };
+  EXPECT_EQ(reason(seed, Forced("repetition"), engine), PassThroughReason::kNone);
+  CompressOptions record;
+  EXPECT_EQ(reason(seed, record, engine), PassThroughReason::kRecordMode);
+  EXPECT_EQ(reason("", Forced(""), engine), PassThroughReason::kEmptyInput);
+  EXPECT_EQ(reason(seed, Forced("no-such-type"), engine), PassThroughReason::kNoCompressor);
+  EXPECT_EQ(reason("one line of prose, nothing repeats\n", Forced("repetition"), engine),
+            PassThroughReason::kDeclined);
+  Engine no_store;
+  EXPECT_EQ(reason(seed, Forced("repetition"), no_store), PassThroughReason::kNoStore);
+  FailingStore failing(Status::ResourceExhausted("ccr: storage budget exceeded"));
+  Engine failing_engine(EngineOptions{.store = &failing});
+  EXPECT_EQ(reason(seed, Forced("repetition"), failing_engine), PassThroughReason::kStoreFailed);
+  EXPECT_STREQ(PassThroughReasonText(PassThroughReason::kNotSmaller), "the view would not count fewer tokens");
+}
+
 TEST(Engine, LibraryVersionIsTheProjectVersion) {
   std::string v = LibraryVersion();
   ASSERT_FALSE(v.empty());
