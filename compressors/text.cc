@@ -53,14 +53,30 @@ bool FenceMatch(std::string_view line, char* ch, size_t* len) {
   return true;
 }
 
+// ASCII case-insensitive: does `s` hold `lower` (lower-case) at `pos`?
+bool HasAtIgnoreCase(std::string_view s, size_t pos, std::string_view lower) {
+  if (pos > s.size() || s.size() - pos < lower.size()) return false;
+  for (size_t i = 0; i < lower.size(); ++i) {
+    char c = s[pos + i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
+bool LooksLikeHtml(std::string_view input) {
+  std::string_view t = Trim(input);
+  if (HasAtIgnoreCase(t, 0, "<!doctype html") || HasAtIgnoreCase(t, 0, "<html")) return true;
+  for (size_t i = t.find('<'); i != std::string_view::npos; i = t.find('<', i + 1)) {
+    if (HasAtIgnoreCase(t, i, "<body")) return true;
+  }
+  return false;
+}
+
 // Step 1 of §5.7: strip script/style/svg blocks and comments from HTML-looking text.
+// REQUIRES: LooksLikeHtml(input).
 std::string ScrubHtml(std::string_view input) {
   std::string text(input);
-  const std::string lower = internal::AsciiLower(Trim(input));
-  if (!(internal::StartsWith(lower, "<!doctype html") || internal::StartsWith(lower, "<html") ||
-        internal::Contains(lower, "<body"))) {
-    return text;
-  }
   static const RE2* script = new RE2(R"((?is)<script\b[^>]*>.*?</script>)");
   static const RE2* style = new RE2(R"((?is)<style\b[^>]*>.*?</style>)");
   static const RE2* svg = new RE2(R"((?is)<svg\b[^>]*>.*?</svg>)");
@@ -73,21 +89,24 @@ std::string ScrubHtml(std::string_view input) {
   return text;
 }
 
-std::vector<std::string> Sections(std::string_view text) {
+// Lifetime: the sections are views into `text`. Lines come from SplitLines, which splits on LF
+// only, so the lines of one section joined with LF are exactly the bytes of `text` from the
+// first line's start to the last line's end — no copy is needed.
+std::vector<std::string_view> Sections(std::string_view text) {
   const bool paragraph_mode = internal::Contains(text, "\n\n") || internal::Contains(text, "\r\n\r\n");
   internal::SplitResult split = internal::SplitLines(text);
-  std::vector<std::string> sections;
-  std::vector<std::string_view> cur;
+  std::vector<std::string_view> sections;
+  const char* first = nullptr;  // start of the current section's first line
+  const char* last = nullptr;   // end of its last line
+  auto push_line = [&](std::string_view line) {
+    if (first == nullptr) first = line.data();
+    last = line.data() + line.size();
+  };
   auto end_section = [&]() {
-    if (cur.empty()) return;
-    std::string joined;
-    for (size_t i = 0; i < cur.size(); ++i) {
-      if (i) joined.push_back('\n');
-      joined.append(cur[i]);
-    }
-    std::string_view t = Trim(joined);
-    if (!t.empty()) sections.emplace_back(t);
-    cur.clear();
+    if (first == nullptr) return;
+    std::string_view t = Trim(std::string_view(first, static_cast<size_t>(last - first)));
+    if (!t.empty()) sections.push_back(t);
+    first = last = nullptr;
   };
   bool in_fence = false;
   char fence_char = 0;
@@ -96,7 +115,7 @@ std::vector<std::string> Sections(std::string_view text) {
     char ch;
     size_t len;
     if (in_fence) {
-      cur.push_back(line);
+      push_line(line);
       if (FenceMatch(line, &ch, &len) && ch == fence_char && len >= fence_len) {
         in_fence = false;
         end_section();
@@ -105,7 +124,7 @@ std::vector<std::string> Sections(std::string_view text) {
     }
     if (FenceMatch(line, &ch, &len)) {
       end_section();
-      cur.push_back(line);
+      push_line(line);
       in_fence = true;
       fence_char = ch;
       fence_len = len;
@@ -115,7 +134,7 @@ std::vector<std::string> Sections(std::string_view text) {
       end_section();
       continue;
     }
-    cur.push_back(line);
+    push_line(line);
     if (!paragraph_mode) end_section();
   }
   end_section();
@@ -141,11 +160,16 @@ class TextCompressor final : public InMemoryCompressor {
   std::optional<std::string> TransformText(std::string_view body, std::string_view query,
                                            TransformMeta*) const override {
     if (!internal::IsValidUtf8(body) || Trim(body).size() < kMinTrimmedBytes) return std::nullopt;
-    const std::string text = ScrubHtml(body);
-    const std::vector<std::string> sections = Sections(text);
-    const size_t n = sections.size();
+    // Plain text (the common case, up to 64 MiB) is used in place; only HTML is copied.
+    std::string scrubbed;
+    std::string_view text = body;
+    if (LooksLikeHtml(body)) {
+      scrubbed = ScrubHtml(body);
+      text = scrubbed;
+    }
+    const std::vector<std::string_view> docs = Sections(text);
+    const size_t n = docs.size();
     if (n < kMinSections) return std::nullopt;
-    std::vector<std::string_view> docs(sections.begin(), sections.end());
     std::vector<bool> keep(n, false);
     for (size_t i = 0; i < n; ++i) {
       keep[i] = i < kHead || i + kTail >= n || IsHeading(docs[i]) ||
