@@ -20,7 +20,6 @@
 #include "cli/internal/help_text.h"
 #include "cli/internal/report_format.h"
 #include "compressors/manifest.h"
-#include "compressors/registry.h"
 #include "compressors/toon.h"
 #include "engine/engine.h"
 #include "store/store.h"
@@ -221,8 +220,7 @@ int CmdCompress(const std::vector<std::string>& args) {
   }
   std::string report = r->ReportJson() + "\n";
   if (*format == ReportFormat::kPretty) {
-    bool has_compressor = !r->passed_through() || Registry(RegistryOptions::FromEnv()).Find(r->content_type) != nullptr;
-    report = internal::PrettyReport(*r, has_compressor);
+    report = internal::PrettyReport(*r);
   }
   std::fwrite(report.data(), 1, report.size(), stderr);
   return 0;

@@ -10,7 +10,7 @@ Result<TransformOutcome> InMemoryCompressor::Transform(const Body& body, std::st
   // In-memory compressors parse whole documents, some with recursive third-party code: give
   // them a stack sized for the input rather than whatever the calling thread has.
   std::optional<std::string> result;
-  internal::RunOnLargeStack(internal::StackBytesForInput(text.size()),
+  internal::RunWithStack(internal::StackBytesForInput(text.size()),
                             [&] { result = TransformText(text, query, meta); });
   if (!result) return TransformOutcome::kDeclined;
   CAVEMAN_RETURN_IF_ERROR(out.Write(*result));

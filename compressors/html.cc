@@ -99,25 +99,25 @@ constexpr size_t kMaxEstimatedDepth = 1000;
 bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool IsAlnum(char c) { return IsLetter(c) || (c >= '0' && c <= '9'); }
 
-// ASCII case-insensitive; `lower` is lower-case.
-bool EqualsIgnoreCase(std::string_view s, std::string_view lower) {
-  return s.size() == lower.size() &&
-         std::equal(s.begin(), s.end(), lower.begin(), [](char a, char b) { return (a | 0x20) == b; });
-}
-
 bool NeverNests(std::string_view name) {
   static constexpr std::string_view kNames[] = {
       "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
       "wbr", "param", "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "thead",
       "tbody", "tfoot", "colgroup", "caption", "rb", "rt", "rp", "rtc"};
   for (std::string_view n : kNames) {
-    if (EqualsIgnoreCase(name, n)) return true;
+    if (internal::EqualsAsciiIgnoreCase(name, n)) return true;
   }
   return false;
 }
 
 bool EstimatedDeeperThan(std::string_view html, size_t limit) {
-  size_t depth = 0;
+  // Open elements, innermost last. An end tag closes the nearest open element of its name
+  // within the top kCloseSearch entries and everything above it, as the parser does; stray end
+  // tags (no such open element) close nothing, so `<div></b>` repeated still counts as nesting.
+  // Searching only near the top keeps the scan linear; a match deeper down is missed, which
+  // only overestimates (declines more), never lets deep markup through.
+  constexpr size_t kCloseSearch = 64;
+  std::vector<std::string_view> open;
   size_t i = 0;
   while ((i = html.find('<', i)) != std::string_view::npos) {
     if (html.compare(i, 4, "<!--") == 0) {
@@ -140,18 +140,25 @@ bool EstimatedDeeperThan(std::string_view html, size_t limit) {
     bool self_closing = html[tag_end - 1] == '/';
     i = tag_end + 1;
     if (closing) {
-      if (!NeverNests(name) && depth > 0) --depth;
-    } else if (EqualsIgnoreCase(name, "script") || EqualsIgnoreCase(name, "style")) {
+      if (NeverNests(name)) continue;
+      for (size_t k = open.size(); k > 0 && open.size() - k < kCloseSearch; --k) {
+        if (internal::EqualsAsciiIgnoreCase(open[k - 1], name)) {
+          open.resize(k - 1);
+          break;
+        }
+      }
+    } else if (internal::EqualsAsciiIgnoreCase(name, "script") || internal::EqualsAsciiIgnoreCase(name, "style")) {
       // Raw text: skip to the matching end tag.
-      std::string_view raw = EqualsIgnoreCase(name, "script") ? "script" : "style";
+      std::string_view raw = internal::EqualsAsciiIgnoreCase(name, "script") ? "script" : "style";
       size_t end = html.find("</", i);
-      while (end != std::string_view::npos && !EqualsIgnoreCase(html.substr(end + 2, raw.size()), raw)) {
+      while (end != std::string_view::npos && !internal::EqualsAsciiIgnoreCase(html.substr(end + 2, raw.size()), raw)) {
         end = html.find("</", end + 2);
       }
       if (end == std::string_view::npos) return false;
       i = end;
-    } else if (!self_closing && !NeverNests(name) && ++depth > limit) {
-      return true;
+    } else if (!self_closing && !NeverNests(name)) {
+      open.push_back(name);
+      if (open.size() > limit) return true;
     }
   }
   return false;

@@ -53,15 +53,9 @@ bool FenceMatch(std::string_view line, char* ch, size_t* len) {
   return true;
 }
 
-// ASCII case-insensitive: does `s` hold `lower` (lower-case) at `pos`?
-bool HasAtIgnoreCase(std::string_view s, size_t pos, std::string_view lower) {
-  if (pos > s.size() || s.size() - pos < lower.size()) return false;
-  for (size_t i = 0; i < lower.size(); ++i) {
-    char c = s[pos + i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != lower[i]) return false;
-  }
-  return true;
+// ASCII case-insensitive: does `s` hold `word` at `pos`?
+bool HasAtIgnoreCase(std::string_view s, size_t pos, std::string_view word) {
+  return pos <= s.size() && internal::EqualsAsciiIgnoreCase(s.substr(pos, word.size()), word);
 }
 
 bool LooksLikeHtml(std::string_view input) {

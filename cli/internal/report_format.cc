@@ -79,7 +79,7 @@ std::string Percent(double ratio) {
   return buf;
 }
 
-std::string PrettyReport(const CompressResult& r, bool has_compressor) {
+std::string PrettyReport(const CompressResult& r) {
   std::string out = "caveman-engine compress: " + r.content_type;
   auto line = [&out](std::string_view label, const std::string& value) {
     out += "  " + Pad(label, 8, false) + value + "\n";
@@ -105,7 +105,7 @@ std::string PrettyReport(const CompressResult& r, bool has_compressor) {
     line("error", "original passed through; " + r.error);
   } else if (r.bytes_in == 0) {
     line("why", "empty input");
-  } else if (!has_compressor) {
+  } else if (r.pass_through_reason == PassThroughReason::kNoCompressor) {
     line("why", "no compressor for content type \"" + r.content_type + "\" (list: caveman-engine registry)");
   } else if (r.pass_through_reason != PassThroughReason::kNone) {
     line("why", PassThroughReasonText(r.pass_through_reason));

@@ -46,10 +46,9 @@ std::string HumanBytes(uint64_t n);
 // 0.7446 → "74.5%".
 std::string Percent(double ratio);
 
-// The pretty compress report: a few LF-terminated lines for stderr. `has_compressor` says
-// whether a compressor is registered for r.content_type, so that a pass-through of an unknown
-// (mistyped) --type can say so.
-std::string PrettyReport(const CompressResult& r, bool has_compressor = true);
+// The pretty compress report: a few LF-terminated lines for stderr. A pass-through says why,
+// from r.pass_through_reason (an unregistered --type is named).
+std::string PrettyReport(const CompressResult& r);
 
 // §8.3 stats JSON (two-space indented, LF-terminated).
 std::string StatsJson(const StoreStats& s);

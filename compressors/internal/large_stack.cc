@@ -22,7 +22,7 @@ size_t StackBytesForInput(size_t input_bytes) {
   return kBase + input_bytes * kPerByte;
 }
 
-void RunOnLargeStack(size_t stack_bytes, const std::function<void()>& fn) {
+void RunWithStack(size_t stack_bytes, const std::function<void()>& fn) {
   pthread_attr_t attr;
   if (pthread_attr_init(&attr) != 0) {
     fn();

@@ -15,9 +15,10 @@ namespace caveman::internal {
 // at 8 GiB. Only the pages actually touched are committed.
 size_t StackBytesForInput(size_t input_bytes);
 
-// Runs `fn` on a new thread with a `stack_bytes` stack and waits for it. If such a thread
-// cannot be created (address-space limits), runs `fn` on the calling thread instead.
-void RunOnLargeStack(size_t stack_bytes, const std::function<void()>& fn);
+// Runs `fn` on a new thread with a `stack_bytes` stack (at least PTHREAD_STACK_MIN) and waits
+// for it. If such a thread cannot be created (address-space limits), runs `fn` on the calling
+// thread instead.
+void RunWithStack(size_t stack_bytes, const std::function<void()>& fn);
 
 }  // namespace caveman::internal
 

@@ -175,6 +175,15 @@ std::string AsciiLower(std::string_view s) {
   return out;
 }
 
+bool EqualsAsciiIgnoreCase(std::string_view a, std::string_view b) {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
 bool IsLetter(uint32_t cp) {
   if (cp < 0x80) return (cp | 32) >= 'a' && (cp | 32) <= 'z';
   return u_isalpha(static_cast<UChar32>(cp)) && (U_GET_GC_MASK(static_cast<UChar32>(cp)) & U_GC_L_MASK) != 0;

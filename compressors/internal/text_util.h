@@ -44,6 +44,8 @@ std::vector<std::string_view> Fields(std::string_view s);
 // Simple lowercase mapping per code point; invalid bytes become U+FFFD.
 std::string Lower(std::string_view s);
 std::string AsciiLower(std::string_view s);
+// ASCII case-insensitive equality (other bytes compare exactly); no allocation.
+bool EqualsAsciiIgnoreCase(std::string_view a, std::string_view b);
 
 // Unicode general-category helpers (ICU).
 bool IsLetter(uint32_t cp);        // L*

@@ -190,9 +190,7 @@ bool FileExists(const std::string& path) {
 
 bool DbIsWritable(const std::string& db_path) {
   if (!FileExists(db_path)) return true;
-  size_t slash = db_path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : db_path.substr(0, slash));
-  return ::access(db_path.c_str(), W_OK) == 0 && ::access(dir.c_str(), W_OK) == 0;
+  return ::access(db_path.c_str(), W_OK) == 0 && ::access(ParentDir(db_path).c_str(), W_OK) == 0;
 }
 
 std::string SqliteFileUri(const std::string& path) {

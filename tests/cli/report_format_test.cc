@@ -160,7 +160,8 @@ TEST(PrettyReportTest, StoreFailuresAreErrors) {
 TEST(PrettyReportTest, UnknownTypeSaysNoCompressor) {
   CompressResult r = PassedThrough("");
   r.content_type = "jsn";
-  std::string out = PrettyReport(r, /*has_compressor=*/false);
+  r.pass_through_reason = PassThroughReason::kNoCompressor;
+  std::string out = PrettyReport(r);
   EXPECT_NE(out.find("  why     no compressor for content type \"jsn\""), std::string::npos) << out;
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -85,26 +86,45 @@ CompressOptions Compress(std::string type = "") {
   return o;
 }
 
+// Compresses `src` (the bytes of `in`) with a fresh in-memory store; the result must carry a
+// recovery handle that retrieves exactly `in`. Returns nullopt after reporting a failure.
+struct RoundTrip {
+  CompressResult result;
+  std::string out;
+};
+std::optional<RoundTrip> CompressAndRetrieve(ByteSource& src, const std::string& in, const CompressOptions& o,
+                                             const std::string& label) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  StringSink out;
+  auto r = engine.Compress(src, o, out);
+  if (!r.ok()) {
+    ADD_FAILURE() << label << ": " << r.status().ToString();
+    return std::nullopt;
+  }
+  if (r->recovery_handle.empty()) {
+    ADD_FAILURE() << label << ": no recovery handle";
+    return std::nullopt;
+  }
+  StringSink original;
+  EXPECT_TRUE(engine.Retrieve(r->recovery_handle, original).ok()) << label;
+  EXPECT_TRUE(original.data() == in) << label;
+  return RoundTrip{*r, std::move(out.data())};
+}
+
 TEST(EngineInputWorker, SameResultForEveryArrivalPattern) {
   const std::string in = MakeLog(6 << 20, 1);  // > the worker's queue, spills every spool
   const uint64_t expected_tokens = DefaultTokenCounter().Count(in);
   std::string first_out;
   for (uint64_t seed = 1; seed <= 4; ++seed) {
-    auto store = MemoryStore();
-    Engine engine(EngineOptions{.store = store.get()});
     PieceSource src(in, seed);
-    StringSink out;
-    auto r = engine.Compress(src, Compress(), out);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_EQ(r->tokens_before, expected_tokens) << "seed " << seed;
-    EXPECT_EQ(r->content_type, "log");
-    ASSERT_FALSE(r->recovery_handle.empty());
-    EXPECT_EQ(r->tokens_after, DefaultTokenCounter().Count(out.data()));
-    if (seed == 1) first_out = out.data();
-    EXPECT_EQ(out.data(), first_out) << "seed " << seed;
-    StringSink original;
-    ASSERT_TRUE(engine.Retrieve(r->recovery_handle, original).ok());
-    EXPECT_TRUE(original.data() == in) << "seed " << seed;
+    auto rt = CompressAndRetrieve(src, in, Compress(), "seed " + std::to_string(seed));
+    ASSERT_TRUE(rt.has_value());
+    EXPECT_EQ(rt->result.tokens_before, expected_tokens) << "seed " << seed;
+    EXPECT_EQ(rt->result.content_type, "log");
+    EXPECT_EQ(rt->result.tokens_after, DefaultTokenCounter().Count(rt->out));
+    if (seed == 1) first_out = rt->out;
+    EXPECT_EQ(rt->out, first_out) << "seed " << seed;
   }
 }
 
@@ -114,17 +134,10 @@ TEST(EngineInputWorker, SegmentedCountMatchesWholeCount) {
   const std::string in = MakeLog(12 << 20, 4);
   const uint64_t expected_tokens = DefaultTokenCounter().Count(in);
   for (std::string type : {"repetition", "log"}) {
-    auto store = MemoryStore();
-    Engine engine(EngineOptions{.store = store.get()});
     auto src = NewStringSource(in);  // arrives at once: the worker falls behind early
-    StringSink out;
-    auto r = engine.Compress(*src, Compress(type), out);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_EQ(r->tokens_before, expected_tokens) << type;
-    ASSERT_FALSE(r->recovery_handle.empty()) << type;
-    StringSink original;
-    ASSERT_TRUE(engine.Retrieve(r->recovery_handle, original).ok());
-    EXPECT_TRUE(original.data() == in) << type;
+    auto rt = CompressAndRetrieve(*src, in, Compress(type), type);
+    ASSERT_TRUE(rt.has_value());
+    EXPECT_EQ(rt->result.tokens_before, expected_tokens) << type;
   }
   // approx-chars/4 is not additive across cuts: one segment, same total as one call.
   Engine approx(EngineOptions{.counter = &ApproxTokenCounter()});
@@ -145,18 +158,11 @@ TEST(EngineInputWorker, IndentedJsonCountsAndRoundTrips) {
   in += "\n  ]\n}\n";
   const uint64_t expected_tokens = DefaultTokenCounter().Count(in);
   for (uint64_t seed = 1; seed <= 2; ++seed) {
-    auto store = MemoryStore();
-    Engine engine(EngineOptions{.store = store.get()});
     PieceSource src(in, seed);
-    StringSink out;
-    auto r = engine.Compress(src, Compress(), out);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_EQ(r->content_type, "json");
-    EXPECT_EQ(r->tokens_before, expected_tokens);
-    ASSERT_FALSE(r->recovery_handle.empty());
-    StringSink original;
-    ASSERT_TRUE(engine.Retrieve(r->recovery_handle, original).ok());
-    EXPECT_TRUE(original.data() == in);
+    auto rt = CompressAndRetrieve(src, in, Compress(), "seed " + std::to_string(seed));
+    ASSERT_TRUE(rt.has_value());
+    EXPECT_EQ(rt->result.content_type, "json");
+    EXPECT_EQ(rt->result.tokens_before, expected_tokens);
   }
 }
 
