@@ -91,7 +91,8 @@ constexpr size_t kMaxDomDepth = 5000;
 // Gumbo's tree construction costs O(elements × open-element depth) (scope checks walk the
 // open-element stack): 50,000 nested <div> take 6 s, 400,000 take 7.5 min. So the nesting is
 // estimated with one linear scan before parsing, and markup estimated deeper than this is
-// declined (the original passes through). The estimate counts start tags minus end tags,
+// declined (the original passes through). The estimate keeps a stack of open element names
+// (an end tag closes the nearest open element of its name; stray end tags close nothing),
 // ignoring void elements, self-closing tags, elements whose end tag is optional (p, li, td, …:
 // the parser closes them itself), comments and script/style text; real pages stay far below.
 constexpr size_t kMaxEstimatedDepth = 1000;
