@@ -99,7 +99,7 @@ std::vector<std::string_view> Sections(std::string_view text) {
   auto end_section = [&]() {
     if (first == nullptr) return;
     std::string_view t = Trim(std::string_view(first, static_cast<size_t>(last - first)));
-    if (!t.empty()) sections.push_back(t);
+    if (!t.empty()) sections.emplace_back(t.data(), t.size());  // (push_back(t): GCC 12 -Wdangling-pointer false positive)
     first = last = nullptr;
   };
   bool in_fence = false;

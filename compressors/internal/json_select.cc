@@ -15,7 +15,6 @@
 namespace caveman::internal {
 namespace {
 
-constexpr std::string_view kLenPath = "__len__";
 constexpr std::string_view kLongS = "\xC5\xBF";     // U+017F folds to 's' under (?i)
 constexpr std::string_view kKelvin = "\xE2\x84\xAA";  // U+212A folds to 'k' under (?i)
 
