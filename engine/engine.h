@@ -46,6 +46,12 @@ struct CompressOptions {
   // Reject inputs larger than this many bytes with kResourceExhausted before anything is
   // emitted. Default: no limit (the CLI sets 64 MiB).
   uint64_t max_input_bytes = UINT64_MAX;
+  // `run`: the command line (recorded with the record; CompressFollowFd uses HintForCommand
+  // of it as a detection hint). Empty for plain compress.
+  std::string command;
+  // A content type that wins over detection unless detection finds a structural type (json,
+  // html, diff, test-report). Set by `run` from the command (HintForCommand). Empty = none.
+  std::string type_hint;
 };
 
 // Why Compress passed the original through. Not part of the §8.1 report line (whose members
@@ -78,6 +84,10 @@ struct CompressResult {
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   PassThroughReason pass_through_reason = PassThroughReason::kNone;
+  bool follow = false;         // the view was streamed as input arrived (follow path)
+  // Follow path: the partial record that holds the original (a prefix of it) when the record
+  // could not be finalised (store ceiling or failure); `error` then says why.
+  std::string partial_record;
   bool passed_through() const { return method.empty(); }
   // §8.1 report line (without LF).
   std::string ReportJson() const;
@@ -130,6 +140,16 @@ class Engine {
                                   std::ostream& out);
   // File-descriptor convenience (neither descriptor is closed): e.g. CompressFd(0, o, 1).
   Result<CompressResult> CompressFd(int in_fd, const CompressOptions& options, int out_fd);
+
+  // Follow mode (`compress --follow`, `run`): reads `in_fd` as data arrives (poll), detects
+  // the type on the first 64 KiB or first second, and for the line types (repetition, log
+  // incl. JSON Lines, terminal) writes every kept line to `out` (flushed) as soon as it is
+  // decided; markers are written only after the bytes they replace are committed to the store
+  // as a partial record, which is finalised under the content-addressed handle at end of
+  // input. Other types take the batch path (inputs over max_input_bytes then pass through
+  // with error cave_input_too_large). No input size limit on the line types.
+  // Status errors: kIoError for read/write failures of in_fd/out.
+  Result<CompressResult> CompressFollowFd(int in_fd, const CompressOptions& options, ByteSink& out);
 
   std::string Detect(std::string_view input) const;
   Result<SimResult> Simulate(std::string_view input, const CompressOptions& options);

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "stream/byte_io.h"
 #include "stream/status.h"
@@ -62,6 +63,7 @@ struct RecordInfo {
   uint64_t tokens_before = 0;
   uint64_t tokens_after = 0;
   std::string metadata;  // recovery metadata blob (may be empty)
+  std::string command;   // `run`: the command line that produced the original (may be empty)
 };
 
 // Lifetime: a RecordWriter must not outlive the RecoveryStore that made it.
@@ -78,6 +80,50 @@ class RecordWriter {
   virtual Status Commit(const std::string& handle, const RecordInfo& info) = 0;
   // Drops everything appended. Idempotent.
   virtual void Abandon() = 0;
+};
+
+// A record written while its original is still arriving (follow mode, `run`). Appended bytes
+// are compressed into one zstd frame (checksum on); Sync() flushes the frame and commits the
+// new chunk rows, plus the partial row (bytes covered, SHA-256 of that prefix), in one
+// transaction, so after Sync() returns OK everything appended so far survives a SIGKILL of
+// this process as a *partial record* (id "part_" + 32 hex). Commit() ends the frame and turns
+// the partial record into the complete record `handle` (same handle as a batch put of the
+// same bytes) in one transaction; if that record already exists, the partial one is dropped.
+//
+// HowTo:
+//   auto w = store->BeginStreamRecord("make -j2");
+//   w->Append(bytes) ...; w->Sync() before emitting anything whose original must be stored;
+//   w->Commit(handle, info)  or  w->Abandon() (deletes the partial record)
+// A writer destroyed without Commit/Abandon leaves its partial record (what was synced).
+class StreamRecordWriter {
+ public:
+  virtual ~StreamRecordWriter() = default;
+  // Compresses `data` into the pending frame (memory; not durable until Sync).
+  // Errors: kInternal (zstd).
+  virtual Status Append(std::string_view data) = 0;
+  // Makes every appended byte durable as part of the partial record. Errors:
+  // kResourceExhausted "ccr: storage budget exceeded" (capacity, or disk full), kIoError
+  // otherwise. After an error nothing more is synced (the partial record keeps what was).
+  virtual Status Sync() = 0;
+  virtual uint64_t appended_bytes() const = 0;
+  virtual uint64_t synced_bytes() const = 0;  // original bytes a partial Get returns
+  virtual const std::string& partial_id() const = 0;
+  // Finishes the frame and publishes the complete record (§6.5 put semantics). Errors as
+  // RecordWriter::Commit. On failure the partial record stays (with what was synced).
+  virtual Status Commit(const std::string& handle, const RecordInfo& info) = 0;
+  // Deletes the partial record. Idempotent.
+  virtual void Abandon() = 0;
+};
+
+struct PartialInfo {
+  std::string id;          // part_<32 hex>
+  std::string created_at;  // RFC 3339 UTC
+  std::string updated_at;  // time of the last Sync
+  uint64_t original_bytes = 0;  // bytes a GetPartial returns
+  uint64_t stored_bytes = 0;
+  std::string command;
+  std::string writer;      // "host:pid"
+  bool writer_alive = false;  // same host and the writing process still runs
 };
 
 struct ContentTypeTotals {
@@ -112,7 +158,19 @@ class RecoveryStore {
   // older_than_seconds: records created earlier than now - age are removed; nullopt removes
   // only orphan chunks. Always checkpoints the WAL (unless dry_run).
   virtual Result<GcResult> Gc(std::optional<uint64_t> older_than_seconds, bool dry_run) = 0;
+
+  // Follow mode. The defaults say the store cannot do it (kNotSupported / nothing listed).
+  virtual Result<std::unique_ptr<StreamRecordWriter>> BeginStreamRecord(std::string_view command);
+  // Partial records, oldest first. gc removes those whose writer is gone (their chunks count
+  // as orphan_chunks) and, with an age, those not synced for longer than it.
+  virtual Result<std::vector<PartialInfo>> ListPartials();
+  // The bytes of a partial record (a prefix of the original), verified against the length
+  // and SHA-256 recorded with its last Sync. Errors: kNotFound, kCorruption.
+  virtual Status GetPartial(std::string_view id, ByteSink& out);
 };
+
+// "part_" + 32 lowercase hex digits.
+bool IsWellFormedPartialId(std::string_view id);
 
 // Opens (creating if needed) the SQLite store at options.path with the file rules of §6.2.
 // Errors: message "cannot open recovery store: E".

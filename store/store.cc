@@ -1,0 +1,25 @@
+// RecoveryStore defaults shared by every backend.
+#include "store/store.h"
+
+namespace caveman {
+
+Result<std::unique_ptr<StreamRecordWriter>> RecoveryStore::BeginStreamRecord(std::string_view) {
+  return Status::NotSupported("this recovery store cannot record streams");
+}
+
+Result<std::vector<PartialInfo>> RecoveryStore::ListPartials() { return std::vector<PartialInfo>{}; }
+
+Status RecoveryStore::GetPartial(std::string_view, ByteSink&) {
+  return Status::NotFound("ccr: partial record not found");
+}
+
+bool IsWellFormedPartialId(std::string_view id) {
+  constexpr std::string_view kPrefix = "part_";
+  if (id.size() != kPrefix.size() + 32 || id.substr(0, kPrefix.size()) != kPrefix) return false;
+  for (char c : id.substr(kPrefix.size())) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+}  // namespace caveman
