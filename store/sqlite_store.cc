@@ -17,6 +17,7 @@
 #include "store/internal/sqlite_util.h"
 #include "store/internal/store_files.h"
 #include "store/internal/timestamp.h"
+#include "store/internal/writer_identity.h"
 #include "store/internal/zstd_frame.h"
 #include "store/store.h"
 #include "stream/sha256.h"
@@ -36,7 +37,7 @@ constexpr std::chrono::milliseconds kSchemaRetryLimit{30000};  // §6.2
 constexpr std::chrono::milliseconds kWriteRetryLimit{30000};
 constexpr std::chrono::milliseconds kInitialBackoff{10};
 constexpr std::chrono::milliseconds kMaxBackoff{1000};
-constexpr int64_t kSchemaVersion = 1;
+constexpr int64_t kSchemaVersion = 2;
 constexpr int kPageSize = 65536;
 
 constexpr char kMemoryPath[] = ":memory:";
@@ -59,13 +60,38 @@ constexpr char kCreateSchemaSql[] =
     ") WITHOUT ROWID;"
     "PRAGMA user_version = 1;";
 
-// Size of a record as counted against the capacity (§6.5).
-constexpr char kUsedBytesSql[] =
+// Version 2 (follow mode): partial records written while their original still arrives. A
+// finalised stream record keeps its chunk rows under the partial id (chunk_key), so turning
+// a partial record into a complete one rewrites no chunk.
+constexpr char kMigrateV2Sql[] =
+    "ALTER TABLE recoveries ADD COLUMN chunk_key TEXT;"
+    "ALTER TABLE recoveries ADD COLUMN command TEXT;"
+    "CREATE INDEX IF NOT EXISTS recoveries_chunk_key ON recoveries (chunk_key)"
+    "  WHERE chunk_key IS NOT NULL;"
+    "CREATE TABLE IF NOT EXISTS partials ("
+    "  id             TEXT PRIMARY KEY,"
+    "  created_at     TEXT NOT NULL,"
+    "  updated_at     TEXT NOT NULL,"
+    "  writer         TEXT NOT NULL,"
+    "  command        TEXT,"
+    "  original_bytes INTEGER NOT NULL,"
+    "  stored_bytes   INTEGER NOT NULL,"
+    "  prefix_sha256  TEXT NOT NULL,"
+    "  next_seq       INTEGER NOT NULL"
+    ");"
+    "PRAGMA user_version = 2;";
+
+// Size of a record as counted against the capacity (§6.5); partial records count too.
+constexpr char kUsedBytesV1Sql[] =
     "SELECT coalesce(sum(stored_bytes + coalesce(length(metadata), 0)), 0) FROM recoveries";
+constexpr char kUsedBytesSql[] =
+    "SELECT (SELECT coalesce(sum(stored_bytes + coalesce(length(metadata), 0)), 0) FROM recoveries)"
+    " + (SELECT coalesce(sum(stored_bytes), 0) FROM partials)";
 
 Status NotFound() { return Status::NotFound(internal::kNotFoundMessage); }
 Status Corrupt() { return Status::Corruption(internal::kCorruptMessage); }
 Status BudgetExceeded() { return Status::ResourceExhausted(internal::kBudgetExceededMessage); }
+Status PartialNotFound() { return Status::NotFound("ccr: partial record not found"); }
 
 Status OpenError(const Status& s) {
   return Status::IoError("cannot open recovery store: " + s.message());
@@ -117,6 +143,7 @@ class VerifyingSink final : public ByteSink {
   }
   uint64_t bytes() const { return bytes_; }
   std::string Handle() { return HandleFromDigest(sha_.Final()); }
+  std::string HexDigest() { return Sha256::Hex(sha_.Final()); }
 
  private:
   Spool& spool_;
@@ -150,11 +177,60 @@ class SqliteRecordWriter final : public RecordWriter {
   bool finished_ = false;
 };
 
+// Appends to a std::string (the frame bytes not yet in chunk rows).
+class AppendSink final : public ByteSink {
+ public:
+  explicit AppendSink(std::string* s) : s_(s) {}
+  Status Write(std::string_view d) override {
+    s_->append(d);
+    return Status::OK();
+  }
+
+ private:
+  std::string* s_;
+};
+
+class SqliteStreamWriter final : public StreamRecordWriter {
+ public:
+  SqliteStreamWriter(SqliteStore* store, std::unique_ptr<internal::FrameEncoder> enc,
+                     std::string command)
+      : store_(store), enc_(std::move(enc)), id_(internal::NewPartialId()),
+        command_(std::move(command)) {}
+  ~SqliteStreamWriter() override = default;  // what was synced stays, as a partial record
+
+  Status Append(std::string_view data) override;
+  Status Sync() override;
+  uint64_t appended_bytes() const override { return appended_; }
+  uint64_t synced_bytes() const override { return synced_; }
+  const std::string& partial_id() const override { return id_; }
+  Status Commit(const std::string& handle, const RecordInfo& info) override;
+  void Abandon() override;
+
+ private:
+  friend class SqliteStore;
+  SqliteStore* store_;
+  std::unique_ptr<internal::FrameEncoder> enc_;
+  const std::string id_;
+  const std::string command_;
+  std::string pending_;       // frame bytes not yet committed
+  Sha256 sha_;                // over every appended byte
+  uint64_t appended_ = 0;
+  uint64_t synced_ = 0;       // original bytes covered by committed rows
+  uint64_t stored_ = 0;       // frame bytes in committed rows
+  int64_t next_seq_ = 0;
+  bool row_written_ = false;  // the partials row exists
+  Status failed_;             // sticky: after a failed Sync or Commit nothing more is synced
+  bool finished_ = false;
+};
+
 class SqliteStore final : public RecoveryStore {
  public:
   static Result<std::unique_ptr<SqliteStore>> Open(const StoreOptions& options, bool memory);
 
   Result<std::unique_ptr<RecordWriter>> BeginRecord() override;
+  Result<std::unique_ptr<StreamRecordWriter>> BeginStreamRecord(std::string_view command) override;
+  Result<std::vector<PartialInfo>> ListPartials() override;
+  Status GetPartial(std::string_view id, ByteSink& out) override;
   Status Get(std::string_view handle, ByteSink& out) override;
   Result<std::string> GetMetadata(std::string_view handle) override;
   Result<StoreStats> Stats() override;
@@ -163,6 +239,11 @@ class SqliteStore final : public RecoveryStore {
   // The writer's half of Commit: `frame` holds one complete zstd frame of `original_bytes`.
   Status Put(const std::string& handle, const RecordInfo& info, const Spool& frame,
              uint64_t original_bytes);
+
+  // The stream writer's halves of Sync and Commit (one transaction each, retried on busy).
+  Status SyncPartial(SqliteStreamWriter& w);
+  Status CommitPartial(SqliteStreamWriter& w, const std::string& handle, const RecordInfo& info);
+  void DropPartial(const std::string& id);
 
   SpoolOptions spool_options() const {
     SpoolOptions o;
@@ -181,7 +262,12 @@ class SqliteStore final : public RecoveryStore {
   Status InitSchema();
   Status PutOnce(const std::string& handle, const RecordInfo& info, const Spool& frame,
                  uint64_t original_bytes);
+  // §6.5 for an existing record: refreshes it and returns true; false when there is none.
+  // REQUIRES: inside a write transaction; `used` = UsedBytes().
+  Result<bool> RefreshExisting(const std::string& handle, const RecordInfo& info, uint64_t used);
   Status InsertChunks(const std::string& handle, const Spool& frame);
+  Status InsertChunkRows(const std::string& key, std::string_view frame, int64_t first_seq);
+  Status DeletePartialRows(const std::string& id);
   Status ReadVerified(std::string_view handle, Spool& original);
   Result<uint64_t> UsedBytes();
 
@@ -189,6 +275,7 @@ class SqliteStore final : public RecoveryStore {
   std::unique_ptr<Db> db_;
   bool memory_;
   bool read_only_ = false;
+  bool v2_ = true;  // schema version 2 (a read-only open may find version 1)
 };
 
 constexpr const char* kReadOnlyMessage = "recovery store is read-only (no write permission)";
@@ -278,9 +365,10 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenReadOnly(const StoreOption
   store->read_only_ = true;
   sqlite3_busy_timeout(store->db_->raw(), kBusyTimeoutMs);
   CAVEMAN_ASSIGN_OR_RETURN(int64_t version, store->db_->QueryInt("PRAGMA user_version"));
-  if (version != kSchemaVersion) {
+  if (version != kSchemaVersion && version != 1) {
     return Status::NotSupported("unsupported schema version " + std::to_string(version));
   }
+  store->v2_ = version == kSchemaVersion;
   return store;
 }
 
@@ -303,6 +391,7 @@ Status SqliteStore::InitSchema() {
     CAVEMAN_RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
     CAVEMAN_ASSIGN_OR_RETURN(version, db_->QueryInt("PRAGMA user_version"));
     if (version == 0) CAVEMAN_RETURN_IF_ERROR(db_->Exec(kCreateSchemaSql));
+    if (version <= 1) CAVEMAN_RETURN_IF_ERROR(db_->Exec(kMigrateV2Sql));
     return db_->Exec("COMMIT");
   });
 }
@@ -318,7 +407,7 @@ Result<std::unique_ptr<RecordWriter>> SqliteStore::BeginRecord() {
 // Put
 
 Result<uint64_t> SqliteStore::UsedBytes() {
-  CAVEMAN_ASSIGN_OR_RETURN(int64_t used, db_->QueryInt(kUsedBytesSql));
+  CAVEMAN_ASSIGN_OR_RETURN(int64_t used, db_->QueryInt(v2_ ? kUsedBytesSql : kUsedBytesV1Sql));
   return FromSqlInt(used);
 }
 
@@ -339,48 +428,8 @@ Status SqliteStore::PutOnce(const std::string& handle, const RecordInfo& info,
   CAVEMAN_ASSIGN_OR_RETURN(uint64_t used, UsedBytes());
   const std::string now = internal::FormatRfc3339(internal::NowNanos());
 
-  CAVEMAN_ASSIGN_OR_RETURN(
-      Statement find,
-      db_->Prepare("SELECT stored_bytes, coalesce(length(metadata), 0), tokens_before "
-                   "FROM recoveries WHERE handle = ?1"));
-  CAVEMAN_RETURN_IF_ERROR(find.BindText(1, handle));
-  CAVEMAN_ASSIGN_OR_RETURN(bool exists, find.Step());
-
-  if (exists) {
-    // §6.5: the complete record stays; only its row is refreshed.
-    const uint64_t old_stored = FromSqlInt(find.ColumnInt(0));
-    const uint64_t old_meta = FromSqlInt(find.ColumnInt(1));
-    const int64_t old_tokens_before = find.ColumnInt(2);
-    find.Reset();
-    const bool keep_meta = old_meta > 0;
-    const bool replace_fields = !(info.tokens_before == 0 && old_tokens_before > 0);
-    const uint64_t old_size = old_stored + old_meta;
-    const uint64_t new_size = old_stored + (keep_meta ? old_meta : info.metadata.size());
-    if (new_size > capacity || used - std::min(used, old_size) > capacity - new_size) {
-      return BudgetExceeded();
-    }
-    CAVEMAN_ASSIGN_OR_RETURN(
-        Statement upd,
-        db_->Prepare("UPDATE recoveries SET created_at = ?2,"
-                     " content_type = CASE WHEN ?3 THEN ?4 ELSE content_type END,"
-                     " compressor = CASE WHEN ?3 THEN ?5 ELSE compressor END,"
-                     " tokens_before = CASE WHEN ?3 THEN ?6 ELSE tokens_before END,"
-                     " tokens_after = CASE WHEN ?3 THEN ?7 ELSE tokens_after END,"
-                     " metadata = CASE WHEN ?8 THEN metadata ELSE ?9 END"
-                     " WHERE handle = ?1"));
-    CAVEMAN_RETURN_IF_ERROR(upd.BindText(1, handle));
-    CAVEMAN_RETURN_IF_ERROR(upd.BindText(2, now));
-    CAVEMAN_RETURN_IF_ERROR(upd.BindInt(3, replace_fields ? 1 : 0));
-    CAVEMAN_RETURN_IF_ERROR(upd.BindText(4, info.content_type));
-    CAVEMAN_RETURN_IF_ERROR(upd.BindText(5, info.compressor));
-    CAVEMAN_RETURN_IF_ERROR(upd.BindInt(6, ToSqlInt(info.tokens_before)));
-    CAVEMAN_RETURN_IF_ERROR(upd.BindInt(7, ToSqlInt(info.tokens_after)));
-    CAVEMAN_RETURN_IF_ERROR(upd.BindInt(8, keep_meta ? 1 : 0));
-    if (!info.metadata.empty()) CAVEMAN_RETURN_IF_ERROR(upd.BindBlob(9, info.metadata));
-    CAVEMAN_RETURN_IF_ERROR(upd.Run());
-    return db_->Exec("COMMIT");
-  }
-  find.Reset();
+  CAVEMAN_ASSIGN_OR_RETURN(bool refreshed, RefreshExisting(handle, info, used));
+  if (refreshed) return db_->Exec("COMMIT");
 
   const uint64_t stored = frame.size();
   const uint64_t new_size = stored + info.metadata.size();
@@ -391,8 +440,8 @@ Status SqliteStore::PutOnce(const std::string& handle, const RecordInfo& info,
   CAVEMAN_ASSIGN_OR_RETURN(
       Statement ins,
       db_->Prepare("INSERT INTO recoveries (handle, created_at, content_type, compressor,"
-                   " tokens_before, tokens_after, original_bytes, stored_bytes, metadata)"
-                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
+                   " tokens_before, tokens_after, original_bytes, stored_bytes, metadata,"
+                   " command) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
   CAVEMAN_RETURN_IF_ERROR(ins.BindText(1, handle));
   CAVEMAN_RETURN_IF_ERROR(ins.BindText(2, now));
   CAVEMAN_RETURN_IF_ERROR(ins.BindText(3, info.content_type));
@@ -402,8 +451,58 @@ Status SqliteStore::PutOnce(const std::string& handle, const RecordInfo& info,
   CAVEMAN_RETURN_IF_ERROR(ins.BindInt(7, ToSqlInt(original_bytes)));
   CAVEMAN_RETURN_IF_ERROR(ins.BindInt(8, ToSqlInt(stored)));
   if (!info.metadata.empty()) CAVEMAN_RETURN_IF_ERROR(ins.BindBlob(9, info.metadata));
+  if (!info.command.empty()) CAVEMAN_RETURN_IF_ERROR(ins.BindText(10, info.command));
   CAVEMAN_RETURN_IF_ERROR(ins.Run());
   return db_->Exec("COMMIT");
+}
+
+Result<bool> SqliteStore::RefreshExisting(const std::string& handle, const RecordInfo& info,
+                                          uint64_t used) {
+  const uint64_t capacity = options_.max_bytes;
+  const std::string now = internal::FormatRfc3339(internal::NowNanos());
+  CAVEMAN_ASSIGN_OR_RETURN(
+      Statement find,
+      db_->Prepare("SELECT stored_bytes, coalesce(length(metadata), 0), tokens_before "
+                   "FROM recoveries WHERE handle = ?1"));
+  CAVEMAN_RETURN_IF_ERROR(find.BindText(1, handle));
+  CAVEMAN_ASSIGN_OR_RETURN(bool exists, find.Step());
+
+  if (!exists) {
+    find.Reset();
+    return false;
+  }
+  // §6.5: the complete record stays; only its row is refreshed.
+  const uint64_t old_stored = FromSqlInt(find.ColumnInt(0));
+  const uint64_t old_meta = FromSqlInt(find.ColumnInt(1));
+  const int64_t old_tokens_before = find.ColumnInt(2);
+  find.Reset();
+  const bool keep_meta = old_meta > 0;
+  const bool replace_fields = !(info.tokens_before == 0 && old_tokens_before > 0);
+  const uint64_t old_size = old_stored + old_meta;
+  const uint64_t new_size = old_stored + (keep_meta ? old_meta : info.metadata.size());
+  if (new_size > capacity || used - std::min(used, old_size) > capacity - new_size) {
+    return Status(BudgetExceeded());
+  }
+  CAVEMAN_ASSIGN_OR_RETURN(
+      Statement upd,
+      db_->Prepare("UPDATE recoveries SET created_at = ?2,"
+                   " content_type = CASE WHEN ?3 THEN ?4 ELSE content_type END,"
+                   " compressor = CASE WHEN ?3 THEN ?5 ELSE compressor END,"
+                   " tokens_before = CASE WHEN ?3 THEN ?6 ELSE tokens_before END,"
+                   " tokens_after = CASE WHEN ?3 THEN ?7 ELSE tokens_after END,"
+                   " metadata = CASE WHEN ?8 THEN metadata ELSE ?9 END"
+                   " WHERE handle = ?1"));
+  CAVEMAN_RETURN_IF_ERROR(upd.BindText(1, handle));
+  CAVEMAN_RETURN_IF_ERROR(upd.BindText(2, now));
+  CAVEMAN_RETURN_IF_ERROR(upd.BindInt(3, replace_fields ? 1 : 0));
+  CAVEMAN_RETURN_IF_ERROR(upd.BindText(4, info.content_type));
+  CAVEMAN_RETURN_IF_ERROR(upd.BindText(5, info.compressor));
+  CAVEMAN_RETURN_IF_ERROR(upd.BindInt(6, ToSqlInt(info.tokens_before)));
+  CAVEMAN_RETURN_IF_ERROR(upd.BindInt(7, ToSqlInt(info.tokens_after)));
+  CAVEMAN_RETURN_IF_ERROR(upd.BindInt(8, keep_meta ? 1 : 0));
+  if (!info.metadata.empty()) CAVEMAN_RETURN_IF_ERROR(upd.BindBlob(9, info.metadata));
+  CAVEMAN_RETURN_IF_ERROR(upd.Run());
+  return true;
 }
 
 Status SqliteStore::InsertChunks(const std::string& handle, const Spool& frame) {
@@ -413,22 +512,27 @@ Status SqliteStore::InsertChunks(const std::string& handle, const Spool& frame) 
   CAVEMAN_RETURN_IF_ERROR(del.BindText(1, handle));
   CAVEMAN_RETURN_IF_ERROR(del.Run());
 
-  CAVEMAN_ASSIGN_OR_RETURN(
-      Statement ins, db_->Prepare("INSERT INTO chunks (handle, seq, data) VALUES (?1, ?2, ?3)"));
+  if (frame.in_memory()) return InsertChunkRows(handle, frame.memory_view(), 0);
   std::string buf;
   int64_t seq = 0;
   for (uint64_t off = 0; off < frame.size(); off += kMaxChunkBytes, ++seq) {
-    std::string_view piece;
-    if (frame.in_memory()) {
-      piece = frame.memory_view().substr(off, kMaxChunkBytes);
-    } else {
-      buf.clear();
-      CAVEMAN_RETURN_IF_ERROR(frame.ReadRange(off, kMaxChunkBytes, &buf));
-      piece = buf;
-    }
-    CAVEMAN_RETURN_IF_ERROR(ins.BindText(1, handle));
+    buf.clear();
+    CAVEMAN_RETURN_IF_ERROR(frame.ReadRange(off, kMaxChunkBytes, &buf));
+    CAVEMAN_RETURN_IF_ERROR(InsertChunkRows(handle, buf, seq));
+  }
+  return Status::OK();
+}
+
+// Rows of ≤ 1 MiB under `key`, numbered from `first_seq`.
+Status SqliteStore::InsertChunkRows(const std::string& key, std::string_view frame,
+                                    int64_t first_seq) {
+  CAVEMAN_ASSIGN_OR_RETURN(
+      Statement ins, db_->Prepare("INSERT INTO chunks (handle, seq, data) VALUES (?1, ?2, ?3)"));
+  int64_t seq = first_seq;
+  for (size_t off = 0; off < frame.size(); off += kMaxChunkBytes, ++seq) {
+    CAVEMAN_RETURN_IF_ERROR(ins.BindText(1, key));
     CAVEMAN_RETURN_IF_ERROR(ins.BindInt(2, seq));
-    CAVEMAN_RETURN_IF_ERROR(ins.BindBlob(3, piece));
+    CAVEMAN_RETURN_IF_ERROR(ins.BindBlob(3, frame.substr(off, kMaxChunkBytes)));
     CAVEMAN_RETURN_IF_ERROR(ins.Run());
     ins.Reset();
   }
@@ -457,12 +561,15 @@ Status SqliteStore::ReadVerified(std::string_view handle, Spool& original) {
   CAVEMAN_RETURN_IF_ERROR(db_->Exec("BEGIN"));
   CAVEMAN_ASSIGN_OR_RETURN(
       Statement rec,
-      db_->Prepare("SELECT original_bytes, stored_bytes FROM recoveries WHERE handle = ?1"));
+      db_->Prepare(v2_ ? "SELECT original_bytes, stored_bytes, coalesce(chunk_key, handle)"
+                         " FROM recoveries WHERE handle = ?1"
+                       : "SELECT original_bytes, stored_bytes, handle FROM recoveries WHERE handle = ?1"));
   CAVEMAN_RETURN_IF_ERROR(rec.BindText(1, handle));
   CAVEMAN_ASSIGN_OR_RETURN(bool found, rec.Step());
   if (!found) return NotFound();
   const int64_t original_bytes = rec.ColumnInt(0);
   const int64_t stored_bytes = rec.ColumnInt(1);
+  const std::string key(rec.ColumnText(2));
   rec.Reset();
   if (original_bytes < 0 || stored_bytes < 0) return Corrupt();
 
@@ -471,7 +578,7 @@ Status SqliteStore::ReadVerified(std::string_view handle, Spool& original) {
   CAVEMAN_ASSIGN_OR_RETURN(
       Statement chunks,
       db_->Prepare("SELECT seq, data FROM chunks WHERE handle = ?1 ORDER BY seq"));
-  CAVEMAN_RETURN_IF_ERROR(chunks.BindText(1, handle));
+  CAVEMAN_RETURN_IF_ERROR(chunks.BindText(1, key));
   int64_t expected_seq = 0;
   uint64_t total = 0;
   for (;;) {
@@ -550,37 +657,69 @@ Result<GcResult> SqliteStore::Gc(std::optional<uint64_t> older_than_seconds, boo
     // The age test and the deletes share one write transaction, so a put that refreshes
     // created_at concurrently is either seen (record kept) or happens after the delete.
     CAVEMAN_RETURN_IF_ERROR(db_->Exec(dry_run ? "BEGIN" : "BEGIN IMMEDIATE"));
-    std::vector<std::string> victims;
+    std::optional<internal::UnixNanos> cutoff;
     if (older_than_seconds.has_value()) {
       constexpr int64_t kNanosPerSecond = 1000000000;
       const uint64_t max_age = static_cast<uint64_t>(INT64_MAX / kNanosPerSecond);
       const int64_t age = static_cast<int64_t>(std::min(*older_than_seconds, max_age));
       const internal::UnixNanos now = internal::NowNanos();
       // Saturate: an age beyond the epoch keeps everything.
-      const internal::UnixNanos cutoff =
-          now < INT64_MIN + age * kNanosPerSecond ? INT64_MIN : now - age * kNanosPerSecond;
+      cutoff = now < INT64_MIN + age * kNanosPerSecond ? INT64_MIN : now - age * kNanosPerSecond;
+    }
+    auto older = [&](std::string_view rfc3339) {
+      if (!cutoff.has_value()) return false;
+      auto t = internal::ParseRfc3339(rfc3339);
+      return t.has_value() && *t < *cutoff;  // unknown age: keep
+    };
+    std::vector<std::string> victims;  // handles
+    std::vector<std::string> victim_keys;  // their chunk keys
+    if (cutoff.has_value()) {
       CAVEMAN_ASSIGN_OR_RETURN(
           Statement st,
-          db_->Prepare("SELECT handle, created_at,"
-                       " stored_bytes + coalesce(length(metadata), 0) FROM recoveries"));
+          db_->Prepare(std::string("SELECT handle, created_at, stored_bytes + coalesce(length(metadata), 0), ") +
+                       (v2_ ? "coalesce(chunk_key, handle)" : "handle") + " FROM recoveries"));
       for (;;) {
         CAVEMAN_ASSIGN_OR_RETURN(bool row, st.Step());
         if (!row) break;
-        auto created = internal::ParseRfc3339(st.ColumnText(1));
-        if (!created.has_value() || *created >= cutoff) continue;  // unknown age: keep
+        if (!older(st.ColumnText(1))) continue;
         victims.emplace_back(st.ColumnText(0));
+        victim_keys.emplace_back(st.ColumnText(3));
         result.freed_bytes += FromSqlInt(st.ColumnInt(2));
       }
       st.Reset();
     }
     result.removed = victims.size();
 
-    constexpr char kOrphanWhere[] =
+    // Partial records whose writer is gone (or, with an age, not synced for longer than it):
+    // their rows go, and their chunk rows are then orphans like those of interrupted writers.
+    std::string abandoned;  // SQL list of quoted ids (well-formed: hex only)
+    if (v2_) {
+      CAVEMAN_ASSIGN_OR_RETURN(Statement st,
+                               db_->Prepare("SELECT id, updated_at, writer FROM partials"));
+      for (;;) {
+        CAVEMAN_ASSIGN_OR_RETURN(bool row, st.Step());
+        if (!row) break;
+        const std::string_view id = st.ColumnText(0);
+        if (!IsWellFormedPartialId(id)) continue;
+        if (internal::WriterAlive(st.ColumnText(2)) && !older(st.ColumnText(1))) continue;
+        if (!abandoned.empty()) abandoned += ",";
+        abandoned += "'" + std::string(id) + "'";
+      }
+      st.Reset();
+    }
+    std::string orphan_where =
         " FROM chunks WHERE NOT EXISTS"
         " (SELECT 1 FROM recoveries r WHERE r.handle = chunks.handle)";
+    if (v2_) {
+      orphan_where +=
+          " AND NOT EXISTS (SELECT 1 FROM recoveries r WHERE r.chunk_key = chunks.handle)"
+          " AND NOT EXISTS (SELECT 1 FROM partials p WHERE p.id = chunks.handle";
+      if (!abandoned.empty()) orphan_where += " AND p.id NOT IN (" + abandoned + ")";
+      orphan_where += ")";
+    }
     CAVEMAN_ASSIGN_OR_RETURN(
         Statement orphans,
-        db_->Prepare(std::string("SELECT count(*), coalesce(sum(length(data)), 0)") + kOrphanWhere));
+        db_->Prepare("SELECT count(*), coalesce(sum(length(data)), 0)" + orphan_where));
     CAVEMAN_ASSIGN_OR_RETURN(bool row, orphans.Step());
     if (row) {
       result.orphan_chunks = FromSqlInt(orphans.ColumnInt(0));
@@ -593,15 +732,18 @@ Result<GcResult> SqliteStore::Gc(std::optional<uint64_t> older_than_seconds, boo
                                db_->Prepare("DELETE FROM chunks WHERE handle = ?1"));
       CAVEMAN_ASSIGN_OR_RETURN(Statement del_rec,
                                db_->Prepare("DELETE FROM recoveries WHERE handle = ?1"));
-      for (const std::string& h : victims) {
-        CAVEMAN_RETURN_IF_ERROR(del_chunks.BindText(1, h));
+      for (size_t i = 0; i < victims.size(); ++i) {
+        CAVEMAN_RETURN_IF_ERROR(del_chunks.BindText(1, victim_keys[i]));
         CAVEMAN_RETURN_IF_ERROR(del_chunks.Run());
         del_chunks.Reset();
-        CAVEMAN_RETURN_IF_ERROR(del_rec.BindText(1, h));
+        CAVEMAN_RETURN_IF_ERROR(del_rec.BindText(1, victims[i]));
         CAVEMAN_RETURN_IF_ERROR(del_rec.Run());
         del_rec.Reset();
       }
-      CAVEMAN_RETURN_IF_ERROR(db_->Exec(std::string("DELETE") + kOrphanWhere));
+      CAVEMAN_RETURN_IF_ERROR(db_->Exec("DELETE" + orphan_where));
+      if (!abandoned.empty()) {
+        CAVEMAN_RETURN_IF_ERROR(db_->Exec("DELETE FROM partials WHERE id IN (" + abandoned + ")"));
+      }
     }
     CAVEMAN_ASSIGN_OR_RETURN(result.storage_bytes, UsedBytes());
     return db_->Exec("COMMIT");
@@ -615,6 +757,245 @@ Result<GcResult> SqliteStore::Gc(std::optional<uint64_t> older_than_seconds, boo
   }
   result.max_storage_bytes = options_.max_bytes;
   return result;
+}
+
+// ---------------------------------------------------------------------------------------
+// Stream records (partial records of follow mode)
+
+Result<std::unique_ptr<StreamRecordWriter>> SqliteStore::BeginStreamRecord(std::string_view command) {
+  if (read_only_) return Status::NotSupported(kReadOnlyMessage);
+  CAVEMAN_ASSIGN_OR_RETURN(auto enc, internal::FrameEncoder::New(options_.zstd_level));
+  return std::unique_ptr<StreamRecordWriter>(
+      std::make_unique<SqliteStreamWriter>(this, std::move(enc), std::string(command)));
+}
+
+Status SqliteStreamWriter::Append(std::string_view data) {
+  if (finished_) return Status::Internal("ccr: stream writer used after Commit or Abandon");
+  if (!failed_.ok()) return failed_;
+  sha_.Update(data);
+  appended_ += data.size();
+  AppendSink sink(&pending_);
+  Status s = enc_->Write(data, sink);
+  if (!s.ok()) failed_ = s;
+  return s;
+}
+
+Status SqliteStreamWriter::Sync() {
+  if (finished_) return Status::Internal("ccr: stream writer used after Commit or Abandon");
+  if (!failed_.ok()) return failed_;
+  if (row_written_ && synced_ == appended_) return Status::OK();
+  AppendSink sink(&pending_);
+  Status s = enc_->Flush(sink);
+  if (s.ok()) s = store_->SyncPartial(*this);
+  if (!s.ok()) {
+    failed_ = s;
+    return s;
+  }
+  pending_.clear();
+  return Status::OK();
+}
+
+Status SqliteStreamWriter::Commit(const std::string& handle, const RecordInfo& info) {
+  if (finished_) return Status::Internal("ccr: stream writer used after Commit or Abandon");
+  Status s = failed_;
+  if (s.ok() && !IsWellFormedHandle(handle)) {
+    s = Status::InvalidArgument("ccr: malformed recovery handle: " + handle);
+  }
+  if (s.ok() && HandleFromDigest(sha_.Peek()) != handle) {
+    s = Status::InvalidArgument("ccr: handle does not match the recorded bytes: " + handle);
+  }
+  if (s.ok()) {
+    AppendSink sink(&pending_);
+    s = enc_->Finish(sink);
+  }
+  if (s.ok()) s = store_->CommitPartial(*this, handle, info);
+  if (!s.ok()) {
+    failed_ = s;
+    return s;
+  }
+  finished_ = true;
+  pending_.clear();
+  return Status::OK();
+}
+
+void SqliteStreamWriter::Abandon() {
+  if (finished_) return;
+  finished_ = true;
+  pending_.clear();
+  if (row_written_) store_->DropPartial(id_);
+}
+
+Status SqliteStore::SyncPartial(SqliteStreamWriter& w) {
+  const std::string now = internal::FormatRfc3339(internal::NowNanos());
+  const std::string prefix_hash = Sha256::Hex(w.sha_.Peek());
+  return RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
+    TxnGuard guard(*db_);
+    CAVEMAN_RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
+    CAVEMAN_ASSIGN_OR_RETURN(uint64_t used, UsedBytes());
+    const uint64_t add = w.pending_.size();
+    if (add > options_.max_bytes || used > options_.max_bytes - add) return BudgetExceeded();
+    CAVEMAN_RETURN_IF_ERROR(InsertChunkRows(w.id_, w.pending_, w.next_seq_));
+    const int64_t rows = static_cast<int64_t>((add + kMaxChunkBytes - 1) / kMaxChunkBytes);
+    CAVEMAN_ASSIGN_OR_RETURN(
+        Statement up,
+        db_->Prepare("INSERT INTO partials (id, created_at, updated_at, writer, command,"
+                     " original_bytes, stored_bytes, prefix_sha256, next_seq)"
+                     " VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+                     " ON CONFLICT (id) DO UPDATE SET updated_at = ?2, original_bytes = ?5,"
+                     " stored_bytes = ?6, prefix_sha256 = ?7, next_seq = ?8"));
+    CAVEMAN_RETURN_IF_ERROR(up.BindText(1, w.id_));
+    CAVEMAN_RETURN_IF_ERROR(up.BindText(2, now));
+    CAVEMAN_RETURN_IF_ERROR(up.BindText(3, internal::CurrentWriterIdentity()));
+    if (!w.command_.empty()) CAVEMAN_RETURN_IF_ERROR(up.BindText(4, w.command_));
+    CAVEMAN_RETURN_IF_ERROR(up.BindInt(5, ToSqlInt(w.appended_)));
+    CAVEMAN_RETURN_IF_ERROR(up.BindInt(6, ToSqlInt(w.stored_ + add)));
+    CAVEMAN_RETURN_IF_ERROR(up.BindText(7, prefix_hash));
+    CAVEMAN_RETURN_IF_ERROR(up.BindInt(8, w.next_seq_ + rows));
+    CAVEMAN_RETURN_IF_ERROR(up.Run());
+    CAVEMAN_RETURN_IF_ERROR(db_->Exec("COMMIT"));
+    w.row_written_ = true;
+    w.next_seq_ += rows;
+    w.stored_ += add;
+    w.synced_ = w.appended_;
+    return Status::OK();
+  });
+}
+
+Status SqliteStore::DeletePartialRows(const std::string& id) {
+  CAVEMAN_ASSIGN_OR_RETURN(Statement del, db_->Prepare("DELETE FROM chunks WHERE handle = ?1"));
+  CAVEMAN_RETURN_IF_ERROR(del.BindText(1, id));
+  CAVEMAN_RETURN_IF_ERROR(del.Run());
+  CAVEMAN_ASSIGN_OR_RETURN(Statement row, db_->Prepare("DELETE FROM partials WHERE id = ?1"));
+  CAVEMAN_RETURN_IF_ERROR(row.BindText(1, id));
+  return row.Run();
+}
+
+Status SqliteStore::CommitPartial(SqliteStreamWriter& w, const std::string& handle,
+                                  const RecordInfo& info) {
+  return RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
+    TxnGuard guard(*db_);
+    CAVEMAN_RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
+    CAVEMAN_ASSIGN_OR_RETURN(uint64_t used, UsedBytes());
+    CAVEMAN_ASSIGN_OR_RETURN(bool refreshed, RefreshExisting(handle, info, used));
+    if (refreshed) {
+      // The same original is stored already: the partial copy goes.
+      CAVEMAN_RETURN_IF_ERROR(DeletePartialRows(w.id_));
+      return db_->Exec("COMMIT");
+    }
+    const uint64_t add = w.pending_.size() + info.metadata.size();
+    if (add > options_.max_bytes || used > options_.max_bytes - add) return BudgetExceeded();
+    CAVEMAN_RETURN_IF_ERROR(InsertChunkRows(w.id_, w.pending_, w.next_seq_));
+    CAVEMAN_ASSIGN_OR_RETURN(
+        Statement ins,
+        db_->Prepare("INSERT INTO recoveries (handle, created_at, content_type, compressor,"
+                     " tokens_before, tokens_after, original_bytes, stored_bytes, metadata,"
+                     " command, chunk_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
+    CAVEMAN_RETURN_IF_ERROR(ins.BindText(1, handle));
+    CAVEMAN_RETURN_IF_ERROR(ins.BindText(2, internal::FormatRfc3339(internal::NowNanos())));
+    CAVEMAN_RETURN_IF_ERROR(ins.BindText(3, info.content_type));
+    CAVEMAN_RETURN_IF_ERROR(ins.BindText(4, info.compressor));
+    CAVEMAN_RETURN_IF_ERROR(ins.BindInt(5, ToSqlInt(info.tokens_before)));
+    CAVEMAN_RETURN_IF_ERROR(ins.BindInt(6, ToSqlInt(info.tokens_after)));
+    CAVEMAN_RETURN_IF_ERROR(ins.BindInt(7, ToSqlInt(w.appended_)));
+    CAVEMAN_RETURN_IF_ERROR(ins.BindInt(8, ToSqlInt(w.stored_ + w.pending_.size())));
+    if (!info.metadata.empty()) CAVEMAN_RETURN_IF_ERROR(ins.BindBlob(9, info.metadata));
+    const std::string& command = info.command.empty() ? w.command_ : info.command;
+    if (!command.empty()) CAVEMAN_RETURN_IF_ERROR(ins.BindText(10, command));
+    CAVEMAN_RETURN_IF_ERROR(ins.BindText(11, w.id_));
+    CAVEMAN_RETURN_IF_ERROR(ins.Run());
+    CAVEMAN_ASSIGN_OR_RETURN(Statement row, db_->Prepare("DELETE FROM partials WHERE id = ?1"));
+    CAVEMAN_RETURN_IF_ERROR(row.BindText(1, w.id_));
+    CAVEMAN_RETURN_IF_ERROR(row.Run());
+    return db_->Exec("COMMIT");
+  });
+}
+
+void SqliteStore::DropPartial(const std::string& id) {
+  // Best effort: what stays behind is removed by gc once this process is gone.
+  (void)RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
+    TxnGuard guard(*db_);
+    CAVEMAN_RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
+    CAVEMAN_RETURN_IF_ERROR(DeletePartialRows(id));
+    return db_->Exec("COMMIT");
+  });
+}
+
+Result<std::vector<PartialInfo>> SqliteStore::ListPartials() {
+  std::vector<PartialInfo> out;
+  if (!v2_) return out;
+  Status s = RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
+    out.clear();
+    CAVEMAN_ASSIGN_OR_RETURN(
+        Statement st,
+        db_->Prepare("SELECT id, created_at, updated_at, original_bytes, stored_bytes,"
+                     " coalesce(command, ''), writer FROM partials ORDER BY created_at, id"));
+    for (;;) {
+      CAVEMAN_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      PartialInfo p;
+      p.id = std::string(st.ColumnText(0));
+      p.created_at = std::string(st.ColumnText(1));
+      p.updated_at = std::string(st.ColumnText(2));
+      p.original_bytes = FromSqlInt(st.ColumnInt(3));
+      p.stored_bytes = FromSqlInt(st.ColumnInt(4));
+      p.command = std::string(st.ColumnText(5));
+      p.writer = internal::WriterDisplay(st.ColumnText(6));
+      p.writer_alive = internal::WriterAlive(st.ColumnText(6));
+      out.push_back(std::move(p));
+    }
+    return Status::OK();
+  });
+  CAVEMAN_RETURN_IF_ERROR(s);
+  return out;
+}
+
+Status SqliteStore::GetPartial(std::string_view id, ByteSink& out) {
+  if (!v2_ || !IsWellFormedPartialId(id)) return PartialNotFound();
+  Spool original(spool_options());
+  Status s = RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
+    original.Clear();
+    TxnGuard guard(*db_);
+    // One snapshot: the row and exactly the chunks it accounts for, even while the writer syncs.
+    CAVEMAN_RETURN_IF_ERROR(db_->Exec("BEGIN"));
+    CAVEMAN_ASSIGN_OR_RETURN(
+        Statement rec, db_->Prepare("SELECT original_bytes, stored_bytes, prefix_sha256, next_seq"
+                                    " FROM partials WHERE id = ?1"));
+    CAVEMAN_RETURN_IF_ERROR(rec.BindText(1, id));
+    CAVEMAN_ASSIGN_OR_RETURN(bool found, rec.Step());
+    if (!found) return PartialNotFound();
+    const int64_t original_bytes = rec.ColumnInt(0);
+    const int64_t stored_bytes = rec.ColumnInt(1);
+    const std::string prefix_hash(rec.ColumnText(2));
+    const int64_t rows = rec.ColumnInt(3);
+    rec.Reset();
+    if (original_bytes < 0 || stored_bytes < 0) return Corrupt();
+    CAVEMAN_ASSIGN_OR_RETURN(auto decoder, internal::FrameDecoder::New());
+    VerifyingSink sink(original, static_cast<uint64_t>(original_bytes));
+    CAVEMAN_ASSIGN_OR_RETURN(
+        Statement chunks,
+        db_->Prepare("SELECT seq, data FROM chunks WHERE handle = ?1 AND seq < ?2 ORDER BY seq"));
+    CAVEMAN_RETURN_IF_ERROR(chunks.BindText(1, id));
+    CAVEMAN_RETURN_IF_ERROR(chunks.BindInt(2, rows));
+    int64_t expected_seq = 0;
+    uint64_t total = 0;
+    for (;;) {
+      CAVEMAN_ASSIGN_OR_RETURN(bool row, chunks.Step());
+      if (!row) break;
+      if (chunks.ColumnInt(0) != expected_seq++) return Corrupt();
+      std::string_view data = chunks.ColumnBlob(1);
+      total += data.size();
+      CAVEMAN_RETURN_IF_ERROR(decoder->Write(data, sink));
+    }
+    chunks.Reset();
+    CAVEMAN_RETURN_IF_ERROR(db_->Exec("COMMIT"));
+    CAVEMAN_RETURN_IF_ERROR(decoder->FinishPrefix());
+    if (expected_seq != rows || total != static_cast<uint64_t>(stored_bytes)) return Corrupt();
+    if (sink.bytes() != static_cast<uint64_t>(original_bytes)) return Corrupt();
+    if (sink.HexDigest() != prefix_hash) return Corrupt();
+    return Status::OK();
+  });
+  CAVEMAN_RETURN_IF_ERROR(s);
+  return original.CopyTo(out);
 }
 
 }  // namespace

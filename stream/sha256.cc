@@ -23,6 +23,17 @@ std::array<uint8_t, 32> Sha256::Final() {
   return out;
 }
 
+std::array<uint8_t, 32> Sha256::Peek() const {
+  std::array<uint8_t, 32> out{};
+  EVP_MD_CTX* copy = EVP_MD_CTX_new();
+  unsigned int len = 0;
+  if (copy != nullptr && EVP_MD_CTX_copy_ex(copy, impl_->ctx) == 1) {
+    EVP_DigestFinal_ex(copy, out.data(), &len);
+  }
+  EVP_MD_CTX_free(copy);
+  return out;
+}
+
 std::array<uint8_t, 32> Sha256::Digest(std::string_view data) {
   Sha256 h;
   h.Update(data);

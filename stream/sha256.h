@@ -20,6 +20,8 @@ class Sha256 {
   // Finalises; the object must be Reset() before reuse.
   std::array<uint8_t, 32> Final();
   void Reset();
+  // Digest of the bytes so far, without finalising (the object keeps accumulating).
+  std::array<uint8_t, 32> Peek() const;
 
   static std::array<uint8_t, 32> Digest(std::string_view data);
   static std::string Hex(const std::array<uint8_t, 32>& d, size_t bytes = 32);

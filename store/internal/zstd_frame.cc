@@ -54,17 +54,25 @@ Status FrameEncoder::Write(std::string_view data, ByteSink& out) {
   return Status::OK();
 }
 
+Status FrameEncoder::Flush(ByteSink& out) { return Drain(/*end=*/false, out); }
+
 Status FrameEncoder::Finish(ByteSink& out) {
+  CAVEMAN_RETURN_IF_ERROR(Drain(/*end=*/true, out));
+  finished_ = true;
+  return Status::OK();
+}
+
+Status FrameEncoder::Drain(bool end, ByteSink& out) {
   if (poisoned_ || finished_) return Status::Internal("zstd encoder used after an error or Finish");
   ZSTD_inBuffer in{nullptr, 0, 0};
   size_t remaining = 0;
-  // ZSTD_e_end returns the bytes still to flush; the frame is complete only at 0.
+  // ZSTD_e_end / ZSTD_e_flush return the bytes still to flush; done only at 0.
   do {
     ZSTD_outBuffer o{buf_.data(), buf_.size(), 0};
-    remaining = ZSTD_compressStream2(cctx_, &o, &in, ZSTD_e_end);
+    remaining = ZSTD_compressStream2(cctx_, &o, &in, end ? ZSTD_e_end : ZSTD_e_flush);
     if (ZSTD_isError(remaining)) {
       poisoned_ = true;
-      return ZstdInternal("end frame", remaining);
+      return ZstdInternal(end ? "end frame" : "flush", remaining);
     }
     if (o.pos > 0) {
       Status s = out.Write(std::string_view(buf_.data(), o.pos));
@@ -74,7 +82,6 @@ Status FrameEncoder::Finish(ByteSink& out) {
       }
     }
   } while (remaining != 0);
-  finished_ = true;
   return Status::OK();
 }
 
@@ -128,6 +135,12 @@ Status FrameDecoder::Write(std::string_view data, ByteSink& out) {
     // A full output buffer may hide more pending output even when input is consumed.
     if (in.pos == in.size && o.pos < o.size) return Status::OK();
   }
+}
+
+Status FrameDecoder::FinishPrefix() {
+  // Write() returns only once all input is consumed and no output is pending.
+  if (!header_checked_ && !header_.empty()) return CorruptFrame();
+  return Status::OK();
 }
 
 Status FrameDecoder::Finish() {

@@ -37,11 +37,15 @@ class FrameEncoder {
   // Compresses `data` (ZSTD_e_continue); compressed bytes go to `out` as they are produced.
   // Errors: kInternal (zstd), or whatever `out` returns; afterwards the encoder is poisoned.
   Status Write(std::string_view data, ByteSink& out);
+  // Flushes everything written so far (ZSTD_e_flush): the bytes given to `out` up to now
+  // decode to exactly the data written, although the frame has not ended.
+  Status Flush(ByteSink& out);
   // Ends the frame (epilogue and checksum). REQUIRES: not yet finished.
   Status Finish(ByteSink& out);
 
  private:
   FrameEncoder() = default;
+  Status Drain(bool end, ByteSink& out);
   ZSTD_CCtx_s* cctx_ = nullptr;
   std::string buf_;
   bool poisoned_ = false;
@@ -61,6 +65,9 @@ class FrameDecoder {
   Status Write(std::string_view data, ByteSink& out);
   // Errors: kCorruption unless exactly one complete frame was fed.
   Status Finish();
+  // For partial records: the frame need not have ended (a flushed prefix of one frame);
+  // everything fed must have been decoded. Errors: kCorruption.
+  Status FinishPrefix();
 
  private:
   FrameDecoder() = default;

@@ -233,7 +233,7 @@ TEST(RecoveryStore, RoundTripsOnDiskAndSplitsLargeFramesIntoChunkRows) {
             static_cast<int64_t>(random.size()));
   EXPECT_EQ(raw.Int("SELECT stored_bytes FROM recoveries WHERE handle='" + *h1 + "'"),
             raw.Int("SELECT sum(length(data)) FROM chunks WHERE handle='" + *h1 + "'"));
-  EXPECT_EQ(raw.Int("PRAGMA user_version"), 1);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 2);
   EXPECT_EQ(raw.Int("PRAGMA page_size"), 65536);
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
   std::string created = raw.Text("SELECT created_at FROM recoveries LIMIT 1");
@@ -756,6 +756,210 @@ TEST(RecoveryStore, SpilledSpoolsRoundTrip) {
   StringSink out;
   ASSERT_TRUE((*store)->Get(*h, out).ok());
   EXPECT_EQ(out.data(), data);
+}
+
+
+// ---------------------------------------------------------------------------------------
+// Stream records (follow mode): partial records, finalisation, capacity, gc, migration.
+
+std::string GetPartialOrDie(RecoveryStore& store, const std::string& id) {
+  StringSink sink;
+  Status s = store.GetPartial(id, sink);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return sink.data();
+}
+
+TEST(StreamRecord, SyncedPrefixIsAPartialRecordAndCommitPublishesTheBatchHandle) {
+  TempDir dir;
+  auto store = MustOpen(dir.db());
+  const std::string text = CiText(3 << 20);
+  auto w = store->BeginStreamRecord("make -j2");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  const std::string id = (*w)->partial_id();
+  EXPECT_TRUE(IsWellFormedPartialId(id)) << id;
+  // Nothing synced yet: no partial record is visible.
+  EXPECT_TRUE(store->ListPartials()->empty());
+  size_t off = 0;
+  std::vector<size_t> cuts = {1, 100, 70000, 1 << 20, 2500000, text.size()};
+  for (size_t cut : cuts) {
+    ASSERT_TRUE((*w)->Append(std::string_view(text).substr(off, cut - off)).ok());
+    off = cut;
+    ASSERT_TRUE((*w)->Sync().ok());
+    EXPECT_EQ((*w)->synced_bytes(), cut);
+    // Another connection sees exactly the synced prefix, verified.
+    auto other = MustOpen(dir.db());
+    EXPECT_EQ(GetPartialOrDie(*other, id), text.substr(0, cut));
+    auto list = other->ListPartials();
+    ASSERT_TRUE(list.ok());
+    ASSERT_EQ(list->size(), 1u);
+    EXPECT_EQ((*list)[0].id, id);
+    EXPECT_EQ((*list)[0].original_bytes, cut);
+    EXPECT_EQ((*list)[0].command, "make -j2");
+    EXPECT_TRUE((*list)[0].writer_alive);
+  }
+  const std::string handle = HandleOf(text);
+  RecordInfo info = Info();
+  info.command = "make -j2";
+  ASSERT_TRUE((*w)->Commit(handle, info).ok());
+  StringSink got;
+  ASSERT_TRUE(store->Get(handle, got).ok());
+  EXPECT_EQ(got.data(), text);
+  EXPECT_TRUE(store->ListPartials()->empty());
+  StringSink gone;
+  EXPECT_EQ(store->GetPartial(id, gone).code(), StatusCode::kNotFound);
+  RawDb raw(dir.db());
+  EXPECT_EQ(raw.Text("SELECT command FROM recoveries WHERE handle='" + handle + "'"), "make -j2");
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 2);
+  // The chunk rows were not copied: they stay under the partial id.
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM chunks WHERE handle='" + handle + "'"), 0);
+  EXPECT_GT(raw.Int("SELECT count(*) FROM chunks WHERE handle='" + id + "'"), 0);
+  // gc keeps a finalised stream record's chunks.
+  auto gc = store->Gc(std::nullopt, false);
+  ASSERT_TRUE(gc.ok());
+  EXPECT_EQ(gc->orphan_chunks, 0u);
+  StringSink again;
+  ASSERT_TRUE(store->Get(handle, again).ok());
+  EXPECT_EQ(again.data(), text);
+  // And removes them with the record.
+  ::usleep(20000);
+  auto all = store->Gc(0, false);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->removed, 1u);
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM chunks"), 0);
+  EXPECT_EQ(all->storage_bytes, 0u);
+}
+
+TEST(StreamRecord, CommitOfAnExistingOriginalDropsThePartialCopy) {
+  auto store = OpenMemoryStore().value();
+  const std::string text = CiText(200000);
+  auto h = Put(*store, text);
+  ASSERT_TRUE(h.ok());
+  auto w = store->BeginStreamRecord("").value();
+  ASSERT_TRUE(w->Append(text).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  ASSERT_EQ(store->ListPartials()->size(), 1u);
+  const uint64_t used_with_both = store->Stats()->storage_bytes;
+  ASSERT_TRUE(w->Commit(*h, Info()).ok());
+  EXPECT_TRUE(store->ListPartials()->empty());
+  EXPECT_LT(store->Stats()->storage_bytes, used_with_both);
+  StringSink got;
+  ASSERT_TRUE(store->Get(*h, got).ok());
+  EXPECT_EQ(got.data(), text);
+  EXPECT_EQ(store->Stats()->totals.count, 1u);
+}
+
+TEST(StreamRecord, AbandonDeletesThePartialAndCommitChecksTheHandle) {
+  auto store = OpenMemoryStore().value();
+  auto w = store->BeginStreamRecord("x").value();
+  ASSERT_TRUE(w->Append("hello\n").ok());
+  ASSERT_TRUE(w->Sync().ok());
+  EXPECT_EQ(store->ListPartials()->size(), 1u);
+  w->Abandon();
+  EXPECT_TRUE(store->ListPartials()->empty());
+  EXPECT_EQ(store->Stats()->storage_bytes, 0u);
+
+  auto w2 = store->BeginStreamRecord("").value();
+  ASSERT_TRUE(w2->Append("abc").ok());
+  EXPECT_EQ(w2->Commit(HandleOf("abd"), Info()).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(StreamRecord, CeilingFailsTheSyncAndKeepsWhatWasSynced) {
+  TempDir dir;
+  auto store = MustOpen(dir.db(), /*max_bytes=*/64 * 1024);
+  auto w = store->BeginStreamRecord("").value();
+  const std::string first = "first line\n";
+  ASSERT_TRUE(w->Append(first).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  const std::string noise = RandomBytes(200000, 7);  // incompressible: over the ceiling
+  ASSERT_TRUE(w->Append(noise).ok());
+  Status s = w->Sync();
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(s.message(), kBudget);
+  EXPECT_EQ(w->synced_bytes(), first.size());
+  EXPECT_FALSE(w->Sync().ok());  // sticky
+  EXPECT_FALSE(w->Commit(HandleOf(first + noise), Info()).ok());
+  EXPECT_EQ(GetPartialOrDie(*store, w->partial_id()), first);
+}
+
+TEST(StreamRecord, GcRemovesPartialsOfGoneWritersOnly) {
+  TempDir dir;
+  auto store = MustOpen(dir.db());
+  auto live = store->BeginStreamRecord("live").value();
+  ASSERT_TRUE(live->Append(CiText(5000)).ok());
+  ASSERT_TRUE(live->Sync().ok());
+  auto dead = store->BeginStreamRecord("dead").value();
+  ASSERT_TRUE(dead->Append(CiText(3000)).ok());
+  ASSERT_TRUE(dead->Sync().ok());
+  {
+    RawDb raw(dir.db());
+    // A process that no longer exists on this host (pid 1 never has start time 1).
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    raw.Exec("UPDATE partials SET writer='" + std::string(host) + ":1:1' WHERE id='" +
+             dead->partial_id() + "'");
+  }
+  auto list = store->ListPartials().value();
+  ASSERT_EQ(list.size(), 2u);
+  int alive = 0;
+  for (const PartialInfo& p : list) alive += p.writer_alive ? 1 : 0;
+  EXPECT_EQ(alive, 1);
+  auto dry = store->Gc(std::nullopt, /*dry_run=*/true);
+  ASSERT_TRUE(dry.ok());
+  EXPECT_GE(dry->orphan_chunks, 1u);
+  EXPECT_EQ(store->ListPartials()->size(), 2u);
+  auto gc = store->Gc(std::nullopt, false);
+  ASSERT_TRUE(gc.ok());
+  EXPECT_EQ(gc->orphan_chunks, dry->orphan_chunks);
+  list = store->ListPartials().value();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].id, live->partial_id());
+  EXPECT_EQ(GetPartialOrDie(*store, live->partial_id()), CiText(5000));
+  // With an age every partial not synced since is abandoned, live or not.
+  ::usleep(20000);
+  ASSERT_TRUE(store->Gc(0, false).ok());
+  EXPECT_TRUE(store->ListPartials()->empty());
+}
+
+TEST(StreamRecord, TamperedPartialIsCorrupt) {
+  TempDir dir;
+  auto store = MustOpen(dir.db());
+  auto w = store->BeginStreamRecord("").value();
+  ASSERT_TRUE(w->Append(CiText(100000)).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  RawDb raw(dir.db());
+  raw.FlipByte(w->partial_id(), 0, -3);
+  StringSink sink;
+  EXPECT_EQ(store->GetPartial(w->partial_id(), sink).code(), StatusCode::kCorruption);
+  EXPECT_TRUE(sink.data().empty());
+  EXPECT_EQ(store->GetPartial("part_00000000000000000000000000000000", sink).code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(store->GetPartial("bogus", sink).code(), StatusCode::kNotFound);
+}
+
+TEST(StreamRecord, VersionOneDatabaseIsMigratedAndKeepsItsRecords) {
+  TempDir dir;
+  const std::string text = CiText(10000);
+  const std::string handle = HandleOf(text);
+  {
+    // A store as version 1 wrote it.
+    auto store = MustOpen(dir.db());
+    ASSERT_TRUE(Put(*store, text).ok());
+  }
+  {
+    RawDb raw(dir.db());
+    raw.Exec("DROP TABLE partials; DROP INDEX recoveries_chunk_key;"
+             "ALTER TABLE recoveries DROP COLUMN chunk_key; ALTER TABLE recoveries DROP COLUMN command;"
+             "PRAGMA user_version = 1;");
+  }
+  auto store = MustOpen(dir.db());
+  StringSink got;
+  ASSERT_TRUE(store->Get(handle, got).ok());
+  EXPECT_EQ(got.data(), text);
+  RawDb raw(dir.db());
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 2);
+  auto w = store->BeginStreamRecord("").value();
+  ASSERT_TRUE(w->Append("x\n").ok());
+  ASSERT_TRUE(w->Sync().ok());
 }
 
 }  // namespace
