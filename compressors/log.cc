@@ -1,8 +1,5 @@
 #include "compressors/log.h"
 
-#include <hs/hs.h>
-#include <re2/re2.h>
-
 #include <string.h>
 
 #include <algorithm>
@@ -16,6 +13,7 @@
 #include "compressors/internal/elision.h"
 #include "compressors/internal/invariants.h"
 #include "compressors/internal/lines.h"
+#include "compressors/internal/log_rules.h"
 #include "compressors/internal/redundancy.h"
 #include "compressors/internal/templates.h"
 #include "compressors/internal/text_util.h"
@@ -31,131 +29,13 @@ constexpr size_t kTailBudget = 2;
 constexpr size_t kMinLines = 4;
 constexpr size_t kQueryLimit = 16;
 constexpr double kQueryThreshold = 0.30;
-constexpr std::string_view kMarkerText = "lines elided (caveman)";
-constexpr uint64_t kTemplateSummaryMinRun = 64;
-constexpr std::string_view kEllipsis = "\xE2\x80\xA6";
-// Identical-run collapsing (project decision, docs/DECISIONS.md): the §5.15 marker prefix.
-// Lines starting with it are never collapsed and, on re-entry, are kept like markers.
-constexpr std::string_view kRepeatPrefix = "\xE2\x80\xA6 caveman: ";
-
-// The §5.2 keep pattern, in RE2 syntax (authoritative).
-constexpr const char* kKeepPatternRe2 =
-    R"((?i)(\b(ERROR|FATAL|PANIC|EXCEPTION|TRACEBACK|FAIL|FAILED|FAILURE|WARN|WARNING)\b|^\s+at\s|^\s+File "|\.go:\d+|^\s+--->|caused by))";
-// The same for Hyperscan, which scans blocks of complete lines in block mode with
-// HS_FLAG_MULTILINE (`^` also after each LF): `\s` is spelled without LF (and without VT,
-// which Hyperscan's `\s` would add) so that no match crosses a line, and case folding is
-// ASCII. RE2's (?i) also folds k/K with U+212A KELVIN SIGN and s/S with U+017F LONG S; lines
-// containing either are re-checked with RE2 (KeepsLinesWithKelvinSign in log_test).
-constexpr const char* kKeepPatternHs =
-    R"(\b(ERROR|FATAL|PANIC|EXCEPTION|TRACEBACK|FAIL|FAILED|FAILURE|WARN|WARNING)\b|^[\t\f\r ]+at[\t\f\r ]|^[\t\f\r ]+File "|\.go:[0-9]+|^[\t\f\r ]+--->|caused by)";
-
-const RE2& KeepPatternRe2() {
-  static const RE2* re = new RE2(kKeepPatternRe2);
-  return *re;
-}
-
-// Pattern ids of the compiled database.
-constexpr unsigned int kKeepId = 0;
-constexpr unsigned int kCavemanId = 1;  // "caveman": a line that might be a marker or note
-
-// Immutable compiled database, built once per process.
-const hs_database_t* KeepDatabase() {
-  static const hs_database_t* db = [] {
-    hs_database_t* d = nullptr;
-    hs_compile_error_t* err = nullptr;
-    const char* patterns[] = {kKeepPatternHs, "caveman"};
-    const unsigned int flags[] = {HS_FLAG_CASELESS | HS_FLAG_MULTILINE, 0};
-    const unsigned int ids[] = {kKeepId, kCavemanId};
-    if (hs_compile_multi(patterns, flags, ids, 2, HS_MODE_BLOCK, nullptr, &d, &err) !=
-        HS_SUCCESS) {
-      hs_free_compile_error(err);
-      return static_cast<hs_database_t*>(nullptr);
-    }
-    return d;
-  }();
-  return db;
-}
-
-struct MatchEnd {
-  uint64_t to;
-  unsigned int id;
-};
-
-int OnKeepMatch(unsigned int id, unsigned long long, unsigned long long to, unsigned int,
-                void* ctx) {
-  auto* ends = static_cast<std::vector<MatchEnd>*>(ctx);
-  ends->push_back(MatchEnd{to, id});
-  return 0;
-}
-
-bool NeedsUnicodeFolding(std::string_view line) {
-  const char* p = line.data();
-  const char* end = p + line.size();
-  for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\xC5', end - q)));
-       ++q) {
-    if (q + 1 < end && q[1] == '\xBF') return true;
-  }
-  for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\xE2', end - q)));
-       ++q) {
-    if (q + 2 < end && q[1] == '\x84' && q[2] == '\xAA') return true;
-  }
-  return false;
-}
-
-// Per-call matcher state: Hyperscan scratch and the match offsets of the current block.
-class KeepMatcher {
- public:
-  KeepMatcher() {
-    db_ = KeepDatabase();
-    if (db_ != nullptr && hs_alloc_scratch(db_, &scratch_) != HS_SUCCESS) db_ = nullptr;
-  }
-  ~KeepMatcher() {
-    if (scratch_ != nullptr) hs_free_scratch(scratch_);
-  }
-  KeepMatcher(const KeepMatcher&) = delete;
-  KeepMatcher& operator=(const KeepMatcher&) = delete;
-
-  // Scans a block of whole lines; Classify() then answers per line, in order.
-  void ScanBlock(std::string_view block) {
-    ends_.clear();
-    next_ = 0;
-    if (db_ != nullptr && !block.empty()) {
-      hs_scan(db_, block.data(), static_cast<unsigned int>(block.size()), 0, scratch_,
-              OnKeepMatch, &ends_);
-    }
-  }
-  // Sets info->pattern and whether the line mentions "caveman", for the line
-  // [begin, begin + line.size()) of the last scanned block. Lines are asked in order.
-  void Classify(std::string_view line, size_t begin, bool* pattern, bool* caveman) {
-    if (db_ == nullptr) {
-      *pattern = RE2::PartialMatch(line, KeepPatternRe2());
-      *caveman = internal::Contains(line, "caveman");
-      return;
-    }
-    const uint64_t end = begin + line.size();
-    *pattern = false;
-    *caveman = false;
-    // A match is never empty and never crosses a line: its end lies in (begin, end].
-    while (next_ < ends_.size() && ends_[next_].to <= end) {
-      if (ends_[next_].to > begin) {
-        (ends_[next_].id == kKeepId ? *pattern : *caveman) = true;
-      }
-      ++next_;
-    }
-    if (!*pattern && NeedsUnicodeFolding(line)) {
-      *pattern = RE2::PartialMatch(line, KeepPatternRe2());
-    }
-  }
-
- private:
-  const hs_database_t* db_ = nullptr;
-  hs_scratch_t* scratch_ = nullptr;
-  std::vector<MatchEnd> ends_;
-  size_t next_ = 0;
-};
-
-bool IsMarkerLine(std::string_view line) { return internal::Contains(line, kMarkerText); }
-bool IsNoteLine(std::string_view line) { return internal::StartsWith(line, internal::kNotePrefix); }
+using internal::IsLogMarkerLine;
+using internal::IsLogNoteLine;
+using internal::KeepMatcher;
+using internal::kEllipsis;
+using internal::kLogMarkerText;
+using internal::kRepeatPrefix;
+using internal::RepeatMarker;
 
 struct LineInfo {
   bool pattern = false;         // matches the keep pattern
@@ -233,7 +113,7 @@ class LiveClassifier {
     matcher_->Classify(line, begin, &pattern, &caveman);
     uint8_t f = pattern ? kPatternBit : 0;
     if (caveman) {  // marker and note lines both contain "caveman"
-      if (IsMarkerLine(line) || IsNoteLine(line)) f |= kMarkerOrNoteBit;
+      if (IsLogMarkerLine(line) || IsLogNoteLine(line)) f |= kMarkerOrNoteBit;
       if (internal::Contains(line, internal::kNotePrefix)) f |= kNotePrefixBit;
       if (internal::StartsWith(line, kRepeatPrefix)) f |= kRepeatPrefixBit;
     }
@@ -401,15 +281,6 @@ Status ScanElements(const Body& body, size_t read_size, const LineFlags& flags, 
   CAVEMAN_RETURN_IF_ERROR(replay.status());
   if (!stopped) collapser.Finish(on_element);
   return Status::OK();
-}
-
-// The §5.15 marker for `elided` repeats of a kept line.
-std::string RepeatMarker(uint64_t elided, bool crlf) {
-  std::string m(kRepeatPrefix);
-  m += std::to_string(elided);
-  m += " identical lines elided ";
-  m += kEllipsis;
-  return internal::SynthesizedLine(m, crlf);
 }
 
 struct Candidate {
@@ -580,44 +451,23 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
     if (write_status.ok()) write_status = out.Write(line);
   };
   uint64_t elided_total = 0;
-  uint64_t run_count = 0;
-  uint64_t run_bytes = 0;
-  std::vector<std::string> run_lines;  // buffered while the run may still be emitted verbatim
-  internal::InvariantAccumulator acc;           // §4.4 log fields
-  internal::InvariantAccumulator template_acc;  // log fields, else template fields
-  uint64_t run_template_drops = 0;  // lines of the run that only template grouping dropped
+  internal::DroppedRun run;
   internal::FieldScratch scratch;
   internal::FieldList fields;
+  internal::FieldList template_fields;
   bool any_marker = false;  // a §5.2 or an identical-run marker was written
   internal::TemplateMiner miner4(miner_options);
   std::vector<std::string_view> tokens;
   auto flush_run = [&]() {
-    if (run_count == 0) return;
-    // Template fields describe a run only when template grouping dropped most of it and the run
-    // is long enough for the summary to pay for itself (on the CI log, template summaries on
-    // runs the §4.2 guard had mostly dropped anyway cost more than grouping saved;
-    // docs/DECISIONS.md).
-    const bool template_summary =
-        run_template_drops * 2 >= run_count && run_count >= kTemplateSummaryMinRun;
-    const std::string summary =
-        (template_summary ? template_acc : acc).Render(static_cast<int64_t>(run_bytes));
-    std::string marker = std::string(kEllipsis) + " " + std::to_string(run_count) + " " +
-                         std::string(kMarkerText);
-    if (!summary.empty()) marker += ": " + summary;
-    marker += " " + std::string(kEllipsis);
-    if (internal::WorthEliding(run_count, marker.size(), run_bytes, summary)) {
-      emit(internal::SynthesizedLine(marker, crlf));
-      elided_total += run_bytes;
+    if (run.count() == 0) return;
+    if (std::optional<std::string> marker = run.Marker()) {
+      emit(internal::SynthesizedLine(*marker, crlf));
+      elided_total += run.bytes();
       any_marker = true;
     } else {
-      for (const std::string& l : run_lines) emit(l);
+      for (const std::string& l : run.lines()) emit(l);
     }
-    run_count = 0;
-    run_bytes = 0;
-    run_lines.clear();
-    acc.Reset();
-    template_acc.Reset();
-    run_template_drops = 0;
+    run.Reset();
   };
   CAVEMAN_RETURN_IF_ERROR(ScanElements(
       body, read_size, flags, collapse,
@@ -648,24 +498,18 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
           return write_status.ok();
         }
         // A dropped element stands for `weight` identical lines of the run.
-        run_count += weight;
-        run_bytes += weight * (line.size() + 1);
-        if (run_count < internal::kAlwaysElideCount) {
-          run_lines.emplace_back(line);
-        } else {
-          run_lines.clear();
-        }
-        run_template_drops += template_drop ? weight : 0;
         internal::LogLineFields(line, &scratch, &fields);
-        for (uint64_t k = 0; k < weight; ++k) acc.Add(fields);
+        const internal::FieldList* group_fields = nullptr;
         if (grouping) {
+          group_fields = &fields;
           if (fields.empty() && tid != internal::TemplateMiner::kNoTemplate) {
             // miner4 replays pass 1, so ids agree; miner1 holds the final (most general)
             // templates, whose wildcards cover every line of the cluster.
-            internal::TemplateFields(line, tid, miner1, &tokens, &fields);
+            internal::TemplateFields(line, tid, miner1, &tokens, &template_fields);
+            group_fields = &template_fields;
           }
-          for (uint64_t k = 0; k < weight; ++k) template_acc.Add(fields);
         }
+        run.Add(line, weight, template_drop, fields, group_fields);
         return true;
       }));
   flush_run();

@@ -1,0 +1,164 @@
+#include "compressors/internal/log_rules.h"
+
+#include <hs/hs.h>
+#include <re2/re2.h>
+
+#include <cstring>
+
+#include "compressors/internal/elision.h"
+#include "compressors/internal/lines.h"
+#include "compressors/internal/text_util.h"
+
+namespace caveman::internal {
+namespace {
+
+// The §5.2 keep pattern, in RE2 syntax (authoritative).
+constexpr const char* kKeepPatternRe2 =
+    R"((?i)(\b(ERROR|FATAL|PANIC|EXCEPTION|TRACEBACK|FAIL|FAILED|FAILURE|WARN|WARNING)\b|^\s+at\s|^\s+File "|\.go:\d+|^\s+--->|caused by))";
+// The same for Hyperscan, which scans blocks of complete lines in block mode with
+// HS_FLAG_MULTILINE (`^` also after each LF): `\s` is spelled without LF (and without VT,
+// which Hyperscan's `\s` would add) so that no match crosses a line, and case folding is
+// ASCII. RE2's (?i) also folds k/K with U+212A KELVIN SIGN and s/S with U+017F LONG S; lines
+// containing either are re-checked with RE2 (KeepsLinesWithKelvinSign in log_test).
+constexpr const char* kKeepPatternHs =
+    R"(\b(ERROR|FATAL|PANIC|EXCEPTION|TRACEBACK|FAIL|FAILED|FAILURE|WARN|WARNING)\b|^[\t\f\r ]+at[\t\f\r ]|^[\t\f\r ]+File "|\.go:[0-9]+|^[\t\f\r ]+--->|caused by)";
+
+const RE2& KeepPatternRe2() {
+  static const RE2* re = new RE2(kKeepPatternRe2);
+  return *re;
+}
+
+// Pattern ids of the compiled database.
+constexpr unsigned int kKeepId = 0;
+constexpr unsigned int kCavemanId = 1;  // "caveman": a line that might be a marker or note
+
+// Immutable compiled database, built once per process.
+const hs_database_t* KeepDatabase() {
+  static const hs_database_t* db = [] {
+    hs_database_t* d = nullptr;
+    hs_compile_error_t* err = nullptr;
+    const char* patterns[] = {kKeepPatternHs, "caveman"};
+    const unsigned int flags[] = {HS_FLAG_CASELESS | HS_FLAG_MULTILINE, 0};
+    const unsigned int ids[] = {kKeepId, kCavemanId};
+    if (hs_compile_multi(patterns, flags, ids, 2, HS_MODE_BLOCK, nullptr, &d, &err) !=
+        HS_SUCCESS) {
+      hs_free_compile_error(err);
+      return static_cast<hs_database_t*>(nullptr);
+    }
+    return d;
+  }();
+  return db;
+}
+
+int OnKeepMatch(unsigned int id, unsigned long long, unsigned long long to, unsigned int,
+                void* ctx) {
+  auto* ends = static_cast<std::vector<KeepMatcher::MatchEnd>*>(ctx);
+  ends->push_back(KeepMatcher::MatchEnd{to, id});
+  return 0;
+}
+
+bool NeedsUnicodeFolding(std::string_view line) {
+  const char* p = line.data();
+  const char* end = p + line.size();
+  for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\xC5', end - q)));
+       ++q) {
+    if (q + 1 < end && q[1] == '\xBF') return true;
+  }
+  for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\xE2', end - q)));
+       ++q) {
+    if (q + 2 < end && q[1] == '\x84' && q[2] == '\xAA') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool IsLogMarkerLine(std::string_view line) { return Contains(line, kLogMarkerText); }
+bool IsLogNoteLine(std::string_view line) { return StartsWith(line, kNotePrefix); }
+
+std::string RepeatMarker(uint64_t elided, bool crlf) {
+  std::string m(kRepeatPrefix);
+  m += std::to_string(elided);
+  m += " identical lines elided ";
+  m += kEllipsis;
+  return SynthesizedLine(m, crlf);
+}
+
+KeepMatcher::KeepMatcher() {
+  db_ = KeepDatabase();
+  if (db_ != nullptr && hs_alloc_scratch(db_, &scratch_) != HS_SUCCESS) db_ = nullptr;
+}
+
+KeepMatcher::~KeepMatcher() {
+  if (scratch_ != nullptr) hs_free_scratch(scratch_);
+}
+
+void KeepMatcher::ScanBlock(std::string_view block) {
+  ends_.clear();
+  next_ = 0;
+  if (db_ != nullptr && !block.empty()) {
+    hs_scan(db_, block.data(), static_cast<unsigned int>(block.size()), 0, scratch_, OnKeepMatch,
+            &ends_);
+  }
+}
+
+void KeepMatcher::Classify(std::string_view line, size_t begin, bool* pattern, bool* caveman) {
+  if (db_ == nullptr) {
+    *pattern = RE2::PartialMatch(line, KeepPatternRe2());
+    *caveman = Contains(line, "caveman");
+    return;
+  }
+  const uint64_t end = begin + line.size();
+  *pattern = false;
+  *caveman = false;
+  // A match is never empty and never crosses a line: its end lies in (begin, end].
+  while (next_ < ends_.size() && ends_[next_].to <= end) {
+    if (ends_[next_].to > begin) {
+      (ends_[next_].id == kKeepId ? *pattern : *caveman) = true;
+    }
+    ++next_;
+  }
+  if (!*pattern && NeedsUnicodeFolding(line)) {
+    *pattern = RE2::PartialMatch(line, KeepPatternRe2());
+  }
+}
+
+void DroppedRun::Add(std::string_view line, uint64_t weight, bool template_drop,
+                     const FieldList& log_fields, const FieldList* group_fields) {
+  count_ += weight;
+  bytes_ += weight * (line.size() + 1);
+  if (count_ < kAlwaysElideCount) {
+    lines_.emplace_back(line);
+  } else {
+    lines_.clear();
+  }
+  template_drops_ += template_drop ? weight : 0;
+  for (uint64_t k = 0; k < weight; ++k) acc_.Add(log_fields);
+  if (group_fields != nullptr) {
+    for (uint64_t k = 0; k < weight; ++k) group_acc_.Add(*group_fields);
+  }
+}
+
+std::optional<std::string> DroppedRun::Marker() const {
+  // Template fields describe a run only when template grouping dropped most of it and the run
+  // is long enough for the summary to pay for itself (on the CI log, template summaries on
+  // runs the §4.2 guard had mostly dropped anyway cost more than grouping saved;
+  // docs/DECISIONS.md).
+  const bool template_summary = template_drops_ * 2 >= count_ && count_ >= kTemplateSummaryMinRun;
+  const std::string summary =
+      (template_summary ? group_acc_ : acc_).Render(static_cast<int64_t>(bytes_));
+  std::string marker = ElisionMarker(count_, kLogMarkerText, summary);
+  if (!WorthEliding(count_, marker.size(), bytes_, summary)) return std::nullopt;
+  return marker;
+}
+
+void DroppedRun::Reset() {
+  count_ = 0;
+  bytes_ = 0;
+  template_drops_ = 0;
+  lines_.clear();
+  acc_.Reset();
+  group_acc_.Reset();
+}
+
+}  // namespace caveman::internal

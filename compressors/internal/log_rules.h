@@ -1,0 +1,94 @@
+// Rules the log compressor's batch pass and the follow mode's online log stage share, so the
+// two modes cannot drift: the §5.2 keep pattern (Hyperscan over blocks of whole lines, RE2
+// where Unicode case folding matters), marker and note recognition, the §5.15 repeat marker,
+// and the dropped-run accumulator that renders the `… N lines elided (caveman)[: SUMMARY] …`
+// marker (§4.4 invariants, template fields, §4.5 worthEliding).
+//
+// Thread-safety: the compiled pattern database is built once per process and immutable; a
+// KeepMatcher (scratch) and a DroppedRun belong to one payload.
+#ifndef CAVEMAN_COMPRESSORS_INTERNAL_LOG_RULES_H_
+#define CAVEMAN_COMPRESSORS_INTERNAL_LOG_RULES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compressors/internal/invariants.h"
+
+struct hs_database;
+struct hs_scratch;
+
+namespace caveman::internal {
+
+inline constexpr std::string_view kEllipsis = "\xE2\x80\xA6";
+inline constexpr std::string_view kLogMarkerText = "lines elided (caveman)";
+// Identical-run collapsing (project decision, docs/DECISIONS.md): the §5.15 marker prefix.
+// Lines starting with it are never collapsed and, on re-entry, are kept like markers.
+inline constexpr std::string_view kRepeatPrefix = "\xE2\x80\xA6 caveman: ";
+// Template fields describe a run only from this length on (docs/DECISIONS.md).
+inline constexpr uint64_t kTemplateSummaryMinRun = 64;
+
+// A §5.2 marker line (`lines elided (caveman)` anywhere) / a note line (starts with the prefix).
+bool IsLogMarkerLine(std::string_view line);
+bool IsLogNoteLine(std::string_view line);
+
+// The §5.15 marker for `elided` repeats of a kept line (CR appended iff `crlf`).
+std::string RepeatMarker(uint64_t elided, bool crlf);
+
+// Per-payload matcher: Hyperscan scratch and the match offsets of the current block.
+class KeepMatcher {
+ public:
+  KeepMatcher();
+  ~KeepMatcher();
+  KeepMatcher(const KeepMatcher&) = delete;
+  KeepMatcher& operator=(const KeepMatcher&) = delete;
+
+  // Scans a block of whole lines; Classify() then answers per line, in order.
+  void ScanBlock(std::string_view block);
+  // Whether the line [begin, begin + line.size()) of the last scanned block matches the keep
+  // pattern, and whether it mentions "caveman" (a possible marker or note). Lines are asked
+  // in order.
+  void Classify(std::string_view line, size_t begin, bool* pattern, bool* caveman);
+
+  struct MatchEnd {
+    uint64_t to;
+    unsigned int id;
+  };
+
+ private:
+  const hs_database* db_ = nullptr;
+  hs_scratch* scratch_ = nullptr;
+  std::vector<MatchEnd> ends_;
+  size_t next_ = 0;
+};
+
+// One dropped run: every dropped line (or identical-run element of `weight` lines) is added in
+// order; Marker() renders the marker of §5.2 when §4.5 allows one.
+class DroppedRun {
+ public:
+  // `log_fields`: §4.4 log fields of the line; `group_fields`: the same, or (template grouping,
+  // no log fields) the line's template fields; `template_drop`: dropped only by grouping.
+  void Add(std::string_view line, uint64_t weight, bool template_drop,
+           const FieldList& log_fields, const FieldList* group_fields);
+  // The marker text (no CR), or nullopt when the run must be emitted verbatim (lines()).
+  std::optional<std::string> Marker() const;
+  // The run's lines while it is shorter than kAlwaysElideCount (empty afterwards).
+  const std::vector<std::string>& lines() const { return lines_; }
+  uint64_t count() const { return count_; }
+  uint64_t bytes() const { return bytes_; }  // Σ weight × (len + 1)
+  void Reset();
+
+ private:
+  uint64_t count_ = 0;
+  uint64_t bytes_ = 0;
+  uint64_t template_drops_ = 0;
+  std::vector<std::string> lines_;
+  InvariantAccumulator acc_;        // §4.4 log fields
+  InvariantAccumulator group_acc_;  // log fields, else template fields
+};
+
+}  // namespace caveman::internal
+
+#endif  // CAVEMAN_COMPRESSORS_INTERNAL_LOG_RULES_H_
