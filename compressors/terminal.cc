@@ -90,6 +90,10 @@ std::string CleanTerminalLine(std::string_view line) {
   return out;
 }
 
+bool TerminalKeepPattern(std::string_view cleaned_line) {
+  return RE2::PartialMatch(cleaned_line, KeepPattern());
+}
+
 namespace {
 
 class TerminalCompressor final : public InMemoryCompressor {
@@ -114,7 +118,7 @@ class TerminalCompressor final : public InMemoryCompressor {
       std::vector<bool> keep(n, false);
       for (size_t i = 0; i < n; ++i) {
         keep[i] = i < kHead || i + kTail >= n || IsMarker(views[i]) ||
-                  RE2::PartialMatch(views[i], KeepPattern());
+                  TerminalKeepPattern(views[i]);
       }
       std::optional<internal::TemplateGrouping> grouping;
       if (options_.template_grouping) {

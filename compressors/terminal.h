@@ -29,6 +29,9 @@ std::unique_ptr<Compressor> NewTerminalCompressor(TerminalOptions options = {});
 // The per-line cleanup of §5.16 (CR redraw, then ANSI deletion) of one LF-free line.
 std::string CleanTerminalLine(std::string_view line);
 
+// The §5.16 keep pattern on a cleaned line (shared with follow mode's online terminal stage).
+bool TerminalKeepPattern(std::string_view cleaned_line);
+
 }  // namespace caveman
 
 #endif  // CAVEMAN_COMPRESSORS_TERMINAL_H_

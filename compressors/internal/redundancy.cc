@@ -247,6 +247,40 @@ bool RedundancyGuard::Test(std::string_view unit) {
   return TestProfile(ComputeProfile(unit));
 }
 
+void OnlineGuard::Insert(const Profile& p) {
+  ++clock_;
+  if (classes_.size() < kMaxClasses) {
+    classes_.push_back(p);
+    last_use_.push_back(clock_);
+    return;
+  }
+  size_t victim = 0;
+  for (size_t i = 1; i < last_use_.size(); ++i) {
+    if (last_use_[i] < last_use_[victim]) victim = i;
+  }
+  classes_[victim] = p;
+  last_use_[victim] = clock_;
+}
+
+bool OnlineGuard::Represents(const Profile& p) {
+  if (p.tokens.empty()) return true;
+  const size_t found = FindRepresenting(p, classes_, last_hit_);
+  if (found == classes_.size()) return false;
+  last_hit_ = found;
+  last_use_[found] = ++clock_;
+  return true;
+}
+
+void OnlineGuard::AddKept(const Profile& p) {
+  if (!Represents(p)) Insert(p);
+}
+
+bool OnlineGuard::TestAndLearn(const Profile& p) {
+  if (Represents(p)) return false;
+  Insert(p);
+  return true;
+}
+
 bool RedundancyGuard::Represents(const Profile& p) const {
   return p.tokens.empty() || FindRepresenting(p, classes_, last_hit_) < classes_.size();
 }

@@ -73,6 +73,30 @@ class RedundancyGuard {
   size_t last_hit_ = 0;  // class that represented the previous unit (a search hint only)
 };
 
+// The guard of follow mode, where the kept units are known only as they arrive: every kept
+// unit's profile is a class (forced keeps and promotions alike), so a unit is dropped only if
+// it resembles something already shown. At most kMaxSeedClasses + kMaxPromotions classes;
+// beyond that the class unused for longest is replaced, so the guard keeps working on a stream
+// of any length instead of keeping everything after 128 promotions (docs/DECISIONS.md).
+class OnlineGuard {
+ public:
+  static constexpr size_t kMaxClasses = kMaxSeedClasses + kMaxPromotions;
+  // A kept unit: its profile becomes a class (unless one already represents it).
+  void AddKept(const Profile& p);
+  // Whether some class represents `p` (marks that class as used).
+  bool Represents(const Profile& p);
+  // Represents() or else AddKept(): returns true when `p` is novel (the unit must be kept).
+  bool TestAndLearn(const Profile& p);
+  size_t class_count() const { return classes_.size(); }
+
+ private:
+  void Insert(const Profile& p);
+  std::vector<Profile> classes_;
+  std::vector<uint64_t> last_use_;
+  uint64_t clock_ = 0;
+  size_t last_hit_ = 0;
+};
+
 // §4.2 keepNonRedundant over in-memory units; `keep` has one entry per unit.
 void KeepNonRedundant(const std::vector<std::string_view>& units, std::vector<bool>* keep);
 
