@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -19,8 +20,10 @@
 
 #include "cli/internal/help_text.h"
 #include "cli/internal/report_format.h"
+#include "cli/internal/run_command.h"
 #include "compressors/manifest.h"
 #include "compressors/toon.h"
+#include "engine/command_hints.h"
 #include "engine/engine.h"
 #include "store/store.h"
 #include "stream/byte_io.h"
@@ -61,6 +64,13 @@ class TrackedSink final : public ByteSink {
   explicit TrackedSink(ByteSink& s) : s_(s) {}
   Status Write(std::string_view d) override {
     Status st = s_.Write(d);
+    if (!st.ok()) failed = true;
+    return st;
+  }
+  // Follow mode flushes after every emission; the fd sink writes through (write(2) per
+  // Write), so this only passes the call on.
+  Status Flush() override {
+    Status st = s_.Flush();
     if (!st.ok()) failed = true;
     return st;
   }
@@ -162,17 +172,61 @@ std::string_view Env(const char* name) {
   return v == nullptr ? std::string_view() : std::string_view(v);
 }
 
+// --report, else CAVEMAN_REPORT, else pretty when stderr is a terminal (compress and run).
+Result<ReportFormat> CompressReportFormat(const CLI::Option* report_opt, const std::string& report_flag) {
+  return internal::ChooseReportFormat({
+      .flag_name = "--report",
+      .flag = report_opt->count() > 0 ? std::optional<std::string_view>(report_flag) : std::nullopt,
+      .env_name = "CAVEMAN_REPORT",
+      .env = Env("CAVEMAN_REPORT"),
+      .is_terminal = IsTerminal(STDERR_FILENO),
+      .pretty_name = "pretty",
+  });
+}
+
+// --format json|table, else a table when stdout is a terminal (stats, retrieve --partials).
+// CAVEMAN_REPORT is for the compress report only; these have no variable of their own.
+Result<ReportFormat> TableFormat(const CLI::Option* format_opt, const std::string& format_flag) {
+  return internal::ChooseReportFormat({
+      .flag_name = "--format",
+      .flag = format_opt->count() > 0 ? std::optional<std::string_view>(format_flag) : std::nullopt,
+      .is_terminal = IsTerminal(STDOUT_FILENO),
+      .pretty_name = "table",
+  });
+}
+
+// The store compress writes to. Invalid settings are fatal; a store that cannot be opened is
+// not: compress then passes lossy results through with cave_ccr_unavailable.
+Result<std::unique_ptr<RecoveryStore>> OpenStoreForCompress() {
+  CAVEMAN_ASSIGN_OR_RETURN(StoreOptions options, StoreOptions::FromEnv());
+  auto opened = OpenSqliteStore(options);
+  if (opened.ok()) return opened;
+  return std::unique_ptr<RecoveryStore>(std::make_unique<UnavailableStore>(opened.status()));
+}
+
+void WriteReport(const CompressResult& r, ReportFormat format, std::string_view subcommand) {
+  std::string report = format == ReportFormat::kPretty ? internal::PrettyReport(r, subcommand) : r.ReportJson() + "\n";
+  std::fwrite(report.data(), 1, report.size(), stderr);
+}
+
+// Follow mode must fail visibly when lossy lines were emitted but the record holding their
+// original could not be finalised (§1.4): the report's error says why, the partial record
+// keeps what was stored.
+int FollowExitCode(const CompressResult& r) { return !r.partial_record.empty() && !r.error.empty() ? 1 : 0; }
+
 int CmdCompress(const std::vector<std::string>& args) {
   constexpr const char* kCompressUsage = "usage: caveman-engine compress [--type <content-type>] [--query <text>]";
   CompressOptions o;
   o.mode = Mode::kCompress;
   o.max_input_bytes = kStdinLimit;
   std::string report_flag;
+  bool follow = false;
   CLI::App app;
   app.add_option("--type", o.type)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--query", o.query)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   CLI::Option* report_opt =
       app.add_option("--report", report_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_flag("--follow", follow)->disable_flag_override();
   // CLI11 takes the word after an option as its value whatever it looks like, so a value can
   // only be missing when the option is the last argument.
   Parsed p = ParseArgs(app, "compress", args, [&] {
@@ -185,31 +239,28 @@ int CmdCompress(const std::vector<std::string>& args) {
   if (!p.extras.empty()) return Fail("unknown compress flag: " + p.extras.front());
   if (o.type == "auto") o.type.clear();
 
-  auto format = internal::ChooseReportFormat({
-      .flag_name = "--report",
-      .flag = report_opt->count() > 0 ? std::optional<std::string_view>(report_flag) : std::nullopt,
-      .env_name = "CAVEMAN_REPORT",
-      .env = Env("CAVEMAN_REPORT"),
-      .is_terminal = IsTerminal(STDERR_FILENO),
-      .pretty_name = "pretty",
-  });
+  auto format = CompressReportFormat(report_opt, report_flag);
   if (!format.ok()) return Fail("compress: " + format.status().message());
+  auto store = OpenStoreForCompress();
+  if (!store.ok()) return Fail(store.status().message());
 
-  auto options = StoreOptions::FromEnv();
-  if (!options.ok()) return Fail(options.status().message());
-  std::unique_ptr<RecoveryStore> store;
-  auto opened = OpenSqliteStore(*options);
-  if (opened.ok()) {
-    store = std::move(opened).value();
-  } else {
-    store = std::make_unique<UnavailableStore>(opened.status());
-  }
-
-  Engine engine(EngineOptions{.store = store.get()});
-  auto raw_in = NewFdSource(STDIN_FILENO);
+  Engine engine(EngineOptions{.store = store->get()});
   auto raw_out = NewFdSink(STDOUT_FILENO);
-  TrackedSource in(*raw_in);
   TrackedSink out(*raw_out);
+  if (follow) {
+    // No stdin limit on the line types; max_input_bytes bounds the batch fallback of the
+    // others (they then pass through with cave_input_too_large).
+    auto r = engine.CompressFollowFd(STDIN_FILENO, o, out);
+    if (!r.ok()) {
+      if (out.failed) return Fail("write stdout: " + r.status().message());
+      if (r.status().code() == StatusCode::kIoError) return Fail("read stdin: " + r.status().message());
+      return Fail("compress: " + r.status().message());
+    }
+    WriteReport(*r, *format, "compress");
+    return FollowExitCode(*r);
+  }
+  auto raw_in = NewFdSource(STDIN_FILENO);
+  TrackedSource in(*raw_in);
   auto r = engine.Compress(in, o, out);
   if (!r.ok()) {
     const Status& st = r.status();
@@ -218,12 +269,78 @@ int CmdCompress(const std::vector<std::string>& args) {
     if (out.failed) return Fail("write stdout: " + st.message());
     return Fail("compress: " + st.message());
   }
-  std::string report = r->ReportJson() + "\n";
-  if (*format == ReportFormat::kPretty) {
-    report = internal::PrettyReport(*r);
-  }
-  std::fwrite(report.data(), 1, report.size(), stderr);
+  WriteReport(*r, *format, "compress");
   return 0;
+}
+
+// `run [--type T] [--query Q] [--report json|pretty] -- CMD ARGS...`: CMD's stdout and stderr
+// through one pipe into follow mode, the view on stdout, the report on stderr. Exit status:
+// CMD's (128 + N when signal N killed it); 127/126 when it cannot be started; 2 for bad
+// arguments; 1 when caveman-engine itself failed (see the run help).
+int CmdRun(const std::vector<std::string>& args) {
+  constexpr int kUsageError = 2;
+  constexpr const char* kRunUsage = "usage: caveman-engine run [--type T|auto] [--query Q] [--report json|pretty] -- CMD...";
+  auto usage_error = [](const std::string& message) {
+    std::fprintf(stderr, "%s\n", message.c_str());
+    return kUsageError;
+  };
+  // Everything after the first "--" is the command, whatever it looks like.
+  auto dashes = std::find(args.begin(), args.end(), "--");
+  std::vector<std::string> flags(args.begin(), dashes);
+  std::vector<std::string> command(dashes == args.end() ? dashes : dashes + 1, args.end());
+
+  CompressOptions o;
+  o.mode = Mode::kCompress;
+  o.max_input_bytes = kStdinLimit;
+  std::string report_flag;
+  CLI::App app;
+  app.add_option("--type", o.type)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--query", o.query)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* report_opt =
+      app.add_option("--report", report_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  Parsed p = ParseArgs(app, "run", flags, [&] {
+    if (!flags.empty() && flags.back() == "--report") {
+      return usage_error("run: --report: missing format (use json or pretty)");
+    }
+    return usage_error(kRunUsage);
+  });
+  if (p.exit_code) return *p.exit_code;
+  if (!p.extras.empty()) {
+    return usage_error(p.extras.front().starts_with("-") ? "unknown run flag: " + p.extras.front() : kRunUsage);
+  }
+  if (command.empty()) return usage_error(kRunUsage);
+  if (o.type == "auto") o.type.clear();
+  o.command = FormatCommandLine(command);
+  if (o.type.empty()) o.type_hint = HintForCommand(command);
+
+  auto format = CompressReportFormat(report_opt, report_flag);
+  if (!format.ok()) {
+    return report_opt->count() > 0 ? usage_error("run: " + format.status().message())
+                                   : Fail("run: " + format.status().message());
+  }
+  auto store = OpenStoreForCompress();
+  if (!store.ok()) return Fail(store.status().message());
+
+  // Started before the engine exists, so that no thread runs at fork time.
+  auto child = internal::StartCommand(command);
+  if (!child.ok()) {
+    std::fprintf(stderr, "caveman-engine run: %s\n", child.status().message().c_str());
+    return internal::StartFailureExitCode(child.status());
+  }
+  Engine engine(EngineOptions{.store = store->get()});
+  auto raw_out = NewFdSink(STDOUT_FILENO);
+  TrackedSink out(*raw_out);
+  auto r = engine.CompressFollowFd(child->output_fd(), o, out);
+  // Finish closes our end first: if the engine stopped early (stdout gone), the command gets
+  // EPIPE/SIGPIPE instead of blocking on a full pipe.
+  int child_code = child->Finish();
+  if (!r.ok()) {
+    if (out.failed) return Fail("write stdout: " + r.status().message());
+    return Fail("run: " + r.status().message());
+  }
+  WriteReport(*r, *format, "run");
+  int own = FollowExitCode(*r);
+  return own != 0 ? own : child_code;
 }
 
 // detect and registry take no arguments besides --help.
@@ -252,20 +369,59 @@ int CmdRegistry(const std::vector<std::string>& args) {
   return st.ok() ? 0 : Fail("registry: " + st.message());
 }
 
+// `retrieve --partials [--format json|table]`: the partial records (follow mode), oldest
+// first; one JSON object per line, or a table (default on a terminal).
+int ListPartials(const CLI::Option* format_opt, const std::string& format_flag) {
+  auto format = TableFormat(format_opt, format_flag);
+  if (!format.ok()) return Fail("retrieve: " + format.status().message());
+  auto store = OpenStoreFromEnv();
+  if (!store.ok()) return Fail(store.status().message());
+  auto partials = (*store)->ListPartials();
+  if (!partials.ok()) return Fail("retrieve: " + partials.status().message());
+  std::string text;
+  if (*format == ReportFormat::kPretty) {
+    text = internal::PartialsTable(*partials);
+  } else {
+    for (const PartialInfo& info : *partials) text += internal::PartialJson(info) + "\n";
+  }
+  Status st = WriteStdout(text);
+  return st.ok() ? 0 : Fail("write stdout: " + st.message());
+}
+
 int CmdRetrieve(const std::vector<std::string>& args) {
   constexpr const char* kRetrieveUsage = "usage: caveman-engine retrieve <handle> [query]";
   std::vector<std::string> words;
+  bool partials = false;
+  std::string format_flag;
   CLI::App app;
   app.add_option("words", words);
-  Parsed p = ParseArgs(app, "retrieve", args, [&] { return Fail(kRetrieveUsage); });
+  app.add_flag("--partials", partials)->disable_flag_override();
+  CLI::Option* format_opt =
+      app.add_option("--format", format_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  Parsed p = ParseArgs(app, "retrieve", args, [&] {
+    if (!args.empty() && args.back() == "--format") return Fail("retrieve: --format: missing format (use json or table)");
+    return Fail(kRetrieveUsage);
+  });
   if (p.exit_code) return *p.exit_code;
-  if (!p.extras.empty() || words.empty() || words.size() > 2) return Fail(kRetrieveUsage);
+  if (partials) {
+    if (!p.extras.empty() || !words.empty()) return Fail(kRetrieveUsage);
+    return ListPartials(format_opt, format_flag);
+  }
+  if (!p.extras.empty() || words.empty() || words.size() > 2 || format_opt->count() > 0) return Fail(kRetrieveUsage);
+  bool partial_id = words[0].starts_with("part_");
+  if (partial_id && words.size() == 2) return Fail("retrieve: a partial record cannot be narrowed by a query");
   auto store = OpenStoreFromEnv();
   if (!store.ok()) return Fail(store.status().message());
   Engine engine(EngineOptions{.store = store->get()});
   auto raw_out = NewFdSink(STDOUT_FILENO);
   TrackedSink out(*raw_out);
-  Status st = words.size() == 2 ? engine.RetrieveQuery(words[0], words[1], out) : engine.Retrieve(words[0], out);
+  Status st;
+  if (partial_id) {
+    st = IsWellFormedPartialId(words[0]) ? (*store)->GetPartial(words[0], out)
+                                         : Status::NotFound("ccr: partial record not found");
+  } else {
+    st = words.size() == 2 ? engine.RetrieveQuery(words[0], words[1], out) : engine.Retrieve(words[0], out);
+  }
   if (st.ok()) return 0;
   if (out.failed) return Fail("write stdout: " + st.message());
   return Fail("retrieve: " + st.message());
@@ -283,13 +439,7 @@ int CmdStats(const std::vector<std::string>& args) {
   });
   if (p.exit_code) return *p.exit_code;
   if (!p.extras.empty()) return Fail(kStatsUsage);
-  // CAVEMAN_REPORT is for the compress report only; stats has no variable of its own.
-  auto format = internal::ChooseReportFormat({
-      .flag_name = "--format",
-      .flag = format_opt->count() > 0 ? std::optional<std::string_view>(format_flag) : std::nullopt,
-      .is_terminal = IsTerminal(STDOUT_FILENO),
-      .pretty_name = "table",
-  });
+  auto format = TableFormat(format_opt, format_flag);
   if (!format.ok()) return Fail("stats: " + format.status().message());
 
   auto store = OpenStoreFromEnv();
@@ -416,6 +566,7 @@ int Main(int argc, char** argv) {
   if (cmd == "toon") return CmdToon(rest);
   if (cmd == "version") return CmdVersion(rest);
   if (cmd == "gc") return CmdGc(rest);
+  if (cmd == "run") return CmdRun(rest);
   std::fprintf(stderr, "unknown caveman-engine subcommand: %s\n", cmd.c_str());
   return 2;
 }

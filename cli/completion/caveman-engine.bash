@@ -22,13 +22,27 @@ _caveman_engine() {
   fi
   COMPREPLY=()
 
-  local subcommands="compress detect retrieve stats registry toon version gc help"
+  local subcommands="compress detect retrieve stats registry toon version gc run help"
   if ((COMP_CWORD == 1)); then
     COMPREPLY=($(compgen -W "$subcommands --help --version" -- "$cur"))
     return 0
   fi
 
   local sub=${COMP_WORDS[1]}
+  # run: after "--" comes the command (a command name, then its arguments as file names).
+  if [[ $sub == run ]]; then
+    local i
+    for ((i = 2; i < COMP_CWORD; i++)); do
+      if [[ ${COMP_WORDS[i]} == -- ]]; then
+        if ((COMP_CWORD == i + 1)); then
+          COMPREPLY=($(compgen -c -- "$cur"))
+        else
+          COMPREPLY=($(compgen -f -- "$cur"))
+        fi
+        return 0
+      fi
+    done
+  fi
   case $prev in
     --type)
       COMPREPLY=($(compgen -W "$_caveman_engine_types" -- "$cur"))
@@ -53,9 +67,10 @@ _caveman_engine() {
 
   local flags=""
   case $sub in
-    compress) flags="--type --query --report --help" ;;
+    compress) flags="--type --query --report --follow --help" ;;
+    run) flags="--type --query --report --help --" ;;
     detect | registry) flags="--help" ;;
-    retrieve) flags="--help" ;;
+    retrieve) flags="--partials --format --help" ;;
     stats) flags="--format --help" ;;
     version) flags="--json --help" ;;
     gc) flags="--older-than --dry-run --help" ;;

@@ -1,7 +1,11 @@
 #include "cli/internal/help_text.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
+#include <vector>
+
+#include "engine/command_hints.h"
 
 namespace caveman::internal {
 namespace {
@@ -19,7 +23,44 @@ struct HelpParts {
   std::string_view exit_ok;      // what exit status 0 means
   std::string_view exit_fail;    // what exit status 1 means (continuation lines indented 5)
   std::string_view examples;     // LF-terminated command lines
+  std::string_view exit_more = {};  // further "  N  meaning" lines, LF-terminated
+  std::string (*more_description)() = nullptr;  // generated text after the description
 };
+
+// The `run` type hints, from the table of engine/command_hints.cc so that the help cannot
+// drift from it: one paragraph per hint, the rows in table order.
+std::string HintSummary() {
+  constexpr size_t kWidth = 88;
+  constexpr std::string_view kIndent = "            ";
+  std::array<std::string_view, 4> hints = {"log", "diff", "terminal", ""};
+  std::string out;
+  for (std::string_view hint : hints) {
+    std::string label(hint.empty() ? "none" : hint);
+    std::string line = "  " + label + std::string(kIndent.size() - 2 - label.size(), ' ');
+    bool first = true;
+    std::vector<std::string_view> programs;  // those with rows before the current one
+    for (const CommandHint& row : CommandHintTable()) {
+      bool catch_all = row.words.empty() && row.flags.empty();
+      bool earlier = std::find(programs.begin(), programs.end(), row.program) != programs.end();
+      programs.push_back(row.program);
+      if (row.hint != hint) continue;
+      std::string item(row.program);
+      if (!row.words.empty()) item += " " + std::string(row.words);
+      if (!row.flags.empty()) item += " " + std::string(row.flags.substr(0, row.flags.find(' ')));
+      if (catch_all && earlier) item += " (other)";
+      std::string piece = (first ? "" : ", ") + item;
+      if (line.size() + piece.size() + 1 > kWidth) {
+        out += line + ",\n";
+        line = std::string(kIndent) + item;
+      } else {
+        line += piece;
+      }
+      first = false;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
 
 constexpr std::string_view kStoreEnv =
     "  CAVEMAN_HOME            store directory (default ~/.caveman, created 0700)\n"
@@ -27,7 +68,7 @@ constexpr std::string_view kStoreEnv =
     "  CAVEMAN_CCR_MAX_BYTES   store capacity in stored bytes (default 536870912)\n"
     "  CAVEMAN_CCR_ZSTD_LEVEL  zstd level 1-19 for stored originals (default 3)\n";
 
-constexpr std::array<HelpParts, 8> kParts = {{
+constexpr std::array<HelpParts, 9> kParts = {{
     {.name = "compress",
      .summary = "stdin -> smaller view on stdout, report on stderr; original stored",
      .usage = "compress [--type T|auto] [--query Q] [--report json|pretty]",
@@ -35,22 +76,29 @@ constexpr std::array<HelpParts, 8> kParts = {{
          "Reads tool output on stdin and writes a smaller view of it to stdout, then a report to\n"
          "stderr. Before anything lossy is written, the exact original is stored in the recovery\n"
          "store; `caveman-engine retrieve <handle>` brings it back. Input that would not get\n"
-         "smaller (or cannot be stored) is written unchanged. At most 64 MiB of input.\n",
+         "smaller (or cannot be stored) is written unchanged. At most 64 MiB of input, except\n"
+         "with --follow on line types.\n",
      .options = "  --type T|auto           force content type T (list: caveman-engine registry);\n"
                 "                          auto or no --type detects it\n"
                 "  --query Q               keep what matches Q (json, log, text, tabular, config,\n"
                 "                          search-result); empty = no query\n"
                 "  --report json|pretty    report format: json is the one-line JSON report, pretty a\n"
                 "                          few readable lines; default pretty when stderr is a\n"
-                "                          terminal, json otherwise\n",
+                "                          terminal, json otherwise\n"
+                "  --follow                write kept lines as the input arrives (log, repetition,\n"
+                "                          terminal; other types wait for the end of input); a\n"
+                "                          marker is written only after the lines it replaces are\n"
+                "                          stored; no input limit on those types\n",
      .store_env = true,
      .extra_env = "  CAVE_ENGINE_TOON        best-of: json input may come out as TOON when smaller\n"
                   "  CAVEMAN_REPORT          json|pretty: report format when --report is not given\n",
      .exit_ok = "payload written, including a pass-through (the report's error member says\n"
                 "     when the store failed and the original was written instead)",
-     .exit_fail = "bad arguments, stdin unreadable or over 64 MiB, store settings invalid, or\n"
-                  "     stdout not writable",
+     .exit_fail = "bad arguments, stdin unreadable or over 64 MiB, store settings invalid,\n"
+                  "     stdout not writable, or (--follow) lossy lines were written but their record\n"
+                  "     could not be finalised (the report's error says why)",
      .examples = "  make 2>&1 | caveman-engine compress\n"
+                 "  tail -f app.log | caveman-engine compress --follow --query timeout\n"
                  "  kubectl get pods -A -o json | caveman-engine compress --query CrashLoopBackOff\n"
                  "  pytest 2>&1 | caveman-engine compress --type repetition --report pretty\n"},
     {.name = "detect",
@@ -64,17 +112,29 @@ constexpr std::array<HelpParts, 8> kParts = {{
                  "  kubectl get pods -o json | caveman-engine detect\n"},
     {.name = "retrieve",
      .summary = "print the original stored under a recovery handle",
-     .usage = "retrieve <handle> [query]",
+     .usage = "retrieve <handle> [query]\n"
+              "   or: caveman-engine retrieve part_<id>\n"
+              "   or: caveman-engine retrieve --partials [--format json|table]",
      .description =
          "Writes the original bytes stored under <handle> (ccr_ followed by 32 hex digits, as\n"
          "printed in the compress report) to stdout, unchanged and with nothing appended. With\n"
-         "a query, only the parts of the original that match it are written.\n",
+         "a query, only the parts of the original that match it are written.\n"
+         "A partial record (part_ followed by 32 hex digits) holds the original of a follow\n"
+         "mode run (compress --follow, run) as far as it was stored: one still running, or one\n"
+         "that could not be finalised (killed, store full). retrieve part_<id> writes those\n"
+         "bytes; --partials lists the partial records.\n",
+     .options = "  --partials              list the partial records, oldest first: one JSON object\n"
+                "                          per line (id, created_at, updated_at, original_bytes,\n"
+                "                          stored_bytes, command, writer, writer_alive)\n"
+                "  --format json|table     with --partials: JSON lines, or a table; default table\n"
+                "                          when stdout is a terminal, json otherwise\n",
      .store_env = true,
-     .exit_ok = "original written",
-     .exit_fail = "no handle, handle not found, record corrupt, store cannot be opened, or\n"
-                  "     stdout not writable",
+     .exit_ok = "original written (or partial records listed)",
+     .exit_fail = "no handle, handle or partial record not found, record corrupt, store cannot\n"
+                  "     be opened, or stdout not writable",
      .examples = "  caveman-engine retrieve ccr_dfe6a45fb401d36689e7abe649b5617c > original.log\n"
-                 "  caveman-engine retrieve ccr_9ffcb4b0e01e6d91a2527ea463750829 \"ord-1064 error\"\n"},
+                 "  caveman-engine retrieve ccr_9ffcb4b0e01e6d91a2527ea463750829 \"ord-1064 error\"\n"
+                 "  caveman-engine retrieve --partials --format table\n"},
     {.name = "stats",
      .summary = "tokens saved per content type, and store usage",
      .usage = "stats [--format json|table]",
@@ -133,6 +193,43 @@ constexpr std::array<HelpParts, 8> kParts = {{
      .exit_fail = "bad arguments, store cannot be opened or cleaned, or stdout not writable",
      .examples = "  caveman-engine gc --older-than 7d --dry-run\n"
                  "  caveman-engine gc --older-than 30d\n"},
+    {.name = "run",
+     .summary = "run a command and compress its output as it arrives; original stored",
+     .usage = "run [--type T|auto] [--query Q] [--report json|pretty] -- CMD...",
+     .description =
+         "Runs CMD with its stdout and stderr on one pipe (their order kept) and stdin\n"
+         "inherited, and compresses what it prints as it arrives, like compress --follow: kept\n"
+         "lines appear at once, a marker only after the lines it replaces are stored. The report\n"
+         "goes to stderr at the end; the stored record also names the command line.\n"
+         "SIGINT and SIGTERM sent to caveman-engine are passed on to CMD (Ctrl-C at the terminal\n"
+         "reaches CMD directly, once); caveman-engine reads until CMD's output ends.\n"
+         "\n"
+         "Without --type the command suggests a content type; detection still wins when it\n"
+         "finds json, html, diff or test-report. The first matching entry counts:\n",
+     .options = "  --type T|auto           force content type T; auto or no --type: detect, with\n"
+                "                          the command's hint\n"
+                "  --query Q               keep what matches Q; empty = no query\n"
+                "  --report json|pretty    report format, as for compress\n",
+     .store_env = true,
+     .extra_env = "  CAVEMAN_REPORT          json|pretty: report format when --report is not given\n",
+     .exit_ok = "CMD exited 0",
+     .exit_fail = "CMD exited 1, or caveman-engine failed: store settings invalid, stdout not\n"
+                  "     writable, or lossy lines were written but their record could not be\n"
+                  "     finalised (the report's error says why)",
+     .examples = "  caveman-engine run -- make -j8\n"
+                 "  caveman-engine run --query timeout -- kubectl logs -f deploy/api\n"
+                 "  caveman-engine run --type log -- ./ci.sh\n",
+     .exit_more = "  2  bad arguments: no -- or no CMD after it, unknown flag, missing value\n"
+                  "  126  CMD was found but could not be executed\n"
+                  "  127  CMD was not found\n"
+                  "  N  any other status is CMD's own; 128+N when signal N killed it\n",
+     .more_description = [] {
+       return HintSummary() +
+              "Looked through: NAME=VALUE, env, sudo, doas, time, nice, nohup, ionice, stdbuf,\n"
+              "timeout, taskset, command, exec, npx, pnpx, bunx, uvx, npm/pnpm/yarn exec, pnpm/yarn\n"
+              "dlx, uv/poetry/pipenv/pdm/hatch/rye/pipx/conda/mamba run, bundle/direnv exec,\n"
+              "python -m, and sh/bash/zsh -c with one simple command (no pipes, lists or quotes).\n";
+     }},
 }};
 
 std::string Compose(const HelpParts& p) {
@@ -140,6 +237,7 @@ std::string Compose(const HelpParts& p) {
   out += p.usage;
   out += "\n\n";
   out += p.description;
+  if (p.more_description != nullptr) out += p.more_description();
   out += "\nOptions:\n";
   out += p.options;
   out += "  -h, --help              print this help on stdout and exit 0\n\nEnvironment:";
@@ -151,6 +249,10 @@ std::string Compose(const HelpParts& p) {
   out += p.exit_ok;
   out += "\n  1  ";
   out += p.exit_fail;
+  if (!p.exit_more.empty()) {
+    out += "\n";
+    out += p.exit_more.substr(0, p.exit_more.size() - 1);
+  }
   bool several = p.examples.find('\n') + 1 < p.examples.size();
   out += several ? "\n\nExamples:\n" : "\n\nExample:\n";
   out += p.examples;

@@ -18,17 +18,18 @@ struct SubcommandInfo {
   std::string_view help;     // `caveman-engine <name> --help`, LF-terminated
 };
 
-// The §9 subcommands in usage order: compress, detect, retrieve, stats, registry, toon,
-// version, gc.
+// The subcommands in usage order: the §9 ones (compress, detect, retrieve, stats, registry,
+// toon, version, gc), then run (issue 13).
 std::span<const SubcommandInfo> Subcommands();
 
 // nullptr when `name` is not a subcommand.
 const SubcommandInfo* FindSubcommand(std::string_view name);
 
-// The §9 usage line (without "usage: " and without LF).
+// The §9 usage line plus run (issue 13), without "usage: " and without LF.
 inline constexpr std::string_view kUsageLine =
     "caveman-engine compress [--type T|auto] [--query Q] | detect | retrieve <handle> [query] | "
-    "stats | registry | toon encode|decode | version [--json] | gc [--older-than D] [--dry-run]";
+    "stats | registry | toon encode|decode | version [--json] | gc [--older-than D] [--dry-run] | "
+    "run [--type T] [--query Q] -- CMD...";
 
 // What `caveman-engine`, `help`, `--help` and `-h` print on stderr: the §9 usage line first,
 // then the subcommand list and a pointer to the per-subcommand help.

@@ -27,6 +27,26 @@ std::string Pad(std::string_view s, size_t width, bool right_align) {
   return right_align ? fill + std::string(s) : std::string(s) + fill;
 }
 
+// Aligned columns two blanks apart; `right_aligned(c)` says which columns are numbers. The last
+// column is padded only when right-aligned, so no line ends in blanks.
+template <size_t N>
+std::string Columns(const std::vector<std::array<std::string, N>>& rows, bool (*right_aligned)(size_t)) {
+  std::array<size_t, N> width{};
+  for (const auto& r : rows) {
+    for (size_t c = 0; c < N; ++c) width[c] = std::max(width[c], r[c].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    for (size_t c = 0; c < N; ++c) {
+      if (c > 0) out += "  ";
+      bool right = right_aligned(c);
+      out += c + 1 == N && !right ? r[c] : Pad(r[c], width[c], right);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<ReportFormat> ChooseReportFormat(const FormatSources& src) {
@@ -79,11 +99,19 @@ std::string Percent(double ratio) {
   return buf;
 }
 
-std::string PrettyReport(const CompressResult& r) {
-  std::string out = "caveman-engine compress: " + r.content_type;
+std::string PrettyReport(const CompressResult& r, std::string_view subcommand) {
+  std::string out = "caveman-engine " + std::string(subcommand) + ": " + r.content_type;
   auto line = [&out](std::string_view label, const std::string& value) {
     out += "  " + Pad(label, 8, false) + value + "\n";
   };
+  if (!r.partial_record.empty()) {
+    // Follow mode: output was written as it arrived, but the record could not be finalised.
+    out += r.passed_through() ? ", written as it arrived\n" : ", compressed with " + r.method + " as it arrived\n";
+    line("error", "record not finalised (" + (r.error.empty() ? std::string("unknown error") : r.error) + ")");
+    line("partial", "caveman-engine retrieve " + r.partial_record + " (the original as far as it was stored)");
+    line("bytes", GroupThousands(r.bytes_in) + " -> " + GroupThousands(r.bytes_out));
+    return out;
+  }
   if (!r.passed_through()) {
     bool lossless = r.lossless_to_model.value_or(false);
     out += ", compressed with " + r.method + (lossless ? " (lossless)" : " (lossy)") + "\n";
@@ -147,19 +175,8 @@ std::string StatsTable(const StoreStats& s) {
   std::vector<Row> rows = {{"type", "count", "tokens before", "tokens after", "saved"}};
   for (const auto& [type, t] : s.by_content_type) rows.push_back(row(type, t));
   rows.push_back(row("total", s.totals));
-  std::array<size_t, 5> width{};
-  for (const Row& r : rows) {
-    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-  }
-  std::string out;
-  for (const Row& r : rows) {
-    for (size_t c = 0; c < r.size(); ++c) {
-      if (c > 0) out += "  ";
-      // Names left-aligned, numbers right-aligned (the last column too, so no trailing blanks).
-      out += Pad(r[c], width[c], c > 0);
-    }
-    out += '\n';
-  }
+  // Names left-aligned, numbers right-aligned.
+  std::string out = Columns(rows, [](size_t c) { return c > 0; });
   out += "\nstore  " + HumanBytes(s.storage_bytes) + " used";
   if (s.max_storage_bytes > 0) {
     out += " of " + HumanBytes(s.max_storage_bytes) + " (" +
@@ -170,6 +187,26 @@ std::string StatsTable(const StoreStats& s) {
     out += "store full: lossy results pass through until `caveman-engine gc --older-than <D>` frees space\n";
   }
   return out;
+}
+
+
+std::string PartialJson(const PartialInfo& p) {
+  return "{\"id\":" + JsonQuote(p.id) + ",\"created_at\":" + JsonQuote(p.created_at) +
+         ",\"updated_at\":" + JsonQuote(p.updated_at) + ",\"original_bytes\":" + std::to_string(p.original_bytes) +
+         ",\"stored_bytes\":" + std::to_string(p.stored_bytes) + ",\"command\":" + JsonQuote(p.command) +
+         ",\"writer\":" + JsonQuote(p.writer) + ",\"writer_alive\":" + (p.writer_alive ? "true" : "false") + "}";
+}
+
+std::string PartialsTable(const std::vector<PartialInfo>& partials) {
+  if (partials.empty()) return "no partial records\n";
+  using Row = std::array<std::string, 6>;
+  std::vector<Row> rows = {{"id", "updated", "original", "stored", "writer", "command"}};
+  for (const PartialInfo& p : partials) {
+    rows.push_back({p.id, p.updated_at, HumanBytes(p.original_bytes), HumanBytes(p.stored_bytes),
+                    p.writer + (p.writer_alive ? " (running)" : " (gone)"), p.command});
+  }
+  // Sizes right-aligned.
+  return Columns(rows, [](size_t c) { return c == 2 || c == 3; });
 }
 
 }  // namespace caveman::internal

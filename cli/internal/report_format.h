@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/engine.h"
 #include "store/store.h"
@@ -47,13 +48,22 @@ std::string HumanBytes(uint64_t n);
 std::string Percent(double ratio);
 
 // The pretty compress report: a few LF-terminated lines for stderr. A pass-through says why,
-// from r.pass_through_reason (an unregistered --type is named).
-std::string PrettyReport(const CompressResult& r);
+// from r.pass_through_reason (an unregistered --type is named). `subcommand` names the
+// producer in the first line ("compress", "run"). A follow-mode result whose record could not
+// be finalised names its error and partial record.
+std::string PrettyReport(const CompressResult& r, std::string_view subcommand = "compress");
 
 // §8.3 stats JSON (two-space indented, LF-terminated).
 std::string StatsJson(const StoreStats& s);
 // The stats table: one row per content type, a total row, then the store usage.
 std::string StatsTable(const StoreStats& s);
+
+// One partial record (follow mode) as one JSON object (without LF), members in this order:
+// id, created_at, updated_at, original_bytes, stored_bytes, command, writer, writer_alive.
+std::string PartialJson(const PartialInfo& p);
+// The partial records as a table (id, updated, sizes, writer and whether it runs, command);
+// "no partial records" when there are none.
+std::string PartialsTable(const std::vector<PartialInfo>& partials);
 
 }  // namespace caveman::internal
 

@@ -6,7 +6,7 @@
 set -u
 CAVE=$1
 MAN=$2
-SUBS="compress detect retrieve stats registry toon version gc"
+SUBS="compress detect retrieve stats registry toon version gc run"
 fail=0
 check() {  # check <description> <command...>
   local what=$1; shift

@@ -112,6 +112,62 @@ TEST(PrettyReportTest, CompressedShowsSavingsAndUndoCommand) {
             "  undo    caveman-engine retrieve ccr_9ffcb4b0e01e6d91a2527ea463750829\n");
 }
 
+TEST(PrettyReportTest, NamesTheSubcommand) {
+  EXPECT_EQ(PrettyReport(Compressed(), "run").rfind("caveman-engine run: json, compressed with elision", 0), 0u);
+}
+
+// Follow mode: lossy lines were written, then the record could not be finalised.
+TEST(PrettyReportTest, UnfinalisedFollowRecordNamesThePartialRecord) {
+  CompressResult r = Compressed();
+  r.content_type = "log";
+  r.method = "log";
+  r.recovery_handle.clear();
+  r.error = "cave_ccr_budget_exceeded";
+  r.partial_record = "part_0123456789abcdef0123456789abcdef";
+  EXPECT_EQ(PrettyReport(r),
+            "caveman-engine compress: log, compressed with log as it arrived\n"
+            "  error   record not finalised (cave_ccr_budget_exceeded)\n"
+            "  partial caveman-engine retrieve part_0123456789abcdef0123456789abcdef (the original as far as it "
+            "was stored)\n"
+            "  bytes   21,875 -> 1,652\n");
+}
+
+TEST(PartialsTest, JsonLineMembersInOrder) {
+  PartialInfo p{.id = "part_0123456789abcdef0123456789abcdef",
+                .created_at = "2026-12-03T07:00:00Z",
+                .updated_at = "2026-12-03T07:00:05Z",
+                .original_bytes = 1048576,
+                .stored_bytes = 4096,
+                .command = "sh -c 'make -j2'",
+                .writer = "build-host:4242",
+                .writer_alive = true};
+  EXPECT_EQ(PartialJson(p),
+            "{\"id\":\"part_0123456789abcdef0123456789abcdef\",\"created_at\":\"2026-12-03T07:00:00Z\","
+            "\"updated_at\":\"2026-12-03T07:00:05Z\",\"original_bytes\":1048576,\"stored_bytes\":4096,"
+            "\"command\":\"sh -c 'make -j2'\",\"writer\":\"build-host:4242\",\"writer_alive\":true}");
+  p.writer_alive = false;
+  p.command = "say \"hi\"";
+  EXPECT_NE(PartialJson(p).find("\"command\":\"say \\\"hi\\\"\",\"writer\":\"build-host:4242\",\"writer_alive\":false}"),
+            std::string::npos)
+      << PartialJson(p);
+}
+
+TEST(PartialsTest, Table) {
+  EXPECT_EQ(PartialsTable({}), "no partial records\n");
+  PartialInfo a{.id = "part_0123456789abcdef0123456789abcdef", .updated_at = "2026-12-03T07:00:05Z",
+                .original_bytes = 1536, .stored_bytes = 512, .command = "make", .writer = "h:1", .writer_alive = true};
+  PartialInfo b = a;
+  b.id = "part_fedcba9876543210fedcba9876543210";
+  b.original_bytes = 3u << 20;
+  b.command = "kubectl logs -f api";
+  b.writer = "h:22";
+  b.writer_alive = false;
+  EXPECT_EQ(PartialsTable({a, b}),
+            "id                                     updated               original  stored  writer         command\n"
+            "part_0123456789abcdef0123456789abcdef  2026-12-03T07:00:05Z   1.5 KiB   512 B  h:1 (running)  make\n"
+            "part_fedcba9876543210fedcba9876543210  2026-12-03T07:00:05Z     3 MiB   512 B  h:22 (gone)    kubectl logs -f api\n");
+}
+
 TEST(PrettyReportTest, LosslessAndNoHandle) {
   CompressResult r = Compressed();
   r.method = "toon";
@@ -222,14 +278,15 @@ TEST(HelpTextTest, TopLevelStartsWithTheSpecUsageLine) {
   std::string help = TopLevelHelp();
   EXPECT_EQ(help.substr(0, help.find('\n')),
             "usage: caveman-engine compress [--type T|auto] [--query Q] | detect | retrieve <handle> [query] | "
-            "stats | registry | toon encode|decode | version [--json] | gc [--older-than D] [--dry-run]");
+            "stats | registry | toon encode|decode | version [--json] | gc [--older-than D] [--dry-run] | "
+            "run [--type T] [--query Q] -- CMD...");
   for (const SubcommandInfo& s : Subcommands()) {
     EXPECT_NE(help.find("\n  " + std::string(s.name) + " "), std::string::npos) << s.name;
   }
 }
 
 TEST(HelpTextTest, EverySubcommandHasUsageSectionsAndShortLines) {
-  ASSERT_EQ(Subcommands().size(), 8u);
+  ASSERT_EQ(Subcommands().size(), 9u);
   for (const SubcommandInfo& s : Subcommands()) {
     std::string help(s.help);
     EXPECT_EQ(help.rfind("usage: caveman-engine " + std::string(s.name), 0), 0u) << s.name;
