@@ -311,6 +311,9 @@ struct Features {
   size_t doc_lines = 0;             // prose lines and Markdown link items
   size_t preprocessor_lines = 0;    // #define, #include, #if …
   bool first_nonblank_is_log = false;  // the first non-blank line matches the log regex
+  // Our own synthesized lines (`… caveman: …`, `… N lines elided (caveman) …`): a compressed
+  // view's markers are not content, so the log rule does not count them (docs/DECISIONS.md).
+  size_t caveman_lines = 0;
   uint64_t literals = 0;                // internal::Literal bits
   bool Has(internal::Literal l) const { return (literals >> l) & 1; }
 };
@@ -333,6 +336,7 @@ Features ComputeFeatures(std::string_view b) {
     std::string_view line = b.substr(starts[k], end - starts[k]);
     uint8_t flags = scan.line_flags[k];
     if (flags & internal::kLineLog) ++f.log_lines;
+    if (StartsWith(line, "\xE2\x80\xA6 ") && Contains(line, "caveman")) ++f.caveman_lines;
     if (flags & internal::kLineConsole) ++f.console_lines;
     if (flags) ++f.log_or_console_lines;
     if (SearchResultLine(line)) ++f.search_lines;
@@ -478,7 +482,7 @@ bool CodeStructural(std::string_view b, const Features& f) {
 }
 
 bool IsLog(const Features& f) {
-  return f.pieces >= 4 && f.log_lines >= 3 && f.log_lines * 2 >= f.pieces;
+  return f.pieces >= 4 && f.log_lines >= 3 && f.log_lines * 2 >= f.pieces - f.caveman_lines;
 }
 
 bool IsConsoleLog(const Features& f) {

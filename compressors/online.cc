@@ -272,7 +272,9 @@ class LineStage final : public OnlineStage {
     if (run_.count() == 0) {
       run_begin_ = h.begin;
       run_rewritten_ = false;
+      run_ranges_.clear();
     }
+    if (run_.count() < internal::kAlwaysElideCount) run_ranges_.push_back({h.begin, h.end});
     run_end_ = h.end;
     run_rewritten_ = run_rewritten_ || h.rewritten;
     fields_.clear();
@@ -294,12 +296,10 @@ class LineStage final : public OnlineStage {
       EmitLine(Synthesized(*marker), run_begin_, run_end_, run_.count(), true);
       elided_bytes_ += run_.bytes();
     } else {
-      // Shorter than a marker is worth: the run's lines verbatim (the first event stands for
-      // the whole run's input).
+      // Shorter than a marker is worth: the run's lines verbatim.
       const std::vector<std::string>& lines = run_.lines();
       for (size_t k = 0; k < lines.size(); ++k) {
-        EmitLine(lines[k], k == 0 ? run_begin_ : run_end_, run_end_, k == 0 ? run_.count() : 0,
-                 run_rewritten_);
+        EmitLine(lines[k], run_ranges_[k].first, run_ranges_[k].second, 1, run_rewritten_);
       }
     }
     run_.Reset();
@@ -346,6 +346,7 @@ class LineStage final : public OnlineStage {
   uint64_t run_begin_ = 0;
   uint64_t run_end_ = 0;
   bool run_rewritten_ = false;
+  std::vector<std::pair<uint64_t, uint64_t>> run_ranges_;  // input of the first lines of the run
 
   bool finishing_ = false;
   std::vector<OnlineEvent> final_;  // Finish(): written at the end with the trailing-LF rule

@@ -84,7 +84,9 @@ Status FollowSession::Push(std::string_view bytes, FollowClock::time_point now) 
   if (phase_ == Phase::kDetecting) {
     sample_.append(bytes);
     const bool hinted = !config_.type_hint.empty() && IsOnlineContentType(config_.type_hint);
+    sample_lines_ += static_cast<uint64_t>(std::count(bytes.begin(), bytes.end(), '\n'));
     if (sample_.size() >= config_.detect_bytes || now >= *first_input_ + config_.detect_window ||
+        sample_lines_ >= config_.detect_lines ||
         (hinted && (sample_.size() >= kHintedDetectBytes ||
                     std::memchr(sample_.data(), '\n', sample_.size()) != nullptr))) {
       Decide(/*eof=*/false);

@@ -48,7 +48,8 @@ struct FollowConfig {
   std::string query;
   std::string command;
   std::chrono::milliseconds detect_window{1000};  // detection waits at most this long...
-  size_t detect_bytes = 64 * 1024;                 // ...or for this many bytes
+  size_t detect_bytes = 64 * 1024;                 // ...or for this many bytes...
+  size_t detect_lines = 256;                       // ...or this many complete lines
   std::chrono::milliseconds idle{1000};            // pending markers are written after this
   std::chrono::milliseconds sync_interval{50};     // at most one store transaction per interval
   size_t max_unsynced = 4 << 20;                   // a sync is forced beyond this many bytes
@@ -112,6 +113,7 @@ class FollowSession {
   std::optional<FollowClock::time_point> last_input_;
   bool idle_ticked_ = false;
   std::string sample_;  // detection phase only
+  uint64_t sample_lines_ = 0;
 
   // Lines.
   std::unique_ptr<OnlineStage> stage_;
