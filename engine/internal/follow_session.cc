@@ -201,32 +201,31 @@ bool FollowSession::SyncNow(FollowClock::time_point now) {
   return true;
 }
 
-Status FollowSession::Write(std::string_view bytes) {
-  if (bytes.empty()) return Status::OK();
-  CAVEMAN_RETURN_IF_ERROR(out_.Write(bytes));
+// Output is collected per Drain() and written with one call (one write(2) per read, not per line).
+void FollowSession::Write(std::string_view bytes) {
+  if (bytes.empty()) return;
+  out_buf_.append(bytes);
   bytes_out_ += bytes.size();
   output_tokens_.Feed(bytes);
   output_open_ = bytes.back() != '\n';
-  return Status::OK();
 }
 
 // A lossy event whose input the partial record does not (fully) cover, after the store failed:
 // the covered lines become a plain marker, the rest is written as it arrived.
-Status FollowSession::WriteUncovered(const OnlineEvent& e) {
+void FollowSession::WriteUncovered(const OnlineEvent& e) {
   const uint64_t from = std::max(e.input_begin, synced_);
   if (e.input_begin < synced_ && e.lines > 0) {
     std::string_view after(unsynced_.data(), std::min<uint64_t>(unsynced_.size(), e.input_end - synced_));
     uint64_t lines_after = static_cast<uint64_t>(std::count(after.begin(), after.end(), '\n'));
     if (!after.empty() && after.back() != '\n') ++lines_after;
     if (e.lines > lines_after) {
-      CAVEMAN_RETURN_IF_ERROR(Write(ElisionMarker(e.lines - lines_after, kLogMarkerText) + "\n"));
+      Write(ElisionMarker(e.lines - lines_after, kLogMarkerText) + "\n");
       lossy_written_ = true;
     }
   }
   if (e.input_end > from) {
-    CAVEMAN_RETURN_IF_ERROR(Write(std::string_view(unsynced_).substr(from - synced_, e.input_end - from)));
+    Write(std::string_view(unsynced_).substr(from - synced_, e.input_end - from));
   }
-  return Status::OK();
 }
 
 Status FollowSession::Drain(FollowClock::time_point now, bool force_sync) {
@@ -244,20 +243,24 @@ Status FollowSession::Drain(FollowClock::time_point now, bool force_sync) {
         SyncNow(now);
       }
       if (store_failed_ && e.input_end > synced_) {
-        CAVEMAN_RETURN_IF_ERROR(WriteUncovered(e));
+        WriteUncovered(e);
         events.pop_front();
         wrote = true;
         continue;
       }
     }
-    CAVEMAN_RETURN_IF_ERROR(Write(e.bytes));
+    Write(e.bytes);
     if (e.lossy) lossy_written_ = true;
     events.pop_front();
     wrote = true;
   }
   if (events.empty()) sync_due_.reset();
-  if (wrote) return out_.Flush();
-  return Status::OK();
+  if (!wrote) return Status::OK();
+  Status s = out_.Write(out_buf_);
+  out_buf_.clear();
+  if (out_buf_.capacity() > kFeedStep) out_buf_.shrink_to_fit();
+  CAVEMAN_RETURN_IF_ERROR(s);
+  return out_.Flush();
 }
 
 Status FollowSession::Tick(FollowClock::time_point now) {

@@ -97,8 +97,8 @@ class FollowSession {
   Status Drain(FollowClock::time_point now, bool force_sync);
   bool SyncNow(FollowClock::time_point now);
   void StoreFailed(const Status& s);
-  Status Write(std::string_view bytes);
-  Status WriteUncovered(const OnlineEvent& e);
+  void Write(std::string_view bytes);
+  void WriteUncovered(const OnlineEvent& e);
 
   FollowConfig config_;
   ByteSink& out_;
@@ -136,7 +136,8 @@ class FollowSession {
   std::string handle_;
   std::string partial_record_;
 
-  // Output accounting.
+  // Output: collected per Drain(), then written and flushed.
+  std::string out_buf_;
   StreamingTokenCount output_tokens_;
   uint64_t bytes_out_ = 0;
   uint64_t tokens_before_ = 0;

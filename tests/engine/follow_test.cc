@@ -95,7 +95,14 @@ class CheckingSink final : public ByteSink {
   Status Write(std::string_view d) override {
     data_.append(d);
     if (store_ != nullptr && HasMarker(d)) {
-      const size_t last_marker_end = data_.size();
+      // Lines accounted for up to the end of the last marker line written so far.
+      size_t last_marker_end = 0;
+      for (std::string_view m : {"lines elided (caveman)", "identical lines elided"}) {
+        size_t at = data_.rfind(m);
+        if (at == std::string::npos) continue;
+        size_t nl = data_.find('\n', at);
+        last_marker_end = std::max(last_marker_end, nl == std::string::npos ? data_.size() : nl + 1);
+      }
       const uint64_t need = PrefixBytes(input_, AccountedLines(std::string_view(data_).substr(0, last_marker_end)));
       uint64_t have = 0;
       auto partials = store_->ListPartials();
