@@ -71,6 +71,7 @@ Result<CompressResult> Engine::CompressFollowFd(int in_fd, const CompressOptions
     }
     if (rc == 0) {
       CAVEMAN_RETURN_IF_ERROR(session.Tick(internal::FollowClock::now()));
+      if (session.wants_batch()) return batch(false);  // the detection window ended
       continue;
     }
     const ssize_t n = ::read(in_fd, buf.data(), buf.size());

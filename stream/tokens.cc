@@ -177,6 +177,8 @@ struct BackgroundTokenCount::Impl {
       }
       cv.notify_all();
       counter.Feed(chunk);
+      std::lock_guard<std::mutex> lock(mu);
+      free.push_back(std::move(chunk));  // recycled: no allocation (or mmap) per chunk
     }
   }
   void Stop() {
@@ -191,6 +193,7 @@ struct BackgroundTokenCount::Impl {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<std::string> queue;
+  std::vector<std::string> free;
   bool done = false;
   std::thread worker;  // last: starts after the other members exist
 };
@@ -205,7 +208,13 @@ BackgroundTokenCount::~BackgroundTokenCount() {
 void BackgroundTokenCount::Feed(std::string_view chunk) {
   std::unique_lock<std::mutex> lock(impl_->mu);
   impl_->cv.wait(lock, [this] { return impl_->queue.size() < Impl::kMaxQueued; });
-  impl_->queue.emplace_back(chunk);
+  std::string buf;
+  if (!impl_->free.empty()) {
+    buf = std::move(impl_->free.back());
+    impl_->free.pop_back();
+  }
+  buf.assign(chunk);
+  impl_->queue.push_back(std::move(buf));
   lock.unlock();
   impl_->cv.notify_all();
 }

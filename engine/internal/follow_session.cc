@@ -35,15 +35,38 @@ class FollowSession::Queue final : public OnlineSink {
 FollowSession::FollowSession(FollowConfig config, ByteSink& out)
     : config_(std::move(config)), out_(out), input_tokens_(*config_.counter),
       queue_(std::make_unique<Queue>()), output_tokens_(*config_.counter) {
-  if (!config_.type.empty() && config_.type != "auto") Decide(/*eof=*/false);
+  if (!config_.type.empty() && config_.type != "auto") {
+    Decide(/*eof=*/false);
+  } else {
+    // Detection's pattern database takes a while to compile (0.1-0.5 s): do it on the other
+    // core while the first input arrives, as the batch InputWorker does.
+    warm_ = std::thread([] { (void)DetectBody("caveman: warm up the detection patterns\n"); });
+  }
 }
 
-FollowSession::~FollowSession() = default;
+FollowSession::~FollowSession() {
+  if (warm_.joinable()) warm_.join();
+}
+
+// Whether the first bytes could be one of the structural types a hint must not override; if
+// not, a line-type hint decides without running detection at all.
+static bool MayBeStructural(std::string_view sample) {
+  size_t i = sample.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos) return false;
+  const char c = sample[i];
+  if (c == '{' || c == '[' || c == '<') return true;
+  return sample.find("diff --git ") != std::string_view::npos ||
+         sample.find("\n@@ ") != std::string_view::npos || sample.rfind("@@ ", 0) == 0 ||
+         sample.rfind("--- ", 0) == 0;
+}
 
 void FollowSession::Decide(bool eof) {
   (void)eof;
   if (!config_.type.empty() && config_.type != "auto") {
     content_type_ = config_.type;
+  } else if (!config_.type_hint.empty() && IsOnlineContentType(config_.type_hint) &&
+             !MayBeStructural(sample_)) {
+    content_type_ = config_.type_hint;
   } else {
     content_type_ = std::string(DetectBody(sample_));
     if (!config_.type_hint.empty() && !StructuralType(content_type_)) content_type_ = config_.type_hint;

@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "compressors/online.h"
 #include "engine/engine.h"
@@ -102,6 +103,7 @@ class FollowSession {
 
   FollowConfig config_;
   ByteSink& out_;
+  std::thread warm_;  // compiles detection's pattern database meanwhile
   Phase phase_ = Phase::kDetecting;
   std::string content_type_;
 

@@ -369,5 +369,32 @@ TEST(Follow, KeptLineArrivesBeforeTheInputEnds) {
   EXPECT_NE(collected.find("undefined reference"), std::string::npos);
 }
 
+// Detection that ends with the one-second window (not with input) hands over to the batch
+// path even while more input is still to come (regression: the next read then failed with
+// "input after the batch hand-over").
+TEST(Follow, WindowTimeoutHandsOverToBatchWithInputStillArriving) {
+  int in[2];
+  ASSERT_EQ(::pipe(in), 0);
+  auto store = MemoryStore();
+  const std::string first = "Dear reader, this is plain prose.\n";
+  const std::string second = "It goes on after a pause, as prose does.\n";
+  std::thread writer([&] {
+    ASSERT_EQ(::write(in[1], first.data(), first.size()), static_cast<ssize_t>(first.size()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+    ASSERT_EQ(::write(in[1], second.data(), second.size()), static_cast<ssize_t>(second.size()));
+    ::close(in[1]);
+  });
+  Engine engine(EngineOptions{.store = store.get()});
+  CompressOptions o;
+  o.mode = Mode::kCompress;
+  StringSink sink;
+  auto r = engine.CompressFollowFd(in[0], o, sink);
+  writer.join();
+  ::close(in[0]);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->content_type, "text");
+  EXPECT_EQ(sink.data(), first + second);
+}
+
 }  // namespace
 }  // namespace caveman
