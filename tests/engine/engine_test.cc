@@ -354,5 +354,20 @@ TEST(EngineFormat, JsonQuoteEscapes) {
   EXPECT_EQ(JsonQuote("\xE2\x80\xA8/\x7F"), "\"\\u2028/\x7F\"");
 }
 
+TEST(EngineFormat, PartialRecordPrecedesError) {
+  CompressResult r;
+  r.content_type = "log";
+  r.token_count_basis = "o200k_base";
+  r.error = "cave_ccr_budget_exceeded";
+  const std::string without = r.ReportJson();
+  EXPECT_EQ(without.find("partial_record"), std::string::npos);
+  r.partial_record = "part_0123456789abcdef0123456789abcdef";
+  EXPECT_EQ(r.ReportJson(),
+            "{\"content_type\":\"log\",\"tokens_before\":0,\"tokens_after\":0,"
+            "\"token_count_basis\":\"o200k_base\",\"ratio\":0,\"basis\":\"inferred\","
+            "\"partial_record\":\"part_0123456789abcdef0123456789abcdef\","
+            "\"error\":\"cave_ccr_budget_exceeded\"}");
+}
+
 }  // namespace
 }  // namespace caveman
