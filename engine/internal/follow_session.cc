@@ -87,6 +87,7 @@ void FollowSession::StartOnline() {
     auto w = config_.store->BeginStreamRecord(config_.command);
     if (w.ok()) {
       writer_ = std::move(w).value();
+      unsynced_.reserve(config_.max_unsynced + kFeedStep);  // one allocation, not a doubling chain
     } else {
       StoreFailed(w.status());
     }
@@ -385,6 +386,24 @@ CompressResult FollowSession::Finish() {
                                                        : PassThroughReason::kNoChange;
   }
   return r;
+}
+
+Result<CompressResult> FollowFromSource(const FollowConfig& config, ByteSource& head, ByteSource& rest,
+                                        ByteSink& out) {
+  FollowSession session(config, out);
+  if (session.wants_batch()) return Status::InvalidArgument("follow: no online stage for " + config.type);
+  std::string buf(kFeedStep, '\0');
+  for (ByteSource* source : {&head, &rest}) {
+    for (;;) {
+      CAVEMAN_ASSIGN_OR_RETURN(size_t n, source->Read(buf.data(), buf.size()));
+      if (n == 0) break;
+      const auto now = FollowClock::now();
+      CAVEMAN_RETURN_IF_ERROR(session.Push(std::string_view(buf.data(), n), now));
+      CAVEMAN_RETURN_IF_ERROR(session.Tick(now));
+    }
+  }
+  CAVEMAN_RETURN_IF_ERROR(session.EndOfInput(FollowClock::now()));
+  return session.Finish();
 }
 
 }  // namespace caveman::internal

@@ -146,6 +146,12 @@ class FollowSession {
   uint64_t tokens_after_ = 0;
 };
 
+// Batch `compress` of an input beyond its size limit whose type has an online stage: the
+// follow path over `head` (the bytes read so far) and then the rest of `rest`, streaming to
+// `out` with the real clock. REQUIRES: config.type is set (an online type).
+Result<CompressResult> FollowFromSource(const FollowConfig& config, ByteSource& head, ByteSource& rest,
+                                        ByteSink& out);
+
 }  // namespace caveman::internal
 
 #endif  // CAVEMAN_ENGINE_INTERNAL_FOLLOW_SESSION_H_
