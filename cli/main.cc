@@ -270,7 +270,8 @@ int CmdCompress(const std::vector<std::string>& args) {
     return Fail("compress: " + st.message());
   }
   WriteReport(*r, *format, "compress");
-  return 0;
+  // Over 64 MiB a line type streams like --follow, with the same exit rule.
+  return r->follow ? FollowExitCode(*r) : 0;
 }
 
 // `run [--type T] [--query Q] [--report json|pretty] -- CMD ARGS...`: CMD's stdout and stderr

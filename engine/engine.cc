@@ -15,8 +15,11 @@
 #include "compressors/detect.h"
 #include "compressors/narrow.h"
 #include "compressors/registry.h"
+#include "compressors/online.h"
+#include "engine/internal/follow_session.h"
 #include "engine/internal/stages.h"
 #include "stream/spool.h"
+#include "stream/tokens.h"
 
 namespace caveman {
 
@@ -31,6 +34,7 @@ struct Engine::Run {
   const Compressor* compressor = nullptr;  // the compressor of ct, if any
   TransformMeta meta;
   bool accepted = false;                   // output wins the gate
+  bool oversized = false;                  // input over max_input_bytes: `original` holds its start
 };
 
 Mode ParseMode(std::string_view mode) { return mode == "compress" ? Mode::kCompress : Mode::kRecord; }
@@ -100,6 +104,11 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
   if (!why.ok()) {
     read.Cancel();
     run->record.Abandon();
+    if (read.oversized() && !simulate) {
+      run->oversized = true;  // Compress streams it (CompressOversized)
+      r.bytes_in = read.bytes();
+      return run;
+    }
     return why.status();
   }
   r.tokens_before = read.Finish();
@@ -116,8 +125,55 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
   return run;
 }
 
+// Input beyond max_input_bytes (issue 13: no size cliff). Nothing has been written. The type
+// is detected on the part read (or forced); a line type with an online stage continues on the
+// follow path over that part and the rest of `in` (the view streams, the record is finalised
+// at the end); any other type streams the original through unchanged with error
+// cave_input_too_large.
+Result<CompressResult> Engine::CompressOversized(Run& run, ByteSource& in, const CompressOptions& o,
+                                                 ByteSink& out) {
+  CompressResult r;
+  r.token_count_basis = std::string(counter_->name());
+  std::string type = o.type;
+  if (type.empty() || type == "auto") {
+    CAVEMAN_ASSIGN_OR_RETURN(std::string_view ct, DetectLarge(Body::FromSpool(run.original)));
+    type = std::string(ct);
+  }
+  auto head = run.original.NewReader();
+  RecoveryStore* store = o.external_recovery ? nullptr : options_.store;
+  if (o.mode == Mode::kCompress && store != nullptr && IsOnlineContentType(type)) {
+    internal::FollowConfig config;
+    config.counter = counter_;
+    config.store = store;
+    config.type = type;
+    config.query = o.query;
+    config.command = o.command;
+    return internal::FollowFromSource(config, *head, in, out);
+  }
+  r.content_type = type;
+  r.error = "cave_input_too_large";
+  r.pass_through_reason = PassThroughReason::kInputTooLarge;
+  StreamingTokenCount tokens(*counter_);
+  std::vector<char> buf(kDefaultChunkSize);
+  for (ByteSource* source : {head.get(), &in}) {
+    for (;;) {
+      CAVEMAN_ASSIGN_OR_RETURN(size_t n, source->Read(buf.data(), buf.size()));
+      if (n == 0) break;
+      std::string_view chunk(buf.data(), n);
+      tokens.Feed(chunk);
+      CAVEMAN_RETURN_IF_ERROR(out.Write(chunk));
+      r.bytes_in += n;
+    }
+  }
+  CAVEMAN_RETURN_IF_ERROR(out.Flush());
+  r.bytes_out = r.bytes_in;
+  r.tokens_before = r.tokens_after = tokens.Finish();
+  return r;
+}
+
 Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o, ByteSink& out) {
   CAVEMAN_ASSIGN_OR_RETURN(std::unique_ptr<Run> run, RunPipeline(in, o, /*simulate=*/false));
+  if (run->oversized) return CompressOversized(*run, in, o, out);
   CompressResult& r = run->result;
   auto pass_through = [&]() -> Result<CompressResult> {
     run->record.Abandon();

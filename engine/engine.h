@@ -43,8 +43,10 @@ struct CompressOptions {
   std::string type;                  // forced content type; empty or "auto" = detect
   std::string query;                 // empty = no query
   bool external_recovery = false;    // caller stores the original itself
-  // Reject inputs larger than this many bytes with kResourceExhausted before anything is
-  // emitted. Default: no limit (the CLI sets 64 MiB).
+  // Inputs larger than this are not held for the batch pipeline (issue 13): Compress then
+  // continues a line type (log, terminal, repetition) on the streaming follow path, and
+  // passes any other type through unchanged with error cave_input_too_large. Simulate
+  // rejects them with kResourceExhausted. Default: no limit (the CLI sets 64 MiB).
   uint64_t max_input_bytes = UINT64_MAX;
   // `run`: the command line (recorded with the record; CompressFollowFd uses HintForCommand
   // of it as a detection hint). Empty for plain compress.
@@ -67,6 +69,7 @@ enum class PassThroughReason : uint8_t {
   kUnstable,      // the view kept changing under re-compression (§1.5)
   kNotSmaller,    // the view would not count fewer tokens
   kStoreFailed,   // the original could not be stored (see CompressResult::error)
+  kInputTooLarge, // over max_input_bytes and no streaming compressor for its type
 };
 // One short English phrase, e.g. "the view would not count fewer tokens".
 const char* PassThroughReasonText(PassThroughReason reason);
@@ -126,10 +129,10 @@ class Engine {
   ~Engine();
 
   // Compresses `in` into `out` (§1.3). The payload (output or original) is written to `out`
-  // only after the gate and the store have decided. Status errors: kResourceExhausted when
-  // the input exceeds max_input_bytes (nothing written), kIoError for read/write failures of
-  // `in`/`out`. A store failure is not a Status: the original passes through and
-  // result.error says why.
+  // only after the gate and the store have decided — except for inputs over
+  // max_input_bytes, which stream (see CompressOptions::max_input_bytes; result.follow tells).
+  // Status errors: kIoError for read/write failures of `in`/`out`. A store failure is not a
+  // Status: the original passes through and result.error says why.
   Result<CompressResult> Compress(ByteSource& in, const CompressOptions& options, ByteSink& out);
   // Byte-span convenience; the output is returned in `out`.
   Result<CompressResult> Compress(std::string_view input, const CompressOptions& options,
@@ -168,6 +171,8 @@ class Engine {
   struct Run;
   Result<std::unique_ptr<Run>> RunPipeline(ByteSource& in, const CompressOptions& options,
                                            bool simulate);
+  Result<CompressResult> CompressOversized(Run& run, ByteSource& in, const CompressOptions& options,
+                                           ByteSink& out);
 
   EngineOptions options_;
   const TokenCounter* counter_;

@@ -25,6 +25,7 @@ const char* PassThroughReasonText(PassThroughReason reason) {
     case PassThroughReason::kUnstable: return "the view kept changing when compressed again";
     case PassThroughReason::kNotSmaller: return "the view would not count fewer tokens";
     case PassThroughReason::kStoreFailed: return "the original could not be stored";
+    case PassThroughReason::kInputTooLarge: return "the input exceeds the size limit and its type cannot be streamed";
   }
   return "unknown";
 }

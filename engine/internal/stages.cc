@@ -208,6 +208,11 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
     CAVEMAN_ASSIGN_OR_RETURN(size_t n, in.Read(buf.data(), buf.size()));
     if (n == 0) break;
     if (bytes_ + n > max_bytes) {
+      // The original so far (this chunk included) stays in `original` for the caller's
+      // oversize path; the worker's count and frame are moot.
+      oversized_ = true;
+      bytes_ += n;
+      CAVEMAN_RETURN_IF_ERROR(original->Write(std::string_view(buf.data(), n)));
       return Status::ResourceExhausted("cave_input_too_large: stdin exceeds " + std::to_string(max_bytes) +
                                        " bytes");
     }

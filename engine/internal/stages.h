@@ -82,9 +82,11 @@ class ReadStage {
 
   // Reads `in` to its end into `original`. `load_json`: when the input starts like JSON,
   // load it whole now, so that the worker counts that copy (JSON detection and the JSON
-  // compressors load it anyway). Errors: kResourceExhausted over `max_bytes` (nothing is
-  // kept), those of `in` and of the spool.
+  // compressors load it anyway). Errors: kResourceExhausted over `max_bytes` (then
+  // oversized() is true and `original` holds every byte read, the rest is still in `in`),
+  // those of `in` and of the spool.
   Status Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool* original);
+  bool oversized() const { return oversized_; }
   // After Run:
   uint64_t bytes() const { return bytes_; }
   const std::string& handle() const { return handle_; }  // ccr_ + 32 hex of the SHA-256
@@ -99,6 +101,7 @@ class ReadStage {
 
  private:
   CommitStage* record_;
+  bool oversized_ = false;
   uint64_t bytes_ = 0;
   std::string handle_;
   std::string probe_;

@@ -246,21 +246,50 @@ TEST(Engine, OtherStoreFailureIsUnavailable) {
   EXPECT_EQ(r->error, "cave_ccr_unavailable");
 }
 
-TEST(Engine, InputLimitRejectsWithoutOutput) {
+// Issue 13, no size cliff: over max_input_bytes a line type streams (follow path), any
+// other type passes through unchanged with cave_input_too_large; Simulate still refuses.
+TEST(Engine, InputOverTheLimitStreamsOrPassesThrough) {
   auto store = MemoryStore();
   Engine engine(EngineOptions{.store = store.get()});
   CompressOptions o = Forced("repetition");
-  o.max_input_bytes = 100;
-  std::string in(101, 'a');
+  o.max_input_bytes = 300;
+  std::string in;
+  for (int i = 0; i < 40; ++i) in += "same line again\n";
+  in += "last\n";
   auto src = NewStringSource(in);
   StringSink sink;
   auto r = engine.Compress(*src, o, sink);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_TRUE(sink.data().empty());
-  o.max_input_bytes = 101;  // exactly the limit is accepted
-  auto src2 = NewStringSource(in);
-  EXPECT_TRUE(engine.Compress(*src2, o, sink).ok());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->follow);
+  EXPECT_EQ(sink.data(), "same line again\n\xE2\x80\xA6 caveman: 39 identical lines elided \xE2\x80\xA6\nlast\n");
+  ASSERT_FALSE(r->recovery_handle.empty());
+  StringSink back;
+  ASSERT_TRUE(engine.Retrieve(r->recovery_handle, back).ok());
+  EXPECT_EQ(back.data(), in);
+
+  CompressOptions j = Forced("json");
+  j.max_input_bytes = 100;
+  const std::string doc = "[" + std::string(200, ' ') + "1]";
+  auto src2 = NewStringSource(doc);
+  StringSink sink2;
+  auto r2 = engine.Compress(*src2, j, sink2);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(sink2.data(), doc);
+  EXPECT_EQ(r2->error, "cave_input_too_large");
+  EXPECT_EQ(r2->pass_through_reason, PassThroughReason::kInputTooLarge);
+  EXPECT_TRUE(r2->passed_through());
+  EXPECT_EQ(r2->tokens_before, r2->tokens_after);
+  EXPECT_GT(r2->tokens_before, 0u);
+
+  auto src3 = NewStringSource(doc);
+  EXPECT_EQ(engine.Simulate(*src3, j).status().code(), StatusCode::kResourceExhausted);
+  j.max_input_bytes = doc.size();  // exactly the limit is the batch path
+  auto src4 = NewStringSource(doc);
+  StringSink sink4;
+  auto r4 = engine.Compress(*src4, j, sink4);
+  ASSERT_TRUE(r4.ok());
+  EXPECT_TRUE(r4->error.empty());
+  EXPECT_FALSE(r4->follow);
 }
 
 TEST(Engine, OutputAndReportIndependentOfChunking) {
