@@ -651,12 +651,16 @@ Result<StoreStats> SqliteStore::Stats() {
 Result<GcResult> SqliteStore::Gc(std::optional<uint64_t> older_than_seconds, bool dry_run) {
   if (read_only_ && !dry_run) return Status::NotSupported(kReadOnlyMessage);
   GcResult result;
-  Status s = RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
+  bool abandoned_partials = false;
+  // Counted first in a read transaction; a write transaction only when there is something to
+  // delete, so gc works on a store whose disk is full when there is nothing to free.
+  auto pass = [&](bool write) {
+    return RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
     result = GcResult();
     TxnGuard guard(*db_);
     // The age test and the deletes share one write transaction, so a put that refreshes
     // created_at concurrently is either seen (record kept) or happens after the delete.
-    CAVEMAN_RETURN_IF_ERROR(db_->Exec(dry_run ? "BEGIN" : "BEGIN IMMEDIATE"));
+    CAVEMAN_RETURN_IF_ERROR(db_->Exec(write ? "BEGIN IMMEDIATE" : "BEGIN"));
     std::optional<internal::UnixNanos> cutoff;
     if (older_than_seconds.has_value()) {
       constexpr int64_t kNanosPerSecond = 1000000000;
@@ -727,7 +731,8 @@ Result<GcResult> SqliteStore::Gc(std::optional<uint64_t> older_than_seconds, boo
     }
     orphans.Reset();
 
-    if (!dry_run) {
+    abandoned_partials = !abandoned.empty();
+    if (write) {
       CAVEMAN_ASSIGN_OR_RETURN(Statement del_chunks,
                                db_->Prepare("DELETE FROM chunks WHERE handle = ?1"));
       CAVEMAN_ASSIGN_OR_RETURN(Statement del_rec,
@@ -747,13 +752,17 @@ Result<GcResult> SqliteStore::Gc(std::optional<uint64_t> older_than_seconds, boo
     }
     CAVEMAN_ASSIGN_OR_RETURN(result.storage_bytes, UsedBytes());
     return db_->Exec("COMMIT");
-  });
-  CAVEMAN_RETURN_IF_ERROR(s);
+    });
+  };
+  CAVEMAN_RETURN_IF_ERROR(pass(/*write=*/false));
+  if (!dry_run && (result.removed > 0 || result.orphan_chunks > 0 || abandoned_partials)) {
+    CAVEMAN_RETURN_IF_ERROR(pass(/*write=*/true));
+  }
   if (!dry_run && !memory_) {
-    // Best effort: readers still using old WAL frames make TRUNCATE report busy (not an
-    // error); the next gc finishes the job.
-    CAVEMAN_ASSIGN_OR_RETURN(std::string busy, db_->QueryText("PRAGMA wal_checkpoint(TRUNCATE)"));
-    (void)busy;
+    // Best effort: readers still using old WAL frames make TRUNCATE report busy, and on a full
+    // disk the database file cannot grow to take the WAL's pages (SQLITE_FULL); the deletes
+    // are committed either way and the next gc finishes the job.
+    (void)db_->QueryText("PRAGMA wal_checkpoint(TRUNCATE)");
   }
   result.max_storage_bytes = options_.max_bytes;
   return result;
