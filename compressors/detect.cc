@@ -17,6 +17,7 @@
 
 #include "compressors/config.h"
 #include "compressors/internal/detect_scan.h"
+#include "compressors/internal/log_rules.h"
 #include "compressors/internal/json_validity.h"
 #include "compressors/internal/text_util.h"
 #include "compressors/tabular.h"
@@ -600,6 +601,11 @@ std::string_view Classify(std::string_view sample, std::string_view prefix, Whol
        (f.Has(internal::kLitLfMinus) && f.Has(internal::kLitLfPlus))) &&
       f.diff_line_starts >= 4) {
     return "diff";
+  }
+  // Project rule (issue 16): git history without patches (`git log`, `git log --stat`) is a
+  // log; with patches rule 5 has made it a diff already.
+  if (internal::IsGitCommitLine(t.substr(0, t.find('\n'))) && (Contains(b, "\nAuthor: ") || Contains(b, "\nMerge: "))) {
+    return "log";
   }
   // 6. html
   if (IsHtml(b, t, f)) return "html";

@@ -5,6 +5,7 @@
 
 #include "compressors/internal/elision.h"
 #include "compressors/internal/lines.h"
+#include "compressors/internal/log_rules.h"
 #include "compressors/internal/text_util.h"
 
 namespace caveman {
@@ -38,7 +39,11 @@ class DiffCompressor final : public InMemoryCompressor {
     const size_t n = lines.size();
     if (n < kMinLines) return std::nullopt;
     std::vector<bool> keep(n, false);
+    // git log -p / git show: commit headers, subjects and file stats are never context
+    // (project rule, issue 16).
+    internal::GitHistoryTracker git;
     for (size_t i = 0; i < n; ++i) {
+      if (git.Feed(lines[i])) keep[i] = true;
       if (!IsStructural(lines[i]) && !IsMarker(lines[i])) continue;
       size_t lo = i >= kContext ? i - kContext : 0;
       size_t hi = std::min(n - 1, i + kContext);

@@ -42,6 +42,7 @@ struct LineInfo {
   bool marker_or_note = false;  // a marker or note line (always kept, not a tail line)
   bool note_prefix = false;     // contains the note prefix anywhere
   bool repeat_prefix = false;   // starts with `… caveman: ` (never collapsed)
+  bool git_header = false;      // a git history header line (GitHistoryTracker): always kept
   bool terminated = false;      // an LF follows the line
 };
 
@@ -51,6 +52,7 @@ constexpr uint8_t kPatternBit = 1;
 constexpr uint8_t kMarkerOrNoteBit = 2;
 constexpr uint8_t kNotePrefixBit = 4;
 constexpr uint8_t kRepeatPrefixBit = 8;
+constexpr uint8_t kGitHeaderBit = 16;
 
 // One byte per line of the body, in a spool (memory ≤ 1 MiB + 64 KiB; the rest spills to a
 // 0600 temporary file), so memory does not grow with the number of lines.
@@ -112,6 +114,7 @@ class LiveClassifier {
     bool pattern = false, caveman = false;
     matcher_->Classify(line, begin, &pattern, &caveman);
     uint8_t f = pattern ? kPatternBit : 0;
+    if (git_.Feed(line)) f |= kGitHeaderBit;
     if (caveman) {  // marker and note lines both contain "caveman"
       if (IsLogMarkerLine(line) || IsLogNoteLine(line)) f |= kMarkerOrNoteBit;
       if (internal::Contains(line, internal::kNotePrefix)) f |= kNotePrefixBit;
@@ -124,6 +127,7 @@ class LiveClassifier {
  private:
   KeepMatcher* matcher_;
   LineFlags* record_;
+  internal::GitHistoryTracker git_;
 };
 
 // Later passes: the bits of pass 1, line by line.
@@ -168,6 +172,7 @@ Result<bool> ScanLines(const Body& body, size_t read_size, Classifier* classifie
       info.marker_or_note = (f & kMarkerOrNoteBit) != 0;
       info.note_prefix = (f & kNotePrefixBit) != 0;
       info.repeat_prefix = (f & kRepeatPrefixBit) != 0;
+      info.git_header = (f & kGitHeaderBit) != 0;
       if (!on_line(line, index, info)) return false;
       ++index;
       if (nl == nullptr) return true;
@@ -350,7 +355,7 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
               tail_template[1] = tid;
               ++tail_seen;
             }
-            if (idx < kHead || marker_or_note || info.pattern) {
+            if (idx < kHead || marker_or_note || info.pattern || info.git_header) {
               ++forced_total;
               mark_template(tid);
             }
@@ -388,7 +393,7 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
   if (tail_seen >= 1) mark_template(tail_template[1]);
   if (tail_seen >= 2) mark_template(tail_template[0]);
   auto is_forced = [&](uint64_t idx, const LineInfo& info) {
-    return idx < kHead || idx >= tail_start || info.marker_or_note || info.pattern;
+    return idx < kHead || idx >= tail_start || info.marker_or_note || info.pattern || info.git_header;
   };
 
   // ---- Pass 2 (query only): the 16 best not-yet-kept lines, filtered by the threshold.

@@ -166,6 +166,7 @@ class LineStage final : public OnlineStage {
         break;
     }
     const bool repeat_prefix = caveman && internal::StartsWith(view, internal::kRepeatPrefix);
+    const bool git_header = policy_.pattern == PatternKind::kLog && git_.Feed(raw);
     // Identical repeats of a kept line (§5.15; TRIM non-empty, not a `… caveman: ` line).
     if (have_prev_ && prev_kept_ && !repeat_prefix && view == prev_ && !internal::Trim(view).empty()) {
       if (repeat_count_ == 0) repeat_begin_ = begin;
@@ -177,7 +178,8 @@ class LineStage final : public OnlineStage {
     const uint64_t index = elements_++;
     const bool marker_like =
         caveman && (internal::IsLogMarkerLine(view) || internal::IsLogNoteLine(view) || repeat_prefix);
-    const bool forced = !policy_.elide || index < policy_.head || marker_like || pattern || QueryHit(view);
+    const bool forced =
+        !policy_.elide || index < policy_.head || marker_like || pattern || git_header || QueryHit(view);
     uint32_t tid = TemplateMiner::kNoTemplate;
     if (policy_.elide && policy_.template_grouping) {
       std::string text;
@@ -314,6 +316,7 @@ class LineStage final : public OnlineStage {
 
   const OnlinePolicy& policy_;
   internal::KeepMatcher matcher_;
+  internal::GitHistoryTracker git_;
   internal::Bm25Index bm25_;
   const bool use_query_;
   internal::OnlineGuard guard_;

@@ -84,6 +84,84 @@ std::string RepeatMarker(uint64_t elided, bool crlf) {
   return SynthesizedLine(m, crlf);
 }
 
+namespace {
+
+bool IsHexDigit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+
+std::string_view WithoutCr(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+// "Author: …", "Date:   …", "Merge: …", "CommitDate: …": a capitalised key and ": ".
+bool IsGitKeyLine(std::string_view line) {
+  size_t i = 0;
+  if (line.empty() || line[0] < 'A' || line[0] > 'Z') return false;
+  while (i < line.size() && ((line[i] >= 'A' && line[i] <= 'Z') || (line[i] >= 'a' && line[i] <= 'z'))) ++i;
+  return i >= 4 && i + 1 < line.size() && line[i] == ':' && line[i + 1] == ' ';
+}
+
+// " src/a.cc | 12 ++--", " bin/x | Bin 0 -> 12 bytes", " 3 files changed, 5 insertions(+)".
+bool IsGitStatLine(std::string_view line) {
+  if (line.size() < 4 || line[0] != ' ') return false;
+  const size_t bar = line.find(" | ");
+  if (bar != std::string_view::npos && bar > 1) {
+    std::string_view rest = Trim(line.substr(bar + 3));
+    if (StartsWith(rest, "Bin ")) return true;
+    size_t k = 0;
+    while (k < rest.size() && rest[k] >= '0' && rest[k] <= '9') ++k;
+    if (k == 0) return false;
+    for (; k < rest.size(); ++k) {
+      if (rest[k] != ' ' && rest[k] != '+' && rest[k] != '-') return false;
+    }
+    return true;
+  }
+  std::string_view t = Trim(line);
+  size_t k = 0;
+  while (k < t.size() && t[k] >= '0' && t[k] <= '9') ++k;
+  return k > 0 && (StartsWith(t.substr(k), " file changed") || StartsWith(t.substr(k), " files changed"));
+}
+
+}  // namespace
+
+bool IsGitCommitLine(std::string_view line) {
+  line = WithoutCr(line);
+  if (!StartsWith(line, "commit ")) return false;
+  size_t i = 7;
+  while (i < line.size() && IsHexDigit(line[i])) ++i;
+  const size_t hex = i - 7;
+  if (hex < 7 || hex > 64) return false;
+  return i == line.size() || line[i] == ' ';  // " (HEAD -> main, origin/main)" decorations
+}
+
+bool GitHistoryTracker::Feed(std::string_view raw) {
+  const std::string_view line = WithoutCr(raw);
+  if (IsGitCommitLine(line)) {
+    state_ = State::kHeader;
+    return true;
+  }
+  switch (state_) {
+    case State::kNone:
+      return false;
+    case State::kHeader:
+      if (IsGitKeyLine(line)) return true;
+      if (Trim(line).empty()) {
+        state_ = State::kBeforeSubject;
+        return true;
+      }
+      state_ = State::kBody;
+      break;
+    case State::kBeforeSubject:
+      if (Trim(line).empty()) return true;
+      state_ = State::kBody;
+      if (StartsWith(line, "    ")) return true;  // the subject
+      break;
+    case State::kBody:
+      break;
+  }
+  return IsGitStatLine(line);
+}
+
 KeepMatcher::KeepMatcher() {
   db_ = KeepDatabase();
   if (db_ != nullptr && hs_alloc_scratch(db_, &scratch_) != HS_SUCCESS) db_ = nullptr;

@@ -37,6 +37,22 @@ bool IsLogNoteLine(std::string_view line);
 // The §5.15 marker for `elided` repeats of a kept line (CR appended iff `crlf`).
 std::string RepeatMarker(uint64_t elided, bool crlf);
 
+// git history (`git log`, `--stat`, `-p`, `git show`; issue 16): the header block of every
+// commit — the `commit <hash>` line through its subject line (Author:, Merge:, Date: and the
+// other `Key: value` lines, the blank line, the first indented message line) — and the
+// per-commit file stats (` path | 12 ++--`, ` 3 files changed, …`) are headers: kept, never
+// elided as context. Lines are fed in order; nothing is a header before the first commit line.
+bool IsGitCommitLine(std::string_view line);
+class GitHistoryTracker {
+ public:
+  // Whether `line` (the next line of the input) is a git header line.
+  bool Feed(std::string_view line);
+
+ private:
+  enum class State : uint8_t { kNone, kHeader, kBeforeSubject, kBody };
+  State state_ = State::kNone;
+};
+
 // Per-payload matcher: Hyperscan scratch and the match offsets of the current block.
 class KeepMatcher {
  public:
