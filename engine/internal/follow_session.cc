@@ -15,6 +15,8 @@ namespace {
 constexpr size_t kFeedStep = 256 * 1024;
 // With a line-type hint detection needs only the first line (or this many bytes).
 constexpr size_t kHintedDetectBytes = 4096;
+// Lines of the early detection check (§3.3 rule 9 needs 4 pieces).
+constexpr uint64_t kEarlyDetectLines = 4;
 
 std::string StoreErrorName(const Status& s) {
   return s.code() == StatusCode::kResourceExhausted ? "cave_ccr_budget_exceeded" : "cave_ccr_unavailable";
@@ -60,6 +62,20 @@ static bool MayBeStructural(std::string_view sample) {
          sample.rfind("--- ", 0) == 0;
 }
 
+// The first `max_lines` complete lines of `s`, at most `max_bytes` (cut after an LF when
+// possible): detection sees the same bytes however the input was chunked.
+static std::string_view FirstLines(std::string_view s, size_t max_lines, size_t max_bytes) {
+  size_t end = 0, lines = 0;
+  while (lines < max_lines) {
+    const size_t nl = s.find('\n', end);
+    if (nl == std::string_view::npos || nl + 1 > max_bytes) break;
+    end = nl + 1;
+    ++lines;
+  }
+  if (lines == 0) end = std::min(s.size(), max_bytes);  // no complete line (yet): what is there
+  return s.substr(0, end);
+}
+
 void FollowSession::Decide(bool eof) {
   (void)eof;
   if (!config_.type.empty() && config_.type != "auto") {
@@ -68,7 +84,7 @@ void FollowSession::Decide(bool eof) {
              !MayBeStructural(sample_)) {
     content_type_ = config_.type_hint;
   } else {
-    content_type_ = std::string(DetectBody(sample_));
+    content_type_ = std::string(DetectBody(FirstLines(sample_, config_.detect_lines, config_.detect_bytes)));
     if (!config_.type_hint.empty() && !StructuralType(content_type_)) content_type_ = config_.type_hint;
   }
   if (IsOnlineContentType(content_type_)) {
@@ -109,6 +125,15 @@ Status FollowSession::Push(std::string_view bytes, FollowClock::time_point now) 
     sample_.append(bytes);
     const bool hinted = !config_.type_hint.empty() && IsOnlineContentType(config_.type_hint);
     sample_lines_ += static_cast<uint64_t>(std::count(bytes.begin(), bytes.end(), '\n'));
+    // Early: when the first few lines already detect as a line type, waiting for more would
+    // only delay them (the same lines decide whatever the chunking).
+    if (!early_checked_ && sample_lines_ >= kEarlyDetectLines && config_.type_hint.empty()) {
+      early_checked_ = true;
+      if (IsOnlineContentType(DetectBody(FirstLines(sample_, kEarlyDetectLines, config_.detect_bytes)))) {
+        Decide(/*eof=*/false);
+        return phase_ == Phase::kBatch ? Status::OK() : Drain(now, false);
+      }
+    }
     if (sample_.size() >= config_.detect_bytes || now >= *first_input_ + config_.detect_window ||
         sample_lines_ >= config_.detect_lines ||
         (hinted && (sample_.size() >= kHintedDetectBytes ||

@@ -116,6 +116,7 @@ class FollowSession {
   bool idle_ticked_ = false;
   std::string sample_;  // detection phase only
   uint64_t sample_lines_ = 0;
+  bool early_checked_ = false;
 
   // Lines.
   std::unique_ptr<OnlineStage> stage_;
