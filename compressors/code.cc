@@ -55,10 +55,21 @@ bool HasAny(std::string_view text, std::initializer_list<std::string_view> needl
   return false;
 }
 
+// `word` where the byte before it is not a letter, digit or '_' (project rule: "#ifndef X" and
+// "#undef X" hold "def " too, which made every C header with an include guard "Python").
+bool HasWord(std::string_view text, std::string_view word) {
+  for (size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
+    if (at == 0) return true;
+    const char c = text[at - 1];
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return true;
+  }
+  return false;
+}
+
 // The sniffing table of §5.4, first match wins.
 std::optional<Language> SniffLanguage(std::string_view b) {
   if (Has(b, "package ") && Has(b, "func ")) return Language::kGo;
-  if (Has(b, "def ") && Has(b, ":")) return Language::kPython;
+  if (HasWord(b, "def ") && Has(b, ":")) return Language::kPython;
   if (Has(b, "fn ") && HasAny(b, {"->", "impl ", "pub ", "let mut "})) return Language::kRust;
   if (Has(b, "public class ") || Has(b, "public static void main") ||
       (Has(b, "import ") && Has(b, "class ") && Has(b, ";") && !Has(b, "#include") &&
@@ -109,19 +120,163 @@ TreePtr ParseClean(TSParser* parser, const TSLanguage* language, std::string_vie
 struct Replacement {
   uint32_t start;
   uint32_t end;
+  std::string text;  // empty: the body replacement
 };
+
+// Comment elision (project extension, issue 16): a block of ≥ kMinCommentLines comment lines
+// (adjacent comment nodes, nothing but whitespace between them) keeps its first sentence (at
+// most kKeptCommentLines lines) and the rest becomes one comment line
+// `… caveman: N comment lines elided …` in the block's own syntax, so headers that are mostly
+// documentation shrink while every declaration stays.
+constexpr uint32_t kMinCommentLines = 6;
+constexpr size_t kKeptCommentLines = 2;
+
+bool IsCommentType(std::string_view type) {
+  return type == "comment" || type == "line_comment" || type == "block_comment";
+}
+
+// Lines of [start, end) of `text` (views, without LF).
+std::vector<std::string_view> LinesOf(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    lines.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return lines;
+}
+
+// Whether a comment line ends a sentence (or holds no words at all, like "/**").
+bool EndsSentence(std::string_view line) {
+  std::string_view t = internal::TrimRight(line);
+  while (!t.empty() && (t.back() == '/' || t.back() == '*')) t.remove_suffix(1);  // " */"
+  t = internal::TrimRight(t);
+  return !t.empty() && (t.back() == '.' || t.back() == ':' || t.back() == '!' || t.back() == '?');
+}
+
+bool HasWords(std::string_view line) {
+  for (char c : line) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) return true;
+  }
+  return false;
+}
+
+// The replacement of one comment block [start, end) whose first line starts at column
+// `indent_col`, or nullopt when it is short or already carries a caveman marker.
+// Every line of a line-comment block starts with `prefix` (after indentation).
+bool AllLinesStartWith(const std::vector<std::string_view>& lines, std::string_view prefix) {
+  for (std::string_view l : lines) {
+    if (internal::TrimLeft(l).rfind(prefix, 0) != 0) return false;
+  }
+  return true;
+}
+
+std::optional<Replacement> ElideCommentBlock(std::string_view text, uint32_t start, uint32_t end,
+                                             bool allow_hash) {
+  const std::string_view block = text.substr(start, end - start);
+  if (block.find("caveman: ") != std::string_view::npos) return std::nullopt;
+  const std::vector<std::string_view> lines = LinesOf(block);
+  if (lines.size() < kMinCommentLines) return std::nullopt;
+  // The text itself must read as comments of the block's syntax: one /* … */ block, or line
+  // comments all with the same marker (a parse with errors may call other text a comment).
+  const std::string_view head = internal::TrimLeft(lines[0]);
+  const bool slash_star = head.rfind("/*", 0) == 0 && internal::TrimRight(block).size() >= 4 &&
+                          internal::TrimRight(block).substr(internal::TrimRight(block).size() - 2) == "*/";
+  const bool slashes = AllLinesStartWith(lines, "//");
+  const bool hashes = allow_hash && AllLinesStartWith(lines, "#");
+  if (!slash_star && !slashes && !hashes) return std::nullopt;
+  // The first sentence: lines up to one that ends a sentence, at most kKeptCommentLines lines
+  // with words (a bare "/**" or "//" line does not count).
+  size_t keep = 0, worded = 0;
+  while (keep < lines.size()) {
+    const bool words = HasWords(lines[keep]);
+    ++keep;
+    worded += words ? 1 : 0;
+    if ((words && EndsSentence(lines[keep - 1])) || worded >= kKeptCommentLines) break;
+  }
+  if (keep + 2 > lines.size()) return std::nullopt;  // eliding one line gains nothing
+  // The indentation of the block's second line (continuation lines of /* */ blocks are often
+  // " * ..."), else of the first line's column.
+  size_t line_start = start;
+  while (line_start > 0 && text[line_start - 1] != '\n') --line_start;
+  const std::string_view first_full = text.substr(line_start, start - line_start);
+  const std::string indent(first_full.substr(0, first_full.find_first_not_of(" \t")));
+  const std::string_view first = internal::TrimLeft(lines[0]);
+  const size_t elided = lines.size() - keep;
+  std::string marker = "\xE2\x80\xA6 caveman: " + std::to_string(elided) + " comment lines elided \xE2\x80\xA6";
+  std::string out;
+  for (size_t k = 0; k < keep; ++k) {
+    if (k > 0) out += '\n';
+    out.append(lines[k]);
+  }
+  if (slash_star) {
+    // The kept lines may have closed the comment already only if the block ends there, which
+    // was excluded above; close it after the marker.
+    out += '\n' + indent + " * " + marker + " */";
+  } else {
+    std::string prefix;
+    for (std::string_view p : {"///", "//!", "//", "#"}) {
+      if (first.rfind(p, 0) == 0) {
+        prefix = std::string(p);
+        break;
+      }
+    }
+    if (prefix.empty()) return std::nullopt;
+    out += '\n' + indent + prefix + " " + marker;
+  }
+  return Replacement{start, end, std::move(out)};
+}
 
 // Collects the outermost function bodies in document order. Iterative (tree cursor), so
 // deeply nested input cannot overflow the stack and wide nodes stay linear.
 std::vector<Replacement> CollectBodies(TSNode root, std::string_view text,
-                                       std::string_view replacement, bool keep_trailing_space) {
+                                       std::string_view replacement, bool keep_trailing_space,
+                                       bool with_bodies, bool allow_hash) {
   std::vector<Replacement> out;
   CursorOwner owner(root);
   TSTreeCursor* cursor = &owner.cursor;
+  // The comment block being gathered (adjacent comment nodes), flushed at its first gap.
+  bool in_block = false;
+  bool block_is_line = false;
+  uint32_t block_start = 0, block_end = 0, block_end_row = 0;
+  auto flush_block = [&]() {
+    if (in_block) {
+      if (auto r = ElideCommentBlock(text, block_start, block_end, allow_hash)) out.push_back(std::move(*r));
+    }
+    in_block = false;
+  };
   while (true) {
     TSNode node = ts_tree_cursor_current_node(cursor);
     bool descend = true;
-    if (ts_node_is_named(node) && OneOf(ts_node_type(node), kFunctionTypes)) {
+    if (IsCommentType(ts_node_type(node))) {
+      const uint32_t start = ts_node_start_byte(node);
+      const uint32_t end = ts_node_end_byte(node);
+      const uint32_t row = ts_node_start_point(node).row;
+      // Only line comments (`//`, `#`) join into blocks; each /* */ comment is a block of its own.
+      const bool line_comment = text.substr(start, 2) == "//" || text.substr(start, 1) == "#";
+      const bool adjacent = in_block && block_is_line && line_comment && row == block_end_row + 1 &&
+                            internal::Trim(text.substr(block_end, start - block_end)).empty();
+      if (!adjacent) {
+        flush_block();
+        in_block = true;
+        block_start = start;
+        block_is_line = line_comment;
+      }
+      block_end = end;
+      block_end_row = ts_node_end_point(node).row;
+      // A line comment's node may include its LF (tree-sitter C): the block ends before it.
+      if (block_end > block_start && text[block_end - 1] == '\n') {
+        --block_end;
+        --block_end_row;
+      }
+      descend = false;
+    } else if (ts_node_is_named(node) || ts_node_child_count(node) > 0) {
+      // Any other node between comments ends the block (declarations separate doc blocks).
+      if (ts_node_start_byte(node) >= block_end) flush_block();
+    }
+    if (with_bodies && ts_node_is_named(node) && OneOf(ts_node_type(node), kFunctionTypes)) {
       TSNode body = ts_node_child_by_field_name(node, "body", 4);
       if (!ts_node_is_null(body) && OneOf(ts_node_type(body), kBlockTypes)) {
         uint32_t start = ts_node_start_byte(body);
@@ -133,7 +288,7 @@ std::vector<Replacement> CollectBodies(TSNode root, std::string_view text,
           end -= static_cast<uint32_t>(body_text.size() - internal::TrimRight(body_text).size());
         }
         if (internal::Trim(body_text) != replacement && end > start) {
-          out.push_back({start, end});
+          out.push_back({start, end, std::string()});
         }
         // Outermost bodies only: whatever is nested inside goes away with this body (or is
         // already elided).
@@ -142,7 +297,10 @@ std::vector<Replacement> CollectBodies(TSNode root, std::string_view text,
     }
     if (descend && ts_tree_cursor_goto_first_child(cursor)) continue;
     while (!ts_tree_cursor_goto_next_sibling(cursor)) {
-      if (!ts_tree_cursor_goto_parent(cursor)) return out;
+      if (!ts_tree_cursor_goto_parent(cursor)) {
+        flush_block();
+        return out;
+      }
     }
   }
 }
@@ -157,7 +315,7 @@ std::string ApplyReplacements(std::string_view text, std::vector<Replacement> re
   for (const Replacement& r : replacements) {
     if (r.start < pos) continue;  // overlaps an earlier replacement
     out.append(text.substr(pos, r.start - pos));
-    out.append(replacement);
+    out.append(r.text.empty() ? replacement : std::string_view(r.text));
     pos = r.end;
   }
   out.append(text.substr(pos));
@@ -192,12 +350,30 @@ class CodeCompressor final : public InMemoryCompressor {
       grammar = tree_sitter_tsx();
       tree = ParseClean(parser.get(), grammar, body);
     }
-    if (tree == nullptr) return std::nullopt;
-
     const bool python = *language == Language::kPython;
     const std::string_view replacement = python ? kPythonReplacement : kBraceReplacement;
+    if (tree == nullptr) {
+      // The grammar does not parse it cleanly (unknown macros in real headers, say): bodies
+      // stay (§5.4 declines), but long /* */ and // comment blocks may still go — only
+      // comment text is replaced, every code byte stays where it was (project extension,
+      // docs/DECISIONS.md). Not for Python: `#` starts preprocessor lines in the C headers the
+      // §5.4 sniffing calls Python (`#undef ` holds "def ").
+      if (python) return std::nullopt;
+      if (*language == Language::kTypeScript) grammar = tree_sitter_typescript();
+      if (!ts_parser_set_language(parser.get(), grammar) || body.size() > UINT32_MAX) return std::nullopt;
+      TreePtr rough(ts_parser_parse_string(parser.get(), nullptr, body.data(),
+                                           static_cast<uint32_t>(body.size())));
+      if (rough == nullptr) return std::nullopt;
+      std::vector<Replacement> comments =
+          CollectBodies(ts_tree_root_node(rough.get()), body, replacement, python, /*with_bodies=*/false,
+                        /*allow_hash=*/false);
+      if (comments.empty()) return std::nullopt;
+      return ApplyReplacements(body, std::move(comments), replacement);
+    }
+
     std::vector<Replacement> bodies =
-        CollectBodies(ts_tree_root_node(tree.get()), body, replacement, python);
+        CollectBodies(ts_tree_root_node(tree.get()), body, replacement, python, /*with_bodies=*/true,
+                      /*allow_hash=*/python);
     if (bodies.empty()) return std::nullopt;
     std::string out = ApplyReplacements(body, std::move(bodies), replacement);
 

@@ -482,6 +482,27 @@ bool CodeStructural(std::string_view b, const Features& f) {
   return false;
 }
 
+bool IsJsonLines(std::string_view b) {
+  size_t pos = 0, objects = 0;
+  while (pos < b.size() && objects < 16) {
+    size_t nl = b.find('\n', pos);
+    const bool last = nl == std::string_view::npos;
+    if (last) nl = b.size();
+    std::string_view line = TrimAscii(b.substr(pos, nl - pos));
+    pos = nl + 1;
+    if (line.empty()) continue;
+    // A compressed view's markers are not content (as in the log rule).
+    if (StartsWith(line, "\xE2\x80\xA6 ") && Contains(line, "caveman")) continue;
+    // An unterminated last line of a sample may be cut: it is not held against the body.
+    if (last && objects >= 4 && line.front() == '{') break;
+    if (line.size() < 2 || line.front() != '{' || line.back() != '}') return false;
+    internal::JsonShape shape = internal::ValidateJson(line);
+    if (!shape.valid || !shape.top_is_object) return false;
+    ++objects;
+  }
+  return objects >= 4;
+}
+
 bool IsLog(const Features& f) {
   return f.pieces >= 4 && f.log_lines >= 3 && f.log_lines * 2 >= f.pieces - f.caveman_lines;
 }
@@ -607,6 +628,10 @@ std::string_view Classify(std::string_view sample, std::string_view prefix, Whol
   if (internal::IsGitCommitLine(t.substr(0, t.find('\n'))) && (Contains(b, "\nAuthor: ") || Contains(b, "\nMerge: "))) {
     return "log";
   }
+  // Project rule (issue 13): JSON Lines (one object per line: zap, logrus, bunyan, pino with
+  // numeric levels and epoch times, `go test -json`) are a log even without level words or
+  // timestamps; checked on the first 16 non-blank lines, each a valid JSON object.
+  if (IsJsonLines(b)) return "log";
   // 6. html
   if (IsHtml(b, t, f)) return "html";
   // 7. tabular
