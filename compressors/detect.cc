@@ -17,6 +17,7 @@
 
 #include "compressors/config.h"
 #include "compressors/internal/detect_scan.h"
+#include "compressors/internal/fixed_width.h"
 #include "compressors/internal/log_rules.h"
 #include "compressors/internal/json_validity.h"
 #include "compressors/internal/text_util.h"
@@ -640,6 +641,11 @@ std::string_view Classify(std::string_view sample, std::string_view prefix, Whol
   // is itself a log line and the body passes the log rule, it is a log.
   if (std::optional<size_t> rows = TableRowCount(prefix);
       rows && *rows >= 8 && !(f.first_nonblank_is_log && IsLog(f))) {
+    return "tabular";
+  }
+  // Project rule (DECISIONS.md, "Fixed-width tables"): aligned columns under a header row
+  // (ps, df, ss, lsof, dpkg -l, kubectl get, docker ps), ahead of log, search, config and code.
+  if (!(f.first_nonblank_is_log && IsLog(f)) && internal::IsFixedWidthTable(prefix)) {
     return "tabular";
   }
   // Project rules (before the spec's rules 8–11): build/test console output is a log;

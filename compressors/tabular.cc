@@ -12,6 +12,7 @@
 #include "compressors/internal/bm25.h"
 #include "compressors/internal/csv.h"
 #include "compressors/internal/elision.h"
+#include "compressors/internal/fixed_width.h"
 #include "compressors/internal/invariants.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/redundancy.h"
@@ -276,7 +277,8 @@ const RE2& AlarmPattern() {
   return *re;
 }
 
-std::string JoinCells(const std::vector<std::string>& row, std::string_view sep) {
+template <class Cells>
+std::string JoinCells(const Cells& row, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < row.size(); ++i) {
     if (i) out.append(sep);
@@ -377,19 +379,355 @@ std::string CellShape(std::string_view cell) {
   return shape;
 }
 
+// Key of a list of strings, never 0.
+template <class Cells>
+uint64_t KeyOf(const Cells& cells) {
+  std::string joined;
+  for (const auto& cell : cells) {
+    joined.append(cell);
+    joined.push_back('\x1f');
+  }
+  uint64_t h = std::hash<std::string>{}(joined);
+  return h == 0 ? 1 : h;
+}
+
 // Row keys: hash of the cell shapes; header rows get none (they are always kept).
 std::vector<uint64_t> ShapeKeys(const std::vector<std::vector<std::string>>& rows, size_t header_rows) {
   std::vector<uint64_t> keys(rows.size(), 0);
+  std::vector<std::string> shapes;
   for (size_t r = header_rows; r < rows.size(); ++r) {
-    std::string joined;
-    for (const std::string& cell : rows[r]) {
-      joined += CellShape(cell);
-      joined.push_back('\x1f');
-    }
-    uint64_t h = std::hash<std::string>{}(joined);
-    keys[r] = h == 0 ? 1 : h;
+    shapes.clear();
+    for (const std::string& cell : rows[r]) shapes.push_back(CellShape(cell));
+    keys[r] = KeyOf(shapes);
   }
   return keys;
+}
+
+// ---------------------------------------------------------------------------------------
+// Fixed-width tables (project extension, docs/DECISIONS.md "Fixed-width tables"): kept rows
+// are the input lines byte for byte, each dropped run becomes one synthesized marker line.
+
+constexpr size_t kFwMinRows = 12;  // header + data rows, as §5.9's floor
+constexpr size_t kFwKeepFirst = 3;
+constexpr size_t kFwKeepLast = 3;
+constexpr size_t kFwMaxLowCardinality = 12;
+constexpr size_t kFwMajorityPercent = 60;
+constexpr size_t kFwRarePercent = 5;
+constexpr size_t kFwRareKeepPerValue = 2;
+constexpr size_t kFwRareKeepPerColumn = 6;
+constexpr double kFwHighPercent = 90;
+
+// Cell values that are alarms in any column (Kubernetes and Docker states, zombies).
+const RE2& FixedWidthAlarmPattern() {
+  static const RE2* re = new RE2(
+      R"((?i)\b(CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError|)"
+      R"(InvalidImageName|Evicted|OOMKilled|ContainerStatusUnknown|unhealthy|NotReady|defunct)\b)");
+  return *re;
+}
+
+// A status value that is bad whatever the majority says.
+const RE2& BadStatusPattern() {
+  static const RE2* re = new RE2(
+      R"((?i)(unhealthy|error|err\b|fail|crash|backoff|evict|oomkill|\bdead\b|restarting|)"
+      R"(terminat|pending|unknown|notready|not-found|inactive|masked|\blost\b|degraded|)"
+      R"(exited \([1-9]))");
+  return *re;
+}
+
+// First words of status values that are normal even when they are not the majority.
+bool GoodStatusWord(std::string_view w) {
+  static constexpr std::string_view kGood[] = {
+      "running", "completed", "succeeded", "active",    "loaded",    "ready",  "bound",
+      "available", "up",      "healthy",   "ok",        "established", "estab", "listen",
+      "listening", "time-wait", "mounted", "plugged",   "exited",    "waiting", "true"};
+  return std::find(std::begin(kGood), std::end(kGood), w) != std::end(kGood);
+}
+
+enum class ColumnRole : uint8_t { kPlain, kStatus, kProcessState, kCounter, kReady, kPercent };
+
+ColumnRole RoleOf(std::string_view name) {
+  const std::string n = internal::AsciiLower(name);
+  static constexpr std::string_view kStatus[] = {"status", "state",  "phase", "health",
+                                                 "active", "sub",    "load",  "condition"};
+  static constexpr std::string_view kCounter[] = {"restarts", "restart",  "errors",  "error",
+                                                  "errs",     "failures", "failed",  "retries",
+                                                  "drops",    "dropped"};
+  auto in = [&](const auto& list) {
+    return std::find(std::begin(list), std::end(list), n) != std::end(list);
+  };
+  if (in(kStatus)) return ColumnRole::kStatus;
+  if (n == "stat" || n == "s") return ColumnRole::kProcessState;  // ps, top
+  if (in(kCounter)) return ColumnRole::kCounter;
+  if (n == "ready") return ColumnRole::kReady;
+  if (!n.empty() && (n.front() == '%' || n.back() == '%')) return ColumnRole::kPercent;
+  return ColumnRole::kPlain;
+}
+
+std::string FirstWordLower(std::string_view v) {
+  return internal::AsciiLower(v.substr(0, v.find(' ')));
+}
+
+// Leading decimal integer of `v` ("17 (2m14s ago)" → 17), nullopt if it starts otherwise.
+std::optional<uint64_t> LeadingInteger(std::string_view v) {
+  uint64_t n = 0;
+  size_t i = 0;
+  for (; i < v.size() && v[i] >= '0' && v[i] <= '9' && i < 18; ++i) n = n * 10 + (v[i] - '0');
+  if (i == 0) return std::nullopt;
+  return n;
+}
+
+// "12%" → 12.
+std::optional<double> PercentValue(std::string_view v) {
+  if (v.size() < 2 || v.back() != '%') return std::nullopt;
+  return internal::ParseNumber(v.substr(0, v.size() - 1));
+}
+
+// The most common non-empty value of column `col` over `cells` (first reached on ties),
+// with its count and the number of distinct values (counting stops past `cap`).
+struct ColumnValues {
+  std::vector<std::pair<std::string_view, size_t>> counts;  // first-appearance order
+  bool too_wide = false;
+  size_t nonempty = 0;
+  // Few values, each repeated twice on average: the column names a category.
+  bool Categorical() const { return !too_wide && counts.size() * 2 <= nonempty; }
+  size_t Count(std::string_view v) const {
+    for (const auto& [value, n] : counts) {
+      if (value == v) return n;
+    }
+    return 0;
+  }
+  std::pair<std::string_view, size_t> Top() const {
+    std::pair<std::string_view, size_t> top{{}, 0};
+    for (const auto& c : counts) {
+      if (c.second > top.second) top = c;
+    }
+    return top;
+  }
+};
+
+ColumnValues CountValues(const std::vector<std::vector<std::string_view>>& cells, size_t col,
+                         size_t cap) {
+  ColumnValues out;
+  for (const auto& row : cells) {
+    std::string_view v = row[col];
+    if (v.empty()) continue;
+    ++out.nonempty;
+    auto it = std::find_if(out.counts.begin(), out.counts.end(),
+                           [&](const auto& c) { return c.first == v; });
+    if (it != out.counts.end()) {
+      ++it->second;
+    } else if (out.counts.size() == cap) {
+      out.too_wide = true;
+      return out;
+    } else {
+      out.counts.emplace_back(v, 1);
+    }
+  }
+  return out;
+}
+
+// The anomaly rules over the data rows' cells (docs/DECISIONS.md): sets keep[r] for alarm
+// cells, bad statuses, non-zero counters, unready pods, high percentages, per-column minimum
+// and maximum, and rare values of low-cardinality columns.
+void KeepAnomalies(const std::vector<std::string>& names,
+                   const std::vector<std::vector<std::string_view>>& cells,
+                   const std::vector<ColumnValues>& column_values,
+                   const std::vector<std::string_view>& lines, std::vector<bool>* keep) {
+  const size_t d = cells.size();
+  const size_t width = names.size();
+  std::vector<ColumnRole> roles(width);
+  for (size_t c = 0; c < width; ++c) roles[c] = RoleOf(names[c]);
+  std::vector<std::string> majority(width);
+  for (size_t c = 0; c < width; ++c) {
+    if (roles[c] == ColumnRole::kStatus) {
+      // Majority of first words ("Up 3 days" and "Up 26 hours" are both "up").
+      std::vector<std::pair<std::string, size_t>> words;
+      for (const auto& row : cells) {
+        std::string w = FirstWordLower(row[c]);
+        auto it = std::find_if(words.begin(), words.end(), [&](auto& p) { return p.first == w; });
+        if (it == words.end()) {
+          words.emplace_back(std::move(w), 1);
+        } else {
+          ++it->second;
+        }
+      }
+      size_t best = 0;
+      for (auto& [w, n] : words) {
+        if (n > best && !w.empty()) best = n, majority[c] = w;
+      }
+    }
+  }
+  size_t status_col = width;
+  for (size_t c = 0; c < width && status_col == width; ++c) {
+    if (roles[c] == ColumnRole::kStatus) status_col = c;
+  }
+  for (size_t r = 0; r < d; ++r) {
+    const auto& row = cells[r];
+    bool k = RE2::PartialMatch(lines[r], AlarmPattern()) ||
+             RE2::PartialMatch(lines[r], FixedWidthAlarmPattern());
+    for (size_t c = 0; c < width && !k; ++c) {
+      std::string_view v = row[c];
+      if (v.empty()) continue;
+      if (std::optional<double> pct = PercentValue(v); pct && *pct >= kFwHighPercent) k = true;
+      switch (roles[c]) {
+        case ColumnRole::kStatus:
+          k = k || RE2::PartialMatch(v, BadStatusPattern()) ||
+              (FirstWordLower(v) != majority[c] && !GoodStatusWord(FirstWordLower(v)));
+          break;
+        case ColumnRole::kProcessState:
+          k = k || std::string_view("ZTtDX").find(v.front()) != std::string_view::npos;
+          break;
+        case ColumnRole::kCounter: {
+          std::optional<uint64_t> n = LeadingInteger(v);
+          k = k || (n && *n > 0);
+          break;
+        }
+        case ColumnRole::kReady: {
+          // "0/1" of a pod that is not done (Completed / Succeeded pods are 0/1 by design).
+          size_t slash = v.find('/');
+          std::optional<uint64_t> a = LeadingInteger(v), b;
+          if (slash != std::string_view::npos) b = LeadingInteger(v.substr(slash + 1));
+          std::string status = status_col < width ? FirstWordLower(row[status_col]) : "";
+          k = k || (a && b && *a < *b && status != "completed" && status != "succeeded");
+          break;
+        }
+        case ColumnRole::kPercent: {
+          std::optional<double> n = internal::ParseNumber(v);
+          k = k || (n && *n >= kFwHighPercent);
+          break;
+        }
+        case ColumnRole::kPlain:
+          break;
+      }
+    }
+    if (k) (*keep)[r] = true;
+  }
+  for (size_t c = 0; c < width; ++c) {
+    // Numeric columns (≥ 70% numbers): the first row holding the minimum and the maximum.
+    size_t numeric = 0;
+    std::optional<double> lo, hi;
+    size_t lo_row = 0, hi_row = 0;
+    for (size_t r = 0; r < d; ++r) {
+      std::optional<double> v = internal::ParseNumber(cells[r][c]);
+      if (!v) continue;
+      ++numeric;
+      if (*v != *v) continue;
+      if (!lo || *v < *lo) lo = *v, lo_row = r;
+      if (!hi || *v > *hi) hi = *v, hi_row = r;
+    }
+    if (lo && numeric * 100 >= d * kNumericPercent) {
+      (*keep)[lo_row] = true;
+      (*keep)[hi_row] = true;
+    }
+    // Low-cardinality columns with a clear majority: rows holding a rare value.
+    const ColumnValues& values = column_values[c];
+    const size_t distinct = values.counts.size();
+    if (values.too_wide || distinct < 2 || distinct * 4 > d ||
+        values.Top().second * 100 < d * kFwMajorityPercent) {
+      continue;
+    }
+    size_t kept_here = 0;
+    std::vector<std::pair<std::string_view, size_t>> seen;
+    for (size_t r = 0; r < d && kept_here < kFwRareKeepPerColumn; ++r) {
+      std::string_view v = cells[r][c];
+      const size_t count = values.Count(v);
+      if (v.empty() || (count != 1 && count * 100 > d * kFwRarePercent)) continue;
+      auto it = std::find_if(seen.begin(), seen.end(), [&](auto& p) { return p.first == v; });
+      if (it == seen.end()) it = seen.insert(seen.end(), {v, 0});
+      if (it->second++ >= kFwRareKeepPerValue) continue;
+      (*keep)[r] = true;
+      ++kept_here;
+    }
+  }
+}
+
+std::optional<std::string> CompressFixedWidth(std::string_view body, std::string_view query,
+                                              bool template_grouping) {
+  std::optional<internal::FixedWidthTable> table = internal::ParseFixedWidth(body);
+  if (!table) return std::nullopt;
+  const std::vector<std::string_view>& lines = table->split.lines;
+  // Data rows: every line after the header block (the input holds no caveman lines: the
+  // caller declined those).
+  const size_t first = table->data_begin;
+  const size_t d = lines.size() - first;
+  if (1 + d < kFwMinRows || d <= kFwKeepFirst + kFwKeepLast + internal::kAlwaysElideCount) {
+    return std::nullopt;
+  }
+  std::vector<std::string_view> rows(lines.begin() + first, lines.end());
+  std::vector<std::vector<std::string_view>> cells(d);
+  for (size_t r = 0; r < d; ++r) internal::FixedWidthCells(*table, rows[r], &cells[r]);
+
+  std::vector<bool> keep(d, false);
+  for (size_t r = 0; r < d; ++r) keep[r] = r < kFwKeepFirst || r + kFwKeepLast >= d;
+  std::vector<ColumnValues> values(table->names.size());
+  for (size_t c = 0; c < values.size(); ++c) {
+    values[c] = CountValues(cells, c, kFwMaxLowCardinality);
+  }
+  KeepAnomalies(table->names, cells, values, rows, &keep);
+  internal::KeepQueryRelevant(&keep, rows, query, kQueryLimit, kQueryThreshold);
+  std::vector<std::string> docs_text(d);
+  for (size_t r = 0; r < d; ++r) {
+    docs_text[r] = JoinCells(cells[r], " ");
+  }
+  std::vector<std::string_view> docs(docs_text.begin(), docs_text.end());
+  if (template_grouping) {
+    // Template grouping for columns: rows with the same value in every categorical column
+    // and the same kind (empty, number, text) elsewhere are represented by one shown row.
+    std::vector<uint64_t> keys(d);
+    std::vector<std::string_view> key_cells(values.size());
+    for (size_t r = 0; r < d; ++r) {
+      for (size_t c = 0; c < values.size(); ++c) {
+        std::string_view v = cells[r][c];
+        key_cells[c] = values[c].Categorical() ? v
+                       : v.empty()             ? std::string_view("\x01E")
+                       : internal::ParseNumber(v) ? std::string_view("\x01N")
+                                                  : std::string_view("\x01T");
+      }
+      keys[r] = KeyOf(key_cells);
+    }
+    internal::KeepNonRedundantGrouped(docs, keys, &keep);
+  } else {
+    internal::KeepNonRedundant(docs, &keep);
+  }
+
+  const bool crlf = internal::IsMajorityCrlf(body);
+  std::vector<std::string_view> header(table->names.begin(), table->names.end());
+  std::vector<std::string> out_lines(lines.begin(), lines.begin() + first);
+  internal::FieldList fields;
+  uint64_t elided_total = 0;
+  size_t markers = 0;
+  for (size_t i = 0; i < d;) {
+    if (keep[i]) {
+      out_lines.emplace_back(rows[i++]);
+      continue;
+    }
+    size_t j = i;
+    uint64_t run_bytes = 0;
+    internal::InvariantAccumulator acc;
+    for (; j < d && !keep[j]; ++j) {
+      run_bytes += rows[j].size() + 1;
+      internal::TableRowFields(header, cells[j], &fields);
+      acc.Add(fields);
+    }
+    const uint64_t count = j - i;
+    const std::string summary = acc.Render(static_cast<int64_t>(run_bytes));
+    std::string text = internal::ElisionMarker(count, kMarkerText, summary);
+    if (internal::WorthEliding(count, text.size(), run_bytes, summary)) {
+      out_lines.push_back(internal::SynthesizedLine(text, crlf));
+      elided_total += run_bytes;
+      ++markers;
+    } else {
+      for (size_t k = i; k < j; ++k) out_lines.emplace_back(rows[k]);
+    }
+    i = j;
+  }
+  if (markers == 0) return std::nullopt;
+  if (elided_total >= internal::kNoteMinElidedBytes) {
+    out_lines.push_back(internal::SynthesizedLine(internal::ContractNote("rows"), crlf));
+  }
+  std::string out = internal::JoinLines(out_lines, table->split.trailing);
+  if (out.size() >= body.size()) return std::nullopt;
+  return out;
 }
 
 class TabularCompressor final : public InMemoryCompressor {
@@ -403,7 +741,9 @@ class TabularCompressor final : public InMemoryCompressor {
                                            TransformMeta*) const override {
     if (internal::Contains(body, kMarkerText)) return std::nullopt;
     Table table;
-    if (!ParseTable(body, /*collect=*/true, &table)) return std::nullopt;
+    if (!ParseTable(body, /*collect=*/true, &table)) {
+      return CompressFixedWidth(body, query, options_.template_grouping);
+    }
     const auto& rows = table.rows;
     const size_t n = rows.size();
     const size_t h = table.header_rows;
