@@ -2,8 +2,10 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <pugixml.hpp>
@@ -25,11 +27,25 @@ struct Failure {
   std::vector<std::string> stack;
 };
 
+// Skip reasons (project decision, issue 16): every skipped test's reason, grouped by its
+// normalised text in first-appearance order; the rendering orders groups by count.
+struct SkipReason {
+  std::string reason;  // "" = none given
+  uint64_t count = 0;
+};
+
 struct Report {
   uint64_t passed = 0, failed = 0, errors = 0, skipped = 0;
   double duration = 0;
   std::vector<Failure> failures;
+  std::vector<SkipReason> skip_reasons;
+  std::unordered_map<std::string, size_t> skip_index;
   uint64_t total() const { return passed + failed + errors + skipped; }
+  void AddSkip(std::string reason) {
+    auto [it, inserted] = skip_index.emplace(reason, skip_reasons.size());
+    if (inserted) skip_reasons.push_back(SkipReason{std::move(reason), 0});
+    ++skip_reasons[it->second].count;
+  }
 };
 
 std::vector<std::string_view> SplitLf(std::string_view s) {
@@ -63,6 +79,67 @@ std::vector<std::string> TrimStack(const std::vector<std::string_view>& lines) {
   out.push_back(kept[kept.size() - 2]);
   out.push_back(kept[kept.size() - 1]);
   return out;
+}
+
+// A skip reason as shown: a first line that is only a source location (GoogleTest writes
+// `file.cc:21` before the message) is dropped, the remaining lines are TRIMmed and joined by
+// one space, whitespace runs collapse, and the text is cut to kMaxSkipReasonBytes (at a code
+// point boundary, with "…").
+constexpr size_t kMaxSkipReasonBytes = 120;
+
+bool IsSourceLocationLine(std::string_view l) {
+  size_t colon = l.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 >= l.size()) return false;
+  for (size_t i = colon + 1; i < l.size(); ++i) {
+    if (l[i] < '0' || l[i] > '9') return false;
+  }
+  for (size_t i = 0; i < colon; ++i) {
+    if (l[i] == ' ' || l[i] == '\t') return false;
+  }
+  return true;
+}
+
+std::string NormalizeSkipReason(std::string_view message) {
+  std::vector<std::string_view> lines = SplitLf(message);
+  size_t first = 0;
+  while (first < lines.size() && Trim(lines[first]).empty()) ++first;
+  if (first < lines.size() && IsSourceLocationLine(Trim(lines[first]))) ++first;
+  std::string out;
+  for (size_t i = first; i < lines.size(); ++i) {
+    std::string_view l = Trim(lines[i]);
+    for (char c : l) {
+      bool space = c == ' ' || c == '\t' || c == '\r';
+      if (space) {
+        if (!out.empty() && out.back() != ' ') out.push_back(' ');
+      } else {
+        out.push_back(c);
+      }
+    }
+    if (!out.empty() && out.back() != ' ') out.push_back(' ');
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  if (out.size() > kMaxSkipReasonBytes) {
+    size_t cut = kMaxSkipReasonBytes;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out.resize(cut);
+    out += "\xE2\x80\xA6";
+  }
+  return out;
+}
+
+// pytest-json-report stores a skip as the repr of a (path, line, "Skipped: reason") tuple.
+std::string PytestSkipReason(std::string_view longrepr) {
+  std::string_view t = Trim(longrepr);
+  if (t.size() >= 2 && t.front() == '(' && t.back() == ')') {
+    std::string_view inner = Trim(t.substr(1, t.size() - 2));
+    if (!inner.empty() && (inner.back() == '\'' || inner.back() == '"')) {
+      char q = inner.back();
+      size_t open = inner.rfind(q, inner.size() - 2);
+      if (open != std::string_view::npos) t = inner.substr(open + 1, inner.size() - open - 2);
+    }
+  }
+  if (StartsWith(t, "Skipped: ")) t.remove_prefix(9);
+  return NormalizeSkipReason(t);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -240,8 +317,11 @@ std::optional<Report> ParseJUnit(std::string_view body) {
         is_error = static_cast<bool>(bad);
       }
       if (!bad) {
-        if (tc.child("skipped")) {
+        if (pugi::xml_node sk = tc.child("skipped")) {
           ++r.skipped;
+          std::string reason = sk.attribute("message").value();
+          if (reason.empty()) reason = CharData(sk);
+          r.AddSkip(NormalizeSkipReason(reason));
         } else {
           ++r.passed;
         }
@@ -365,6 +445,19 @@ std::optional<Report> ParsePytest(const element& root) {
       ++r.passed;
     } else if (outcome == "skipped") {
       ++r.skipped;
+      // The reason sits in the phase that skipped (usually setup); read leniently, as
+      // §5.3 defines no `setup` member.
+      std::string reason = longrepr;
+      if (reason.empty()) {
+        if (std::optional<element> setup = Member(t, "setup");
+            setup && setup->type() == element_type::OBJECT) {
+          if (std::optional<element> lr = Member(*setup, "longrepr")) {
+            std::string_view v;
+            if (lr->get_string().get(v) == simdjson::SUCCESS) reason.assign(v);
+          }
+        }
+      }
+      r.AddSkip(PytestSkipReason(reason));
     } else if (outcome == "failed" || outcome == "error") {
       Failure f;
       f.is_error = outcome == "error";
@@ -520,6 +613,34 @@ std::string Render(const Report& r) {
     out += buf;
   }
   out += '\n';
+  // Project decision (issue 16): skipped tests as one grouped line, `S skipped: K × reason, …`,
+  // groups by count descending, ties in first-appearance order, at most kMaxSkipGroups groups
+  // then `+M more (K skipped)`; only when some skip gave a reason.
+  constexpr size_t kMaxSkipGroups = 10;
+  bool any_reason = std::any_of(r.skip_reasons.begin(), r.skip_reasons.end(),
+                                [](const SkipReason& s) { return !s.reason.empty(); });
+  if (any_reason) {
+    std::vector<SkipReason> groups = r.skip_reasons;
+    std::stable_sort(groups.begin(), groups.end(), [](const SkipReason& a, const SkipReason& b) {
+      return a.count > b.count;
+    });
+    uint64_t listed = 0;
+    for (const SkipReason& g : groups) listed += g.count;
+    out += '\n';
+    out += std::to_string(std::max(listed, r.skipped)) + " skipped: ";
+    for (size_t i = 0; i < groups.size() && i < kMaxSkipGroups; ++i) {
+      if (i) out += ", ";
+      out += std::to_string(groups[i].count) + " \xC3\x97 ";
+      out += groups[i].reason.empty() ? "(no reason)" : groups[i].reason;
+    }
+    if (groups.size() > kMaxSkipGroups) {
+      uint64_t rest = 0;
+      for (size_t i = kMaxSkipGroups; i < groups.size(); ++i) rest += groups[i].count;
+      out += ", +" + std::to_string(groups.size() - kMaxSkipGroups) + " more (" +
+             std::to_string(rest) + " skipped)";
+    }
+    out += '\n';
+  }
   for (const Failure& f : r.failures) {
     out += '\n';
     out += f.is_error ? "ERROR: " : "FAILED: ";

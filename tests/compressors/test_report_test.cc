@@ -173,5 +173,82 @@ TEST(TestReportTest, LargeJUnitShrinksNinetyPercentWithExactCounts) {
   EXPECT_GE((before - after) / before, 0.90) << before << " -> " << after;
 }
 
+// Skip reasons (issue 16): grouped into one line, groups by count, ties by first appearance.
+TEST(TestReportTest, SkipReasonsAreGroupedByCount) {
+  const std::string xml = R"(<testsuite>
+    <testcase name="a"><skipped message="needs /dev/fuse"/></testcase>
+    <testcase name="b"><skipped message="src/x_test.cc:21&#x0A;no network"/></testcase>
+    <testcase name="c"><skipped>src/x_test.cc:30
+no   network
+</skipped></testcase>
+    <testcase name="d"><skipped/></testcase>
+    <testcase name="e"><failure message="boom"/></testcase>
+  </testsuite>)";
+  EXPECT_EQ(Compress(xml),
+            "TEST SUMMARY: 1 failed, 4 skipped\n"
+            "\n"
+            "4 skipped: 2 \xC3\x97 no network, 1 \xC3\x97 needs /dev/fuse, 1 \xC3\x97 (no reason)\n"
+            "\n"
+            "FAILED: e\n"
+            "  boom\n");
+}
+
+TEST(TestReportTest, SkipsWithoutAnyReasonAddNoLine) {
+  EXPECT_EQ(Compress("<testsuite><testcase name='a'><skipped/></testcase>"
+                     "<testcase name='b'/></testsuite>"),
+            "TEST SUMMARY: 1 passed, 1 skipped\n");
+}
+
+TEST(TestReportTest, SkipReasonGroupsAreCappedAndLongReasonsCut) {
+  std::string xml = "<testsuite>";
+  for (int i = 0; i < 12; ++i) {
+    xml += "<testcase name='t" + std::to_string(i) + "'><skipped message='reason " +
+           std::to_string(i) + "'/></testcase>";
+  }
+  xml += "<testcase name='long'><skipped message='" + std::string(200, 'x') + "'/></testcase>";
+  xml += "</testsuite>";
+  std::string out = Compress(xml);
+  EXPECT_NE(out.find("13 skipped: 1 \xC3\x97 reason 0, "), std::string::npos) << out;
+  EXPECT_NE(out.find(", 1 \xC3\x97 reason 9, +3 more (3 skipped)\n"), std::string::npos) << out;
+  // The 200-byte reason is the 13th group: beyond the cap, so it only counts.
+  EXPECT_EQ(out.find("xxxxx"), std::string::npos);
+  std::string one = Compress("<testsuite><testcase name='long'><skipped message='" +
+                             std::string(200, 'x') + "'/></testcase></testsuite>");
+  EXPECT_NE(one.find("1 \xC3\x97 " + std::string(120, 'x') + "\xE2\x80\xA6\n"), std::string::npos)
+      << one;
+}
+
+TEST(TestReportTest, PytestSkipReasonFromTheSetupLongrepr) {
+  const std::string json = R"js({"exitcode": 0, "duration": 0.5, "tests": [
+    {"nodeid": "t.py::a", "outcome": "passed"},
+    {"nodeid": "t.py::b", "outcome": "skipped",
+     "setup": {"outcome": "skipped", "longrepr": "('/src/t.py', 3, 'Skipped: no network')"}},
+    {"nodeid": "t.py::c", "outcome": "skipped",
+     "call": {"longrepr": "('/src/t.py', 9, 'Skipped: no network')"}},
+    {"nodeid": "t.py::d", "outcome": "skipped", "setup": {"longrepr": 7}}
+  ]})js";
+  EXPECT_EQ(Compress(json),
+            "TEST SUMMARY: 1 passed, 3 skipped (0.5s)\n"
+            "\n"
+            "3 skipped: 2 \xC3\x97 no network, 1 \xC3\x97 (no reason)\n");
+}
+
+// Real runner output (fixtures/test-reports/README.md): GoogleTest's own XML and ctest's
+// --output-junit of the same scratch suite; every failure and the grouped skips survive.
+TEST(TestReportTest, RealJUnitReportsWithSkipsAndFailures) {
+  for (const char* name : {"gtest_skips", "ctest_skips"}) {
+    const std::string base = std::string("fixtures/test-reports/") + name;
+    const std::string in = testing::ReadFile(base + ".xml");
+    EXPECT_TRUE(ParsesAsTestReport(in)) << name;
+    EXPECT_EQ(Compress(in), testing::ReadFile(base + ".expected")) << name;
+  }
+  const std::string g = Compress(testing::ReadFile("fixtures/test-reports/gtest_skips.xml"));
+  EXPECT_NE(g.find("6 skipped: 4 \xC3\x97 shared fixtures not mounted, 1 \xC3\x97 no GPU, "
+                   "1 \xC3\x97 (no reason)\n"),
+            std::string::npos);
+  EXPECT_NE(g.find("FAILED: StoreProbe::EnoughCores\n"), std::string::npos);
+  EXPECT_NE(g.find("FAILED: StoreProbe::OsRelease\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace caveman
