@@ -144,6 +144,13 @@ bool IsHeading(std::string_view s) {
   return fields >= 1 && fields <= kMaxHeadingFields;
 }
 
+// A line holding a line compressor's marker: "… N lines elided (caveman) …" or the §5.15
+// "… caveman: N identical lines elided …".
+bool HoldsLineMarkers(std::string_view body) {
+  return body.find("lines elided (caveman)") != std::string_view::npos ||
+         body.find(" identical lines elided \xE2\x80\xA6") != std::string_view::npos;
+}
+
 class TextCompressor final : public InMemoryCompressor {
  public:
   explicit TextCompressor(TextOptions options) : options_(options) {}
@@ -154,6 +161,10 @@ class TextCompressor final : public InMemoryCompressor {
   std::optional<std::string> TransformText(std::string_view body, std::string_view query,
                                            TransformMeta*) const override {
     if (!internal::IsValidUtf8(body) || Trim(body).size() < kMinTrimmedBytes) return std::nullopt;
+    // A view of a line compressor (log, terminal, follow mode) is already compressed: its
+    // markers say so. Re-compressing it as prose would reshape it (issue 13: batch compress
+    // of a follow view passes it through; issue 16: line structure is kept).
+    if (HoldsLineMarkers(body)) return std::nullopt;
     // Plain text (the common case, up to 64 MiB) is used in place; only HTML is copied.
     std::string scrubbed;
     std::string_view text = body;
