@@ -50,10 +50,6 @@ const OnlinePolicy* FindPolicy(std::string_view content_type) {
   return nullptr;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return internal::EqualsAsciiIgnoreCase(a, b);
-}
-
 // Field names that carry a structured log line's level and message (JSON Lines: zap, logrus,
 // bunyan, slog, `go test -json`'s Action/Output).
 constexpr std::string_view kLevelNames[] = {"level", "lvl", "severity", "loglevel", "log.level", "action"};
@@ -62,7 +58,7 @@ constexpr std::string_view kMessageNames[] = {"msg", "message", "event", "text",
 template <size_t N>
 bool NameIn(std::string_view name, const std::string_view (&names)[N]) {
   for (std::string_view n : names) {
-    if (EqualsIgnoreCase(name, n)) return true;
+    if (internal::EqualsAsciiIgnoreCase(name, n)) return true;
   }
   return false;
 }

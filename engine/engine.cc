@@ -136,8 +136,10 @@ Result<CompressResult> Engine::CompressOversized(Run& run, ByteSource& in, const
   r.token_count_basis = std::string(counter_->name());
   std::string type = o.type;
   if (type.empty() || type == "auto") {
-    CAVEMAN_ASSIGN_OR_RETURN(std::string_view ct, DetectLarge(Body::FromSpool(run.original)));
-    type = std::string(ct);
+    // A sample that cannot be read for detection still passes through below (never an empty
+    // stdout): the type is then simply not a streamable one.
+    Result<std::string_view> ct = DetectLarge(Body::FromSpool(run.original));
+    type = ct.ok() ? std::string(*ct) : "text";
   }
   auto head = run.original.NewReader();
   RecoveryStore* store = o.external_recovery ? nullptr : options_.store;

@@ -203,6 +203,7 @@ class SqliteStreamWriter final : public StreamRecordWriter {
   uint64_t appended_bytes() const override { return appended_; }
   uint64_t synced_bytes() const override { return synced_; }
   const std::string& partial_id() const override { return id_; }
+  std::string handle() const override { return HandleFromDigest(sha_.Peek()); }
   Status Commit(const std::string& handle, const RecordInfo& info) override;
   void Abandon() override;
 

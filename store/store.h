@@ -108,6 +108,9 @@ class StreamRecordWriter {
   virtual uint64_t appended_bytes() const = 0;
   virtual uint64_t synced_bytes() const = 0;  // original bytes a partial Get returns
   virtual const std::string& partial_id() const = 0;
+  // The content-addressed handle (ccr_ + SHA-256 prefix) of every byte appended so far, so a
+  // caller need not hash the stream a second time.
+  virtual std::string handle() const = 0;
   // Finishes the frame and publishes the complete record (§6.5 put semantics). Errors as
   // RecordWriter::Commit. On failure the partial record stays (with what was synced).
   virtual Status Commit(const std::string& handle, const RecordInfo& info) = 0;

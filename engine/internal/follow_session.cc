@@ -38,7 +38,7 @@ FollowSession::FollowSession(FollowConfig config, ByteSink& out)
     : config_(std::move(config)), out_(out), input_tokens_(*config_.counter),
       queue_(std::make_unique<Queue>()), output_tokens_(*config_.counter) {
   if (!config_.type.empty() && config_.type != "auto") {
-    Decide(/*eof=*/false);
+    Decide();
   } else {
     // Detection's pattern database takes a while to compile (0.1-0.5 s): do it on the other
     // core while the first input arrives, as the batch InputWorker does.
@@ -76,8 +76,7 @@ static std::string_view FirstLines(std::string_view s, size_t max_lines, size_t 
   return s.substr(0, end);
 }
 
-void FollowSession::Decide(bool eof) {
-  (void)eof;
+void FollowSession::Decide() {
   if (!config_.type.empty() && config_.type != "auto") {
     content_type_ = config_.type;
   } else if (!config_.type_hint.empty() && IsOnlineContentType(config_.type_hint) &&
@@ -119,7 +118,6 @@ Status FollowSession::Push(std::string_view bytes, FollowClock::time_point now) 
   last_input_ = now;
   idle_ticked_ = false;
   bytes_in_ += bytes.size();
-  sha_.Update(bytes);
   input_tokens_.Feed(bytes);
   if (phase_ == Phase::kDetecting) {
     sample_.append(bytes);
@@ -130,7 +128,7 @@ Status FollowSession::Push(std::string_view bytes, FollowClock::time_point now) 
     if (!early_checked_ && sample_lines_ >= kEarlyDetectLines && config_.type_hint.empty()) {
       early_checked_ = true;
       if (IsOnlineContentType(DetectBody(FirstLines(sample_, kEarlyDetectLines, config_.detect_bytes)))) {
-        Decide(/*eof=*/false);
+        Decide();
         return phase_ == Phase::kBatch ? Status::OK() : Drain(now, false);
       }
     }
@@ -138,7 +136,7 @@ Status FollowSession::Push(std::string_view bytes, FollowClock::time_point now) 
         sample_lines_ >= config_.detect_lines ||
         (hinted && (sample_.size() >= kHintedDetectBytes ||
                     std::memchr(sample_.data(), '\n', sample_.size()) != nullptr))) {
-      Decide(/*eof=*/false);
+      Decide();
     }
     if (phase_ == Phase::kDetecting || phase_ == Phase::kBatch) return Status::OK();
     return Drain(now, false);
@@ -314,7 +312,7 @@ Status FollowSession::Drain(FollowClock::time_point now, bool force_sync) {
 
 Status FollowSession::Tick(FollowClock::time_point now) {
   if (phase_ == Phase::kDetecting && first_input_ && now >= *first_input_ + config_.detect_window) {
-    Decide(/*eof=*/false);
+    Decide();
   }
   if (phase_ == Phase::kOnline && last_input_ && !idle_ticked_ && now >= *last_input_ + config_.idle) {
     stage_->Tick(*queue_);
@@ -336,7 +334,7 @@ std::optional<FollowClock::time_point> FollowSession::Deadline() const {
 }
 
 Status FollowSession::EndOfInput(FollowClock::time_point now) {
-  if (phase_ == Phase::kDetecting) Decide(/*eof=*/true);
+  if (phase_ == Phase::kDetecting) Decide();
   if (phase_ == Phase::kBatch) return Status::OK();
   std::string last = std::move(carry_);
   carry_.clear();
@@ -348,7 +346,9 @@ Status FollowSession::EndOfInput(FollowClock::time_point now) {
   }
   offset_ += last.size();
   tokens_before_ = input_tokens_.Finish();
-  handle_ = HandleFromDigest(sha_.Final());
+  // The writer hashed every byte (it has all of them unless the store failed, and then no
+  // record is finalised).
+  if (writer_ != nullptr) handle_ = writer_->handle();
   bool committed = false;
   if (writer_ != nullptr && !store_failed_ && stage_ != nullptr && stage_->lossy()) {
     // The record's tokens_after: what was written plus what is still queued, in order.

@@ -34,7 +34,6 @@
 #include "compressors/online.h"
 #include "engine/engine.h"
 #include "store/store.h"
-#include "stream/sha256.h"
 #include "stream/tokens.h"
 
 namespace caveman::internal {
@@ -88,7 +87,7 @@ class FollowSession {
   enum class Phase { kDetecting, kOnline, kRaw, kBatch };
   class Queue;
 
-  void Decide(bool eof);
+  void Decide();
   void StartOnline();
   void Feed(std::string_view bytes);
   void ProcessBlock(std::string_view block);
@@ -108,7 +107,6 @@ class FollowSession {
   std::string content_type_;
 
   // Input accounting (every byte, whatever the phase).
-  Sha256 sha_;
   BackgroundTokenCount input_tokens_;
   uint64_t bytes_in_ = 0;
   std::optional<FollowClock::time_point> first_input_;
