@@ -130,7 +130,9 @@ TEST(FixedWidthTables, ColumnNamesAndCells) {
   EXPECT_EQ(cells, (std::vector<std::string_view>{"CLOSE-WAIT", "791", "0", "127.0.0.1:51920",
                                                   "127.0.0.1:18084", ""}));
   // ss right-aligns the peer address up to the header's one-space gap before "Process".
-  t = internal::ParseFixedWidth(Fixture("ss_tanp.txt"));
+  // The parsed table holds views into its input: keep the input alive while it is used.
+  const std::string ssp = Fixture("ss_tanp.txt");
+  t = internal::ParseFixedWidth(ssp);
   ASSERT_TRUE(t.has_value());
   internal::FixedWidthCells(*t, t->split.lines[5], &cells);
   EXPECT_EQ(cells[4], "127.0.0.1:18084");
