@@ -83,13 +83,21 @@ std::string ScrubHtml(std::string_view input) {
   return text;
 }
 
+// One §5.7 section: `text` is TRIM(its lines) (what the keep rules look at); `raw` is what the
+// output carries: the bytes from the start of its first line to the end of its last
+// line, without that line's CR in paragraph mode. In line mode a section is one line, and `raw` keeps its own CR
+// too, so every output line is an input line (issue 16: line mode must not reshape lines).
+struct Section {
+  std::string_view text;
+  std::string_view raw;
+};
+
 // Lifetime: the sections are views into `text`. Lines come from SplitLines, which splits on LF
-// only, so the lines of one section joined with LF are exactly the bytes of `text` from the
-// first line's start to the last line's end — no copy is needed.
-std::vector<std::string_view> Sections(std::string_view text) {
-  const bool paragraph_mode = internal::Contains(text, "\n\n") || internal::Contains(text, "\r\n\r\n");
+// only, so a section's lines joined with LF are exactly the bytes of `text` from the first
+// line's start to the last line's end — no copy is needed.
+std::vector<Section> Sections(std::string_view text, bool paragraph_mode) {
   internal::SplitResult split = internal::SplitLines(text);
-  std::vector<std::string_view> sections;
+  std::vector<Section> sections;
   const char* first = nullptr;  // start of the current section's first line
   const char* last = nullptr;   // end of its last line
   auto push_line = [&](std::string_view line) {
@@ -98,8 +106,16 @@ std::vector<std::string_view> Sections(std::string_view text) {
   };
   auto end_section = [&]() {
     if (first == nullptr) return;
-    std::string_view t = Trim(std::string_view(first, static_cast<size_t>(last - first)));
-    if (!t.empty()) sections.emplace_back(t.data(), t.size());  // (push_back(t): GCC 12 -Wdangling-pointer false positive)
+    std::string_view span(first, static_cast<size_t>(last - first));
+    std::string_view t = Trim(span);
+    if (!t.empty()) {
+      if (paragraph_mode) {
+        // A section starts at a non-blank line (blank lines end sections); the last line's CR
+        // belongs to the separator.
+        if (!span.empty() && span.back() == '\r') span.remove_suffix(1);
+      }
+      sections.push_back(Section{t, span});
+    }
     first = last = nullptr;
   };
   bool in_fence = false;
@@ -172,9 +188,17 @@ class TextCompressor final : public InMemoryCompressor {
       scrubbed = ScrubHtml(body);
       text = scrubbed;
     }
-    const std::vector<std::string_view> docs = Sections(text);
-    const size_t n = docs.size();
+    const bool paragraph_mode = internal::Contains(text, "\n\n") || internal::Contains(text, "\r\n\r\n");
+    const std::vector<Section> sections = Sections(text, paragraph_mode);
+    const size_t n = sections.size();
     if (n < kMinSections) return std::nullopt;
+    std::vector<std::string_view> docs, raws;
+    docs.reserve(n);
+    raws.reserve(n);
+    for (const Section& sec : sections) {
+      docs.push_back(sec.text);
+      raws.push_back(sec.raw);
+    }
     std::vector<bool> keep(n, false);
     for (size_t i = 0; i < n; ++i) {
       keep[i] = i < kHead || i + kTail >= n || IsHeading(docs[i]) ||
@@ -190,18 +214,28 @@ class TextCompressor final : public InMemoryCompressor {
     } else {
       internal::KeepNonRedundant(docs, &keep);
     }
+    // Line endings (issue 16, docs/DECISIONS.md): in line mode each output line is an input
+    // line with its own CR, a marker gets a CR iff the input is majority CRLF, lines are joined
+    // by LF and the input's final LF is kept; in paragraph mode sections are separated by one
+    // blank line in the input's convention ("\r\n\r\n" for majority CRLF, else "\n\n").
+    const bool crlf = internal::IsMajorityCrlf(text);
     // Runs dropped mostly by template grouping carry the invariants of their variable tokens
     // (project extension; the spec's text markers have no summary).
     const std::vector<std::string> out_sections = internal::ReplaceDroppedRuns(
-        docs, keep, /*majority_crlf=*/false, [&](size_t from, size_t to) {
+        raws, keep, /*majority_crlf=*/crlf && !paragraph_mode, [&](size_t from, size_t to) {
           return internal::ElisionMarker(to - from, kMarkerText,
                                          grouping ? grouping->RunSummary(from, to) : "");
         });
     if (out_sections.size() == n) return std::nullopt;
+    const std::string_view sep = paragraph_mode ? (crlf ? "\r\n\r\n" : "\n\n") : "\n";
     std::string out;
     for (size_t i = 0; i < out_sections.size(); ++i) {
-      if (i) out.append("\n\n");
+      if (i) out.append(sep);
       out.append(out_sections[i]);
+    }
+    // The input's final line ending is kept, as every line compressor keeps it (§4.1 Join).
+    if (!text.empty() && text.back() == '\n') {
+      out.append(paragraph_mode && text.size() >= 2 && text[text.size() - 2] == '\r' ? "\r\n" : "\n");
     }
     return out;
   }

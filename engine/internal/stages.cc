@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "compressors/internal/lines.h"
 #include "stream/sha256.h"
 
 namespace caveman::internal {
@@ -160,7 +161,39 @@ Result<TransformOutcome> RunCompressor(const Compressor& c, const Body& body, st
   return r;
 }
 
+// The line compressors: their views are input lines and synthesized marker lines.
+bool IsLineType(std::string_view t) {
+  return t == "log" || t == "terminal" || t == "repetition" || t == "diff" || t == "search-result" ||
+         t == "config" || t == "tabular" || t == "text";
+}
+
 }  // namespace
+
+// Issue 16 (docs/DECISIONS.md, "Stability guard keeps line structure"): a re-run of the guard
+// over a line type's view may drop lines of `y` and add synthesized lines (every marker and note
+// names caveman), but not reshape, reorder or re-end them: each line of `next` is a line of `y`,
+// in order, or holds "caveman", and both agree on majority CRLF.
+bool KeepsLineStructure(std::string_view y, std::string_view next) {
+  if (IsMajorityCrlf(y) != IsMajorityCrlf(next)) return false;
+  size_t yp = 0;
+  size_t np = 0;
+  auto line_at = [](std::string_view s, size_t* pos) {
+    size_t e = s.find('\n', *pos);
+    if (e == std::string_view::npos) e = s.size();
+    std::string_view line = s.substr(*pos, e - *pos);
+    *pos = e + 1;
+    return line;
+  };
+  while (np < next.size()) {
+    std::string_view line = line_at(next, &np);
+    if (line.find("caveman") != std::string_view::npos) continue;
+    for (;;) {
+      if (yp >= y.size()) return false;
+      if (line_at(y, &yp) == line) break;
+    }
+  }
+  return true;
+}
 
 // ---- Commit ----
 
@@ -304,7 +337,13 @@ Result<PassThroughReason> Stabilise(const Selection& selection, const StageConfi
     if (again != TransformOutcome::kAccepted) return PassThroughReason::kNone;
     CAVEMAN_ASSIGN_OR_RETURN(bool same, next.Same());
     if (same) return PassThroughReason::kNone;
-    y = next.TakeSpool();
+    std::unique_ptr<Spool> candidate = next.TakeSpool();
+    if (IsLineType(selection.compressor->content_type())) {
+      CAVEMAN_ASSIGN_OR_RETURN(std::string yv, y->ReadAllToString());
+      CAVEMAN_ASSIGN_OR_RETURN(std::string cv, candidate->ReadAllToString());
+      if (!KeepsLineStructure(yv, cv)) return PassThroughReason::kNone;  // y stands
+    }
+    y = std::move(candidate);
   }
   return PassThroughReason::kUnstable;
 }

@@ -135,6 +135,10 @@ Result<PassThroughReason> Select(const ReadStage& read, const StageConfig& confi
 Result<PassThroughReason> Transform(const Selection& selection, const StageConfig& config,
                                     std::unique_ptr<Spool>* view, TransformMeta* meta);
 
+// Issue 16: true iff each line of `next` is a line of `y` (in order) or holds "caveman", and
+// both agree on majority CRLF. The guard keeps `y` when a re-run over a line type's view fails it.
+bool KeepsLineStructure(std::string_view y, std::string_view next);
+
 // Stabilise (§1.5): re-selects and re-runs on the view up to 4 times until it stops changing;
 // `*view` is the last output (kUnstable when it never settles).
 Result<PassThroughReason> Stabilise(const Selection& selection, const StageConfig& config,

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "compressors/compressor.h"
 
@@ -24,8 +25,8 @@ TEST(TextCompressor, ElidesSimilarParagraphsAndKeepsHeadings) {
   ASSERT_TRUE(out.has_value());
   EXPECT_EQ(out->rfind("# Release notes\n\n", 0), 0u);
   EXPECT_NE(out->find("sections elided (caveman)"), std::string::npos);
-  EXPECT_NE(out->back(), '\n');
-  EXPECT_TRUE(out->ends_with("Final words of the document go here."));
+  // The input's final LF is kept (issue 16; §5.7 dropped it).
+  EXPECT_TRUE(out->ends_with("Final words of the document go here.\n"));
   auto again = RunOnString(*NewTextCompressor(), *out);
   EXPECT_TRUE(!again.has_value() || *again == *out);
 }
@@ -61,12 +62,65 @@ TEST(TextCompressor, HtmlScriptsAreReplacedBeforeSectioning) {
   EXPECT_EQ(out->find("hidden comment"), std::string::npos);
 }
 
-TEST(TextCompressor, CrlfInsideSectionsSurvivesSeparatorsAreLf) {
+// Issue 16 (docs/DECISIONS.md, "Text line endings"): a CRLF document keeps CRLF everywhere,
+// separators included; no bare LF is introduced.
+TEST(TextCompressor, CrlfDocumentKeepsCrlfSeparators) {
   std::string in = Paragraphs(30, "\r\n");
   auto out = RunOnString(*NewTextCompressor(), in);
   ASSERT_TRUE(out.has_value());
-  EXPECT_EQ(out->find("\r\n\r\n"), std::string::npos);
-  EXPECT_NE(out->find("\n\n"), std::string::npos);
+  EXPECT_NE(out->find("\r\n\r\n"), std::string::npos);
+  for (size_t i = out->find('\n'); i != std::string::npos; i = out->find('\n', i + 1)) {
+    ASSERT_GT(i, 0u);
+    EXPECT_EQ((*out)[i - 1], '\r') << "bare LF at byte " << i;
+  }
+}
+
+// Every output line of line-mode text is an input line (indentation, trailing spaces and CR
+// included) or a marker, in order; no blank lines are added; the final LF is kept.
+void ExpectLinesAreInputLinesOrMarkers(const std::string& in, const std::string& out) {
+  std::vector<std::string> in_lines, out_lines;
+  auto split = [](const std::string& s, std::vector<std::string>* v) {
+    size_t b = 0;
+    for (size_t e = s.find('\n'); e != std::string::npos; b = e + 1, e = s.find('\n', b)) {
+      v->push_back(s.substr(b, e - b));
+    }
+    if (b < s.size()) v->push_back(s.substr(b));
+  };
+  split(in, &in_lines);
+  split(out, &out_lines);
+  size_t k = 0, covered = 0;
+  for (const std::string& line : out_lines) {
+    if (line.find("sections elided (caveman)") != std::string::npos) {
+      const size_t count = std::stoul(line.substr(line.find(' ') + 1));
+      k += count;
+      covered += count;
+      continue;
+    }
+    ASSERT_LT(k, in_lines.size()) << "extra line: " << line;
+    EXPECT_EQ(line, in_lines[k]) << "output line is not input line " << k;
+    ++k;
+    ++covered;
+  }
+  EXPECT_EQ(covered, in_lines.size()) << "markers do not add up";
+}
+
+TEST(TextCompressor, LineModeKeepsLinesAndEndings) {
+  for (const char* eol : {"\n", "\r\n"}) {
+    std::string in;
+    for (int i = 0; i < 200; ++i) {
+      in += (i % 5 ? "  /usr/share/doc/package-" : "/usr/lib/") + std::to_string(i * 7919 % 1000) +
+            (i % 7 ? "/file.txt " : "/README") + eol;
+    }
+    in += "ERROR: one alarm line";
+    in += eol;
+    for (int i = 0; i < 50; ++i) in += "/var/cache/item" + std::to_string(i) + eol;
+    auto out = RunOnString(*NewTextCompressor(TextOptions{false}), in);
+    ASSERT_TRUE(out.has_value()) << "eol " << (eol[0] == '\r' ? "CRLF" : "LF");
+    EXPECT_EQ(out->find("\n\n"), std::string::npos);
+    EXPECT_EQ(out->back(), '\n');
+    EXPECT_NE(out->find("ERROR: one alarm line"), std::string::npos);
+    ExpectLinesAreInputLinesOrMarkers(in, *out);
+  }
 }
 
 }  // namespace
