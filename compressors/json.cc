@@ -1,11 +1,14 @@
 #include "compressors/json.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "compressors/internal/elision.h"
 #include "compressors/internal/invariants.h"
 #include "compressors/internal/json_select.h"
 #include "compressors/internal/json_tree.h"
+#include "compressors/toon.h"
+#include "stream/tokens.h"
 
 namespace caveman {
 namespace {
@@ -194,8 +197,50 @@ class Elider {
   bool collapsed_ = false;
 };
 
+// JSON text without its insignificant whitespace (RFC 8259 §2: space, tab, LF, CR between
+// tokens); strings, numbers and key order are kept byte for byte, so the model loses nothing.
+// `*max_depth` is the deepest nesting of arrays and objects. REQUIRES: `json` is valid JSON.
+std::string MinifyJson(std::string_view json, int* max_depth) {
+  std::string out;
+  int depth = 0;
+  *max_depth = 0;
+  out.reserve(json.size());
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < json.size()) {
+        out.push_back(json[++i]);
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    if (c == '"') in_string = true;
+    if (c == '[' || c == '{') *max_depth = std::max(*max_depth, ++depth);
+    if (c == ']' || c == '}') --depth;
+    out.push_back(c);
+  }
+  return out;
+}
+
+// A lossless candidate is only counted when its bytes are at most this many times the lossy
+// view's: beyond it, it cannot plausibly count fewer tokens, and counting it would cost as much
+// as the elision itself on large dumps (docs/DECISIONS.md, "JSON, lossless first").
+constexpr size_t kLosslessByteSlack = 2;
+// TOON is tried only up to this nesting depth: its encoder recurses per level (this
+// compressor runs on the caller's stack), and deeper documents do not tabulate anyway.
+constexpr int kMaxToonDepth = 64;
+
 // Not an InMemoryCompressor: it needs the Body itself to learn whether the loaded view has
 // the spare bytes simdjson may read past the end (saves a copy of the whole input).
+//
+// Issue 16, lossless first: besides the §5.1 elision view it considers two lossless forms,
+// minified JSON and TOON, and emits the one with the fewest tokens among those that count
+// fewer tokens than the input, preferring a lossless form on ties with the lossy view
+// (method `minify` or `toon`, lossless_to_model true).
 class JsonCompressor final : public Compressor {
  public:
   std::string_view content_type() const override { return "json"; }
@@ -205,13 +250,57 @@ class JsonCompressor final : public Compressor {
   Result<TransformOutcome> Transform(const Body& body, std::string_view query, ByteSink& sink,
                                      TransformMeta* meta) const override {
     CAVEMAN_ASSIGN_OR_RETURN(std::string_view text, body.View());
-    std::optional<std::string> out = ElideJson(text, query, body.view_padding());
-    if (!out) return TransformOutcome::kDeclined;
-    if (meta != nullptr) {
-      meta->method = "elision";
-      meta->lossless_to_model = false;
+    JsonTree tree;
+    if (!tree.Parse(text, body.view_padding())) return TransformOutcome::kDeclined;
+    std::optional<std::string> elided;
+    {
+      std::string out;
+      Elider elider(tree, query, &out);
+      if (elider.Run()) elided = std::move(out);
     }
-    CAVEMAN_RETURN_IF_ERROR(sink.Write(*out));
+    const TokenCounter& counter = DefaultTokenCounter();
+    std::string best;
+    std::string_view method;
+    uint64_t best_tokens = 0;
+    bool have = false;
+    auto consider = [&](std::string candidate, std::string_view how, bool count_always) {
+      if (!count_always && elided && candidate.size() > kLosslessByteSlack * elided->size()) return;
+      const uint64_t t = counter.Count(candidate);
+      if (!have || t < best_tokens) {
+        best = std::move(candidate);
+        best_tokens = t;
+        method = how;
+        have = true;
+      }
+    };
+    // Order matters on ties: minify, then TOON, then the lossy view (strictly fewer tokens).
+    int depth = 0;
+    std::string minified = MinifyJson(text, &depth);
+    // Considered even when it is the input itself (already minified): then a re-run of the
+    // stability guard over a minified view keeps it instead of switching forms.
+    consider(std::move(minified), "minify", !elided);
+    // TOON is rarely under an eighth of the input, so beyond that it cannot beat the view.
+    if (depth <= kMaxToonDepth && (!elided || text.size() <= kLosslessByteSlack * 4 * elided->size())) {
+      if (Result<std::string> toon = EncodeToon(text, kMaxTokenBytes * text.size()); toon.ok()) {
+        consider(std::move(toon).value(), "toon", !elided);
+      }
+    }
+    if (elided) {
+      const uint64_t t = counter.Count(*elided);
+      if (!have || t < best_tokens) {
+        best = std::move(*elided);
+        best_tokens = t;
+        method = "elision";
+        have = true;
+      }
+    }
+    if (!have) return TransformOutcome::kDeclined;
+    // A form that does not count fewer tokens than the input is refused by the size gate.
+    if (meta != nullptr) {
+      meta->method = std::string(method);
+      meta->lossless_to_model = method != "elision";
+    }
+    CAVEMAN_RETURN_IF_ERROR(sink.Write(best));
     return TransformOutcome::kAccepted;
   }
 };

@@ -94,7 +94,7 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
     std::unique_ptr<Spool> view;
     CAVEMAN_ASSIGN_OR_RETURN(why, internal::Transform(selection, config, &view, &run->meta));
     if (why != PassThroughReason::kNone) return why;
-    CAVEMAN_ASSIGN_OR_RETURN(why, internal::Stabilise(selection, config, &view));
+    CAVEMAN_ASSIGN_OR_RETURN(why, internal::Stabilise(selection, config, &view, &run->meta));
     if (why != PassThroughReason::kNone) return why;
     CAVEMAN_RETURN_IF_ERROR(internal::Rewrap(selection, std::move(view), &run->output));
     CAVEMAN_ASSIGN_OR_RETURN(why, internal::Gate(*run->output, read, *counter_, &r.tokens_after));

@@ -321,7 +321,7 @@ Result<PassThroughReason> Transform(const Selection& selection, const StageConfi
 // ---- Stabilise ----
 
 Result<PassThroughReason> Stabilise(const Selection& selection, const StageConfig& config,
-                                    std::unique_ptr<Spool>* view) {
+                                    std::unique_ptr<Spool>* view, TransformMeta* meta) {
   std::unique_ptr<Spool>& y = *view;
   for (int round = 0; round < kStabilityRounds; ++round) {
     const Compressor* c = selection.compressor;
@@ -332,11 +332,15 @@ Result<PassThroughReason> Stabilise(const Selection& selection, const StageConfi
     }
     if (c == nullptr) return PassThroughReason::kNone;
     DiffSink next(*y, config.spool);
-    TransformMeta ignored;
-    CAVEMAN_ASSIGN_OR_RETURN(TransformOutcome again, RunCompressor(*c, yk, config.query, &next, &ignored));
+    TransformMeta round_meta;
+    CAVEMAN_ASSIGN_OR_RETURN(TransformOutcome again, RunCompressor(*c, yk, config.query, &next, &round_meta));
     if (again != TransformOutcome::kAccepted) return PassThroughReason::kNone;
     CAVEMAN_ASSIGN_OR_RETURN(bool same, next.Same());
     if (same) return PassThroughReason::kNone;
+    // A lossless view (minified JSON, TOON) stays lossless: a lossy re-run (a TOON table
+    // re-detected as tabular, say) does not replace it (issue 16).
+    const bool round_lossless = round_meta.lossless_to_model.value_or(false);
+    if (meta->lossless_to_model.value_or(false) && !round_lossless) return PassThroughReason::kNone;
     std::unique_ptr<Spool> candidate = next.TakeSpool();
     if (IsLineType(selection.compressor->content_type())) {
       CAVEMAN_ASSIGN_OR_RETURN(std::string yv, y->ReadAllToString());
@@ -344,6 +348,8 @@ Result<PassThroughReason> Stabilise(const Selection& selection, const StageConfi
       if (!KeepsLineStructure(yv, cv)) return PassThroughReason::kNone;  // y stands
     }
     y = std::move(candidate);
+    if (!round_lossless) meta->lossless_to_model = false;
+    if (!round_meta.method.empty()) meta->method = round_meta.method;  // it made the view
   }
   return PassThroughReason::kUnstable;
 }

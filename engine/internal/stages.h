@@ -141,8 +141,10 @@ bool KeepsLineStructure(std::string_view y, std::string_view next);
 
 // Stabilise (§1.5): re-selects and re-runs on the view up to 4 times until it stops changing;
 // `*view` is the last output (kUnstable when it never settles).
+// A lossless view (`meta` says so) is only replaced by a lossless re-run; a round that changes
+// a lossy view sets `meta`'s method to the round's, if it names one.
 Result<PassThroughReason> Stabilise(const Selection& selection, const StageConfig& config,
-                                    std::unique_ptr<Spool>* view);
+                                    std::unique_ptr<Spool>* view, TransformMeta* meta);
 
 // Rewrap: the view inside the selection's presentation layers, as `*output` (written into it
 // when layered, else replaced by `view`).

@@ -72,7 +72,11 @@ TEST(JsonBestOfTest, RegistryUsesItOnlyWhenAsked) {
   EXPECT_TRUE(RunOnString(*with.Find("json"), in, {}, &meta).has_value());
   EXPECT_EQ(meta.method, "toon");
   ASSERT_NE(without.Find("json"), nullptr);
-  EXPECT_FALSE(RunOnString(*without.Find("json"), in).has_value());  // elider: nothing to collapse
+  // The default json compressor: nothing to collapse, so a lossless form (issue 16).
+  TransformMeta plain;
+  EXPECT_TRUE(RunOnString(*without.Find("json"), in, {}, &plain).has_value());
+  EXPECT_NE(plain.method, "elision");
+  EXPECT_EQ(plain.lossless_to_model, std::optional<bool>(true));
 }
 
 }  // namespace
