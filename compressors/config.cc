@@ -19,6 +19,7 @@
 #include "compressors/internal/bm25.h"
 #include "compressors/internal/elision.h"
 #include "compressors/internal/lines.h"
+#include "compressors/internal/stanza.h"
 #include "compressors/internal/redundancy.h"
 #include "compressors/internal/text_util.h"
 
@@ -113,7 +114,7 @@ LineClass Classify(std::string_view line) {
   return LineClass::kProse;
 }
 
-enum class ConfigKind : uint8_t { kNone, kIni, kYaml };
+enum class ConfigKind : uint8_t { kNone, kIni, kYaml, kStanzas };
 
 // --- YAML validity (§5.10): every document parses, ≥ 1 document, no duplicate mapping key.
 
@@ -323,6 +324,8 @@ std::optional<std::string> NormalizeIniBareKeys(std::string_view body) {
 ConfigKind ClassifyConfigOrIniDialect(std::string_view body) {
   ConfigKind kind = ClassifyConfig(body);
   if (kind != ConfigKind::kNone) return kind;
+  // deb822 / RFC 822 stanzas repeat their keys, so they are never valid YAML (issue 16).
+  if (internal::LooksLikeStanzas(body)) return ConfigKind::kStanzas;
   std::optional<std::string> ini = NormalizeIniBareKeys(body);
   if (ini && ClassifyConfig(*ini) == ConfigKind::kIni) return ConfigKind::kIni;
   return ConfigKind::kNone;
@@ -442,6 +445,7 @@ class ConfigCompressor final : public InMemoryCompressor {
     const std::vector<std::string_view>& lines = split.lines;
     const size_t n = lines.size();
     if (n < kMinLines) return std::nullopt;
+    if (kind == ConfigKind::kStanzas) return Stanzas(body, split, query);
     std::vector<bool> keep(n, false);
     for (size_t i = 0; i < n; ++i) {
       keep[i] = i < kHead || i + kTail >= n || RE2::PartialMatch(lines[i], AlarmPattern()) ||
@@ -464,6 +468,43 @@ class ConfigCompressor final : public InMemoryCompressor {
     std::string result = internal::JoinLines(out, split.trailing);
     if (result.size() >= body.size()) return std::nullopt;
     if (kind == ConfigKind::kYaml && !IsValidYaml(result)) return std::nullopt;
+    return result;
+  }
+
+ private:
+  // Stanza dialect (docs/DECISIONS.md, "Stanzas"): the stanza plan, alarm lines and query fill
+  // kept; dropped runs become the config marker; the note goes first.
+  static std::optional<std::string> Stanzas(std::string_view body, const internal::SplitResult& split,
+                                            std::string_view query) {
+    const std::vector<std::string_view>& lines = split.lines;
+    internal::StanzaPlan plan = internal::PlanStanzas(lines);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (RE2::PartialMatch(lines[i], AlarmPattern())) plan.keep[i] = true;
+    }
+    internal::KeepQueryRelevant(&plan.keep, lines, query, kQueryLimit, kQueryThreshold);
+    // A run is only elided where its marker is shorter than the lines it replaces (stanza
+    // plans drop single short lines between kept ones: a 20-byte "Installed-Size: 11").
+    for (size_t i = 0; i < lines.size();) {
+      if (plan.keep[i]) {
+        ++i;
+        continue;
+      }
+      size_t j = i, bytes = 0;
+      for (; j < lines.size() && !plan.keep[j]; ++j) bytes += lines[j].size() + 1;
+      if (bytes <= 2 + internal::ElisionMarker(j - i, kMarkerText).size()) {
+        std::fill(plan.keep.begin() + static_cast<std::ptrdiff_t>(i), plan.keep.begin() + static_cast<std::ptrdiff_t>(j), true);
+      }
+      i = j;
+    }
+    const bool crlf = internal::IsMajorityCrlf(body);
+    std::vector<std::string> out = internal::ReplaceDroppedRuns(
+        lines, plan.keep, crlf, [](size_t from, size_t to) {
+          return "# " + internal::ElisionMarker(to - from, kMarkerText);
+        });
+    if (out.size() >= lines.size()) return std::nullopt;
+    if (!plan.note.empty()) out.insert(out.begin(), internal::SynthesizedLine(plan.note, crlf));
+    std::string result = internal::JoinLines(out, split.trailing);
+    if (result.size() >= body.size()) return std::nullopt;
     return result;
   }
 };
