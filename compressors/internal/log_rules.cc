@@ -12,16 +12,18 @@
 namespace caveman::internal {
 namespace {
 
-// The §5.2 keep pattern, in RE2 syntax (authoritative).
+// The §5.2 keep pattern, in RE2 syntax (authoritative), plus one project rule (issue 16,
+// docs/DECISIONS.md): a JSON Lines numeric level of 40 or more (pino/bunyan: 40 warn, 50 error,
+// 60 fatal) is kept like the words WARN/ERROR/FATAL.
 constexpr const char* kKeepPatternRe2 =
-    R"((?i)(\b(ERROR|FATAL|PANIC|EXCEPTION|TRACEBACK|FAIL|FAILED|FAILURE|WARN|WARNING)\b|^\s+at\s|^\s+File "|\.go:\d+|^\s+--->|caused by))";
+    R"re((?i)(\b(ERROR|FATAL|PANIC|EXCEPTION|TRACEBACK|FAIL|FAILED|FAILURE|WARN|WARNING)\b|^\s+at\s|^\s+File "|\.go:\d+|^\s+--->|caused by|"(level|lvl|severity)"[\t ]*:[\t ]*([4-9][0-9]|[1-9][0-9]{2,})\b))re";
 // The same for Hyperscan, which scans blocks of complete lines in block mode with
 // HS_FLAG_MULTILINE (`^` also after each LF): `\s` is spelled without LF (and without VT,
 // which Hyperscan's `\s` would add) so that no match crosses a line, and case folding is
 // ASCII. RE2's (?i) also folds k/K with U+212A KELVIN SIGN and s/S with U+017F LONG S; lines
 // containing either are re-checked with RE2 (KeepsLinesWithKelvinSign in log_test).
 constexpr const char* kKeepPatternHs =
-    R"(\b(ERROR|FATAL|PANIC|EXCEPTION|TRACEBACK|FAIL|FAILED|FAILURE|WARN|WARNING)\b|^[\t\f\r ]+at[\t\f\r ]|^[\t\f\r ]+File "|\.go:[0-9]+|^[\t\f\r ]+--->|caused by)";
+    R"re(\b(ERROR|FATAL|PANIC|EXCEPTION|TRACEBACK|FAIL|FAILED|FAILURE|WARN|WARNING)\b|^[\t\f\r ]+at[\t\f\r ]|^[\t\f\r ]+File "|\.go:[0-9]+|^[\t\f\r ]+--->|caused by|"(level|lvl|severity)"[\t ]*:[\t ]*([4-9][0-9]|[1-9][0-9]{2,})\b)re";
 
 const RE2& KeepPatternRe2() {
   static const RE2* re = new RE2(kKeepPatternRe2);

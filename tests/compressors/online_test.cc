@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "compressors/compressor.h"
 #include "compressors/internal/lines.h"
+#include "compressors/log.h"
+#include "tests/testing/test_util.h"
 
 namespace caveman {
 namespace {
@@ -284,6 +287,32 @@ TEST(OnlineStage, JsonLinesGroupByLevelAndMessage) {
   EXPECT_LT(view.size() * 4, in.size());
   EXPECT_NE(view.find("cache rebuilt"), std::string::npos) << view;  // a new message is kept
   EXPECT_TRUE(Account(in, view).ok) << Account(in, view).why;
+}
+
+// pino/bunyan numeric levels (issue 16): 40 warn, 50 error, 60 fatal are kept like the words,
+// online and in batch, on real pino output (fixtures/follow/pino-default.jsonl).
+TEST(OnlineStage, NumericJsonLevelsFromFortyAreKept) {
+  const std::string in = testing::ReadFile("fixtures/follow/pino-default.jsonl");
+  std::vector<std::string> alarms;
+  static const RE2 kAlarm(R"re("level":(4|5|6)0\b)re");
+  for (std::string_view l : internal::SplitLines(in).lines) {
+    if (RE2::PartialMatch(l, kAlarm)) alarms.emplace_back(l);
+  }
+  ASSERT_GE(alarms.size(), 10u);
+  auto stage = NewOnlineStage("log", "");
+  Capture out;
+  stage->PushLines(in, 0, out);
+  stage->Finish("", in.size(), false, out);
+  const std::string online = out.Text();
+  auto batch = RunOnString(*NewLogCompressor(), in);
+  ASSERT_TRUE(batch.has_value());
+  for (const std::string& a : alarms) {
+    EXPECT_NE(online.find(a + "\n"), std::string::npos) << "online dropped: " << a;
+    EXPECT_NE(batch->find(a + "\n"), std::string::npos) << "batch dropped: " << a;
+  }
+  EXPECT_TRUE(Account(in, online).ok) << Account(in, online).why;
+  // Level 30 (info) is not an alarm: most info lines are still elided.
+  EXPECT_LT(online.size() * 2, in.size());
 }
 
 TEST(OnlineStage, QueryTermsKeepLines) {
