@@ -521,8 +521,36 @@ bool IsSearch(const Features& f) {
   return f.pieces >= 6 && f.search_lines >= 4 && f.search_lines * 3 >= f.pieces;
 }
 
+// `ls -l` entry: a file type letter and nine permission characters ("drwxr-xr-x",
+// "-rw-r--r--", "lrwxrwxrwx", "crw-rw----", "drwxrwxrwt"), then a space or an ACL/xattr mark.
+bool IsLongListingLine(std::string_view l) {
+  if (l.size() < 11 || std::string_view("-dlcbps").find(l[0]) == std::string_view::npos) return false;
+  for (size_t i = 1; i < 10; ++i) {
+    if (std::string_view("rwxsStTl-").find(l[i]) == std::string_view::npos) return false;
+  }
+  return l[10] == ' ' || l[10] == '.' || l[10] == '+' || l[10] == '@';
+}
+
+// Project rule (issue 16, DECISIONS.md): an `ls -l` listing (≥ 5 entries, ≥ 4 of 5 non-blank
+// lines entries, "total N" and directory headers aside) is never code, whatever its file names
+// spell (`ls -la /usr/lib/x86_64-linux-gnu` has `->`, `.so`, `gconv` …); it is text, whose
+// template grouping represents the listing's rows.
+bool IsLongListing(std::string_view b) {
+  size_t entries = 0, other = 0;
+  for (size_t pos = 0; pos < b.size();) {
+    size_t e = b.find('\n', pos);
+    if (e == std::string_view::npos) e = b.size();
+    std::string_view l = internal::TrimRight(b.substr(pos, e - pos));
+    pos = e + 1;
+    if (l.empty() || StartsWith(l, "total ") || (l.back() == ':' && l.find(' ') == std::string_view::npos)) continue;
+    ++(IsLongListingLine(l) ? entries : other);
+  }
+  return entries >= 5 && entries >= 4 * other;
+}
+
 bool IsCode(std::string_view b, std::string_view t, const Features& f) {
   if (IsLog(f)) return false;
+  if (IsLongListing(b)) return false;
   if (StartsWith(t, "#!")) return true;
   if (f.keyword_matches < 3 || !CodeStructural(b, f)) return false;
   // Project rules (DECISIONS.md): keywords inside Markdown fences and comment lines do not
