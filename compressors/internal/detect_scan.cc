@@ -1,5 +1,7 @@
 #include "compressors/internal/detect_scan.h"
 
+#include "compressors/internal/hs_cache.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -145,16 +147,13 @@ hs_database_t* CompileDatabase() {
     flags.push_back(HS_FLAG_SINGLEMATCH | (l >= kLitTagBody ? HS_FLAG_CASELESS : 0u));
     ids.push_back(kLiteralBase + static_cast<unsigned>(l));
   }
-  hs_database_t* db = nullptr;
-  hs_compile_error_t* err = nullptr;
-  if (hs_compile_multi(exprs.data(), flags.data(), ids.data(),
-                       static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK, nullptr, &db,
-                       &err) != HS_SUCCESS) {
+  std::string error;
+  hs_database_t* db = CompileMultiCached(exprs.data(), flags.data(), ids.data(),
+                                         static_cast<unsigned>(exprs.size()), &error);
+  if (db == nullptr) {
     // Fixed patterns: this only happens on a platform Hyperscan does not support. Detection
     // then fails open (no pattern ever matches).
-    std::fprintf(stderr, "caveman: hyperscan compile failed: %s (pattern %d)\n",
-                 err ? err->message : "?", err ? err->expression : -1);
-    hs_free_compile_error(err);
+    std::fprintf(stderr, "caveman: hyperscan compile failed: %s\n", error.c_str());
     return nullptr;
   }
   return db;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "compressors/internal/elision.h"
+#include "compressors/internal/hs_cache.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/text_util.h"
 
@@ -37,17 +38,10 @@ constexpr unsigned int kCavemanId = 1;  // "caveman": a line that might be a mar
 // Immutable compiled database, built once per process.
 const hs_database_t* KeepDatabase() {
   static const hs_database_t* db = [] {
-    hs_database_t* d = nullptr;
-    hs_compile_error_t* err = nullptr;
     const char* patterns[] = {kKeepPatternHs, "caveman"};
     const unsigned int flags[] = {HS_FLAG_CASELESS | HS_FLAG_MULTILINE, 0};
     const unsigned int ids[] = {kKeepId, kCavemanId};
-    if (hs_compile_multi(patterns, flags, ids, 2, HS_MODE_BLOCK, nullptr, &d, &err) !=
-        HS_SUCCESS) {
-      hs_free_compile_error(err);
-      return static_cast<hs_database_t*>(nullptr);
-    }
-    return d;
+    return CompileMultiCached(patterns, flags, ids, 2, nullptr);
   }();
   return db;
 }

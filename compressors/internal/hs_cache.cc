@@ -1,0 +1,146 @@
+#include "compressors/internal/hs_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "stream/sha256.h"
+
+namespace caveman::internal {
+namespace {
+
+constexpr char kMagic[8] = {'C', 'V', 'H', 'S', 'D', 'B', '1', '\n'};
+constexpr size_t kHeaderBytes = sizeof(kMagic) + 32;
+constexpr off_t kMaxFileBytes = 64 << 20;
+
+// Owned by us and writable by nobody else.
+bool Private(const struct stat& st) { return st.st_uid == geteuid() && (st.st_mode & 022) == 0; }
+
+// The directory exists (created 0700 if missing, parents included) and is private.
+bool EnsurePrivateDirectory(const std::string& dir) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) == 0) return S_ISDIR(st.st_mode) && Private(st);
+  if (errno != ENOENT) return false;
+  const size_t slash = dir.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) {
+    const std::string parent = dir.substr(0, slash);
+    struct stat pst;
+    if (stat(parent.c_str(), &pst) != 0) {
+      if (errno != ENOENT || mkdir(parent.c_str(), 0700) != 0) return false;
+    }
+  }
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && Private(st);
+}
+
+std::string CacheKey(const char* const* expressions, const unsigned* flags, const unsigned* ids,
+                     unsigned count) {
+  Sha256 h;
+  h.Update(hs_version());
+  hs_platform_info_t platform;
+  std::memset(&platform, 0, sizeof(platform));
+  if (hs_populate_platform(&platform) != HS_SUCCESS) return "";
+  h.Update(std::string_view(reinterpret_cast<const char*>(&platform), sizeof(platform)));
+  const unsigned header[2] = {HS_MODE_BLOCK, count};
+  h.Update(std::string_view(reinterpret_cast<const char*>(header), sizeof(header)));
+  for (unsigned i = 0; i < count; ++i) {
+    h.Update(std::string_view(expressions[i], std::strlen(expressions[i]) + 1));  // NUL included
+    const unsigned fi[2] = {flags[i], ids[i]};
+    h.Update(std::string_view(reinterpret_cast<const char*>(fi), sizeof(fi)));
+  }
+  return Sha256::Hex(h.Final(), 16);
+}
+
+hs_database_t* Load(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat st;
+  std::string bytes;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && Private(st) && st.st_size > static_cast<off_t>(kHeaderBytes) &&
+      st.st_size <= kMaxFileBytes) {
+    bytes.resize(static_cast<size_t>(st.st_size));
+    size_t got = 0;
+    while (got < bytes.size()) {
+      const ssize_t n = read(fd, bytes.data() + got, bytes.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    bytes.resize(got);
+  }
+  close(fd);
+  if (bytes.size() <= kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) return nullptr;
+  const std::string_view payload = std::string_view(bytes).substr(kHeaderBytes);
+  const std::array<uint8_t, 32> digest = Sha256::Digest(payload);
+  if (std::memcmp(digest.data(), bytes.data() + sizeof(kMagic), digest.size()) != 0) return nullptr;
+  hs_database_t* db = nullptr;
+  if (hs_deserialize_database(payload.data(), payload.size(), &db) != HS_SUCCESS) return nullptr;
+  return db;
+}
+
+void Store(const std::string& dir, const std::string& path, const hs_database_t* db) {
+  char* serialized = nullptr;
+  size_t length = 0;
+  if (hs_serialize_database(db, &serialized, &length) != HS_SUCCESS) return;
+  const std::string_view payload(serialized, length);
+  const std::array<uint8_t, 32> digest = Sha256::Digest(payload);
+  std::string file(kMagic, sizeof(kMagic));
+  file.append(reinterpret_cast<const char*>(digest.data()), digest.size());
+  file.append(payload);
+  std::free(serialized);  // Hyperscan's default misc allocator is malloc
+  std::string tmp = dir + "/.hs-XXXXXX";
+  const int fd = mkostemp(tmp.data(), O_CLOEXEC);  // mode 0600
+  if (fd < 0) return;
+  size_t put = 0;
+  while (put < file.size()) {
+    const ssize_t n = write(fd, file.data() + put, file.size() - put);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    put += static_cast<size_t>(n);
+  }
+  const bool ok = put == file.size() && close(fd) == 0;
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) unlink(tmp.c_str());
+}
+
+}  // namespace
+
+std::string HsCacheDirectory() {
+  if (const char* c = std::getenv("CAVEMAN_CACHE_DIR")) return c;  // "" disables
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && x[0] == '/') {
+    return std::string(x) + "/caveman-engine";
+  }
+  if (const char* h = std::getenv("HOME"); h != nullptr && h[0] == '/') {
+    return std::string(h) + "/.cache/caveman-engine";
+  }
+  return "";
+}
+
+hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned* flags,
+                                  const unsigned* ids, unsigned count, std::string* error) {
+  const std::string dir = HsCacheDirectory();
+  std::string path;
+  if (!dir.empty()) {
+    const std::string key = CacheKey(expressions, flags, ids, count);
+    if (!key.empty()) path = dir + "/hs-" + key + ".db";
+  }
+  if (!path.empty()) {
+    if (hs_database_t* db = Load(path)) return db;
+  }
+  hs_database_t* db = nullptr;
+  hs_compile_error_t* err = nullptr;
+  if (hs_compile_multi(expressions, flags, ids, count, HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
+    if (error != nullptr) *error = err != nullptr ? err->message : "hs_compile_multi failed";
+    hs_free_compile_error(err);
+    return nullptr;
+  }
+  if (!path.empty() && EnsurePrivateDirectory(dir)) Store(dir, path, db);
+  return db;
+}
+
+}  // namespace caveman::internal

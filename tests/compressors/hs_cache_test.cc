@@ -1,0 +1,131 @@
+// The on-disk cache of compiled Hyperscan databases (compressors/internal/hs_cache.h).
+#include "compressors/internal/hs_cache.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace caveman {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kExprs[] = {R"(\bERROR\b)", "caveman", R"(^\s+at\s)"};
+const unsigned kFlags[] = {HS_FLAG_CASELESS, 0, HS_FLAG_MULTILINE};
+const unsigned kIds[] = {7, 8, 9};
+
+// Match ids found in `text`, in order.
+std::vector<unsigned> Scan(const hs_database_t* db, const std::string& text) {
+  hs_scratch_t* scratch = nullptr;
+  EXPECT_EQ(hs_alloc_scratch(db, &scratch), HS_SUCCESS);
+  std::vector<unsigned> ids;
+  hs_scan(db, text.data(), static_cast<unsigned>(text.size()), 0, scratch,
+          [](unsigned id, unsigned long long, unsigned long long, unsigned, void* ctx) {
+            static_cast<std::vector<unsigned>*>(ctx)->push_back(id);
+            return 0;
+          },
+          &ids);
+  hs_free_scratch(scratch);
+  return ids;
+}
+
+class HsCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("hs_cache_test." + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    setenv("CAVEMAN_CACHE_DIR", (dir_ / "cache").c_str(), 1);
+  }
+  void TearDown() override {
+    unsetenv("CAVEMAN_CACHE_DIR");
+    fs::remove_all(dir_);
+  }
+  hs_database_t* Compile() {
+    std::string error;
+    hs_database_t* db = internal::CompileMultiCached(kExprs, kFlags, kIds, 3, &error);
+    EXPECT_NE(db, nullptr) << error;
+    return db;
+  }
+  std::vector<fs::path> Files() {
+    std::vector<fs::path> v;
+    if (!fs::exists(dir_ / "cache")) return v;
+    for (const auto& e : fs::directory_iterator(dir_ / "cache")) v.push_back(e.path());
+    return v;
+  }
+  fs::path dir_;
+  const std::string text_ = "ok\nerror: x\n   at f (a.js:1)\ncaveman\n";
+  const std::vector<unsigned> want_ = {7, 9, 8};
+};
+
+TEST_F(HsCacheTest, FirstCallStoresLaterCallsLoadTheSameDatabase) {
+  hs_database_t* first = Compile();
+  ASSERT_EQ(Files().size(), 1u);
+  EXPECT_EQ(Scan(first, text_), want_);
+  struct stat st;
+  ASSERT_EQ(stat((dir_ / "cache").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(stat(Files()[0].c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const auto mtime = fs::last_write_time(Files()[0]);
+  hs_database_t* second = Compile();  // loaded: the file is not rewritten
+  EXPECT_EQ(Scan(second, text_), want_);
+  EXPECT_EQ(fs::last_write_time(Files()[0]), mtime);
+  EXPECT_EQ(Files().size(), 1u);
+  hs_free_database(first);
+  hs_free_database(second);
+  // A different pattern set gets its own file.
+  const char* const other[] = {"WARN"};
+  const unsigned f0[] = {0}, i0[] = {1};
+  hs_database_t* db = internal::CompileMultiCached(other, f0, i0, 1, nullptr);
+  ASSERT_NE(db, nullptr);
+  hs_free_database(db);
+  EXPECT_EQ(Files().size(), 2u);
+}
+
+TEST_F(HsCacheTest, DamagedOrForeignFilesAreNeverUsed) {
+  hs_free_database(Compile());
+  ASSERT_EQ(Files().size(), 1u);
+  const fs::path file = Files()[0];
+  // Flip one payload byte: the checksum no longer matches, so it is recompiled and rewritten.
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    f.put('\x5a');
+  }
+  hs_database_t* db = Compile();
+  EXPECT_EQ(Scan(db, text_), want_);
+  hs_free_database(db);
+  // Truncated to its header.
+  fs::resize_file(file, 20);
+  db = Compile();
+  EXPECT_EQ(Scan(db, text_), want_);
+  hs_free_database(db);
+  // A group-writable file is ignored (and not replaced through).
+  fs::permissions(file, fs::perms::group_write, fs::perm_options::add);
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << "garbage";
+  db = Compile();
+  EXPECT_EQ(Scan(db, text_), want_);
+  hs_free_database(db);
+}
+
+TEST_F(HsCacheTest, SharedDirectoryOrEmptySettingMeansNoCache) {
+  fs::create_directories(dir_ / "cache");
+  fs::permissions(dir_ / "cache", fs::perms::all);  // 0777: others could plant files
+  hs_database_t* db = Compile();
+  EXPECT_EQ(Scan(db, text_), want_);
+  hs_free_database(db);
+  EXPECT_TRUE(Files().empty());
+  setenv("CAVEMAN_CACHE_DIR", "", 1);
+  EXPECT_EQ(internal::HsCacheDirectory(), "");
+  db = Compile();
+  EXPECT_EQ(Scan(db, text_), want_);
+  hs_free_database(db);
+}
+
+}  // namespace
+}  // namespace caveman
