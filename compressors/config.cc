@@ -430,6 +430,24 @@ void ExpandIni(const std::vector<std::string_view>& lines, std::vector<bool>* ke
   }
 }
 
+// A dropped run is only elided where its marker is shorter than the lines it replaces (a
+// blank line, a 20-byte "Installed-Size: 11" between kept lines): otherwise it stays (issue 16,
+// docs/DECISIONS.md).
+void KeepRunsShorterThanTheirMarker(const std::vector<std::string_view>& lines, std::vector<bool>* keep) {
+  for (size_t i = 0; i < lines.size();) {
+    if ((*keep)[i]) {
+      ++i;
+      continue;
+    }
+    size_t j = i, bytes = 0;
+    for (; j < lines.size() && !(*keep)[j]; ++j) bytes += lines[j].size() + 1;
+    if (bytes <= 2 + internal::ElisionMarker(j - i, kMarkerText).size()) {
+      std::fill(keep->begin() + static_cast<std::ptrdiff_t>(i), keep->begin() + static_cast<std::ptrdiff_t>(j), true);
+    }
+    i = j;
+  }
+}
+
 class ConfigCompressor final : public InMemoryCompressor {
  public:
   std::string_view content_type() const override { return "config"; }
@@ -459,6 +477,7 @@ class ConfigCompressor final : public InMemoryCompressor {
     } else {
       ExpandIni(lines, &keep);
     }
+    KeepRunsShorterThanTheirMarker(lines, &keep);
     // The marker is a comment, so the output stays a valid config file.
     const std::vector<std::string> out = internal::ReplaceDroppedRuns(
         lines, keep, internal::IsMajorityCrlf(body), [](size_t from, size_t to) {
@@ -482,20 +501,7 @@ class ConfigCompressor final : public InMemoryCompressor {
       if (RE2::PartialMatch(lines[i], AlarmPattern())) plan.keep[i] = true;
     }
     internal::KeepQueryRelevant(&plan.keep, lines, query, kQueryLimit, kQueryThreshold);
-    // A run is only elided where its marker is shorter than the lines it replaces (stanza
-    // plans drop single short lines between kept ones: a 20-byte "Installed-Size: 11").
-    for (size_t i = 0; i < lines.size();) {
-      if (plan.keep[i]) {
-        ++i;
-        continue;
-      }
-      size_t j = i, bytes = 0;
-      for (; j < lines.size() && !plan.keep[j]; ++j) bytes += lines[j].size() + 1;
-      if (bytes <= 2 + internal::ElisionMarker(j - i, kMarkerText).size()) {
-        std::fill(plan.keep.begin() + static_cast<std::ptrdiff_t>(i), plan.keep.begin() + static_cast<std::ptrdiff_t>(j), true);
-      }
-      i = j;
-    }
+    KeepRunsShorterThanTheirMarker(lines, &plan.keep);
     const bool crlf = internal::IsMajorityCrlf(body);
     std::vector<std::string> out = internal::ReplaceDroppedRuns(
         lines, plan.keep, crlf, [](size_t from, size_t to) {

@@ -121,6 +121,8 @@ const char* const kConsolePatterns[] = {
     R"(^ ---> )",
     R"(^(?:Collecting|Downloading|Installing collected packages|Successfully installed|Successfully built|Requirement already satisfied|Building wheels? for) )",
     R"(^npm (?:notice|warn|error) )",
+    // kernel ring buffer (dmesg, serial consoles): "[    0.000401] text" (issue 16)
+    R"(^\[ *\d+\.\d{6}\] )",
     R"(^(?:added|removed|changed|up to date, audited) \d+ packages?)",
 };
 
