@@ -18,6 +18,7 @@
 
 #include "compressors/internal/bm25.h"
 #include "compressors/internal/elision.h"
+#include "compressors/internal/line_skeleton.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/stanza.h"
 #include "compressors/internal/redundancy.h"
@@ -430,24 +431,6 @@ void ExpandIni(const std::vector<std::string_view>& lines, std::vector<bool>* ke
   }
 }
 
-// A dropped run is only elided where its marker is shorter than the lines it replaces (a
-// blank line, a 20-byte "Installed-Size: 11" between kept lines): otherwise it stays (issue 16,
-// docs/DECISIONS.md).
-void KeepRunsShorterThanTheirMarker(const std::vector<std::string_view>& lines, std::vector<bool>* keep) {
-  for (size_t i = 0; i < lines.size();) {
-    if ((*keep)[i]) {
-      ++i;
-      continue;
-    }
-    size_t j = i, bytes = 0;
-    for (; j < lines.size() && !(*keep)[j]; ++j) bytes += lines[j].size() + 1;
-    if (bytes <= 2 + internal::ElisionMarker(j - i, kMarkerText).size()) {
-      std::fill(keep->begin() + static_cast<std::ptrdiff_t>(i), keep->begin() + static_cast<std::ptrdiff_t>(j), true);
-    }
-    i = j;
-  }
-}
-
 class ConfigCompressor final : public InMemoryCompressor {
  public:
   std::string_view content_type() const override { return "config"; }
@@ -463,54 +446,47 @@ class ConfigCompressor final : public InMemoryCompressor {
     const std::vector<std::string_view>& lines = split.lines;
     const size_t n = lines.size();
     if (n < kMinLines) return std::nullopt;
-    if (kind == ConfigKind::kStanzas) return Stanzas(body, split, query);
-    std::vector<bool> keep(n, false);
-    for (size_t i = 0; i < n; ++i) {
-      keep[i] = i < kHead || i + kTail >= n || RE2::PartialMatch(lines[i], AlarmPattern()) ||
-                (kind == ConfigKind::kYaml && Indentation(lines[i]) == 0 &&
-                 MatchYamlKey(lines[i]));
-    }
-    internal::KeepQueryRelevant(&keep, lines, query, kQueryLimit, kQueryThreshold);
-    internal::KeepNonRedundant(lines, &keep);
-    if (kind == ConfigKind::kYaml) {
-      ExpandYaml(lines, &keep);
-    } else {
-      ExpandIni(lines, &keep);
-    }
-    KeepRunsShorterThanTheirMarker(lines, &keep);
-    // The marker is a comment, so the output stays a valid config file.
-    const std::vector<std::string> out = internal::ReplaceDroppedRuns(
-        lines, keep, internal::IsMajorityCrlf(body), [](size_t from, size_t to) {
-          return "# " + internal::ElisionMarker(to - from, kMarkerText);
-        });
-    if (out.size() >= n) return std::nullopt;
-    std::string result = internal::JoinLines(out, split.trailing);
-    if (result.size() >= body.size()) return std::nullopt;
-    if (kind == ConfigKind::kYaml && !IsValidYaml(result)) return std::nullopt;
-    return result;
-  }
-
- private:
-  // Stanza dialect (docs/DECISIONS.md, "Stanzas"): the stanza plan, alarm lines and query fill
-  // kept; dropped runs become the config marker; the note goes first.
-  static std::optional<std::string> Stanzas(std::string_view body, const internal::SplitResult& split,
-                                            std::string_view query) {
-    const std::vector<std::string_view>& lines = split.lines;
-    internal::StanzaPlan plan = internal::PlanStanzas(lines);
-    for (size_t i = 0; i < lines.size(); ++i) {
-      if (RE2::PartialMatch(lines[i], AlarmPattern())) plan.keep[i] = true;
-    }
-    internal::KeepQueryRelevant(&plan.keep, lines, query, kQueryLimit, kQueryThreshold);
-    KeepRunsShorterThanTheirMarker(lines, &plan.keep);
     const bool crlf = internal::IsMajorityCrlf(body);
-    std::vector<std::string> out = internal::ReplaceDroppedRuns(
-        lines, plan.keep, crlf, [](size_t from, size_t to) {
-          return "# " + internal::ElisionMarker(to - from, kMarkerText);
-        });
-    if (out.size() >= lines.size()) return std::nullopt;
-    if (!plan.note.empty()) out.insert(out.begin(), internal::SynthesizedLine(plan.note, crlf));
-    std::string result = internal::JoinLines(out, split.trailing);
-    if (result.size() >= body.size()) return std::nullopt;
+    internal::LinePolicy policy;
+    policy.alarm = [](std::string_view line) { return RE2::PartialMatch(line, AlarmPattern()); };
+    // The marker is a comment, so the output stays a valid config file.
+    policy.marker_text = kMarkerText;
+    policy.marker_prefix = "# ";
+    policy.query_fill = true;
+    policy.query_limit = kQueryLimit;
+    policy.query_threshold = kQueryThreshold;
+    policy.keep_runs_shorter_than_marker = true;
+    internal::LinePasses passes;
+    std::optional<std::string> result;
+    if (kind == ConfigKind::kStanzas) {
+      // docs/DECISIONS.md, "Stanzas": the stanza plan instead of head/tail and the guard; the
+      // note goes first.
+      internal::StanzaPlan plan = internal::PlanStanzas(lines);
+      passes.before_query = [&plan](const std::vector<std::string_view>&, std::vector<bool>* keep) {
+        for (size_t i = 0; i < keep->size(); ++i) (*keep)[i] = (*keep)[i] || plan.keep[i];
+      };
+      result = internal::ElideLines(lines, split.trailing, crlf, query, policy, passes);
+      if (result && !plan.note.empty()) {
+        result->insert(0, internal::SynthesizedLine(plan.note, crlf) + "\n");
+      }
+    } else {
+      policy.head = kHead;
+      policy.tail = kTail;
+      policy.guard = internal::LineGuard::kProfiles;
+      if (kind == ConfigKind::kYaml) {
+        passes.before_query = [](const std::vector<std::string_view>& ls, std::vector<bool>* keep) {
+          for (size_t i = 0; i < ls.size(); ++i) {
+            if (Indentation(ls[i]) == 0 && MatchYamlKey(ls[i])) (*keep)[i] = true;
+          }
+        };
+        passes.after_guard = ExpandYaml;
+      } else {
+        passes.after_guard = ExpandIni;
+      }
+      result = internal::ElideLines(lines, split.trailing, crlf, query, policy, passes);
+    }
+    if (!result || result->size() >= body.size()) return std::nullopt;
+    if (kind == ConfigKind::kYaml && !IsValidYaml(*result)) return std::nullopt;
     return result;
   }
 };

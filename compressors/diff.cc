@@ -1,9 +1,11 @@
 #include "compressors/diff.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "compressors/internal/elision.h"
+#include "compressors/internal/line_skeleton.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/log_rules.h"
 #include "compressors/internal/text_util.h"
@@ -35,26 +37,24 @@ class DiffCompressor final : public InMemoryCompressor {
                                            TransformMeta*) const override {
     if (!internal::IsValidUtf8(body)) return std::nullopt;
     internal::SplitResult split = internal::SplitLines(body);
-    const std::vector<std::string_view>& lines = split.lines;
-    const size_t n = lines.size();
-    if (n < kMinLines) return std::nullopt;
-    std::vector<bool> keep(n, false);
-    // git log -p / git show: commit headers, subjects and file stats are never context
-    // (project rule, issue 16).
-    internal::GitHistoryTracker git;
-    for (size_t i = 0; i < n; ++i) {
-      if (git.Feed(lines[i])) keep[i] = true;
-      if (!IsStructural(lines[i]) && !IsMarker(lines[i])) continue;
-      size_t lo = i >= kContext ? i - kContext : 0;
-      size_t hi = std::min(n - 1, i + kContext);
-      for (size_t j = lo; j <= hi; ++j) keep[j] = true;
-    }
-    const std::vector<std::string> out = internal::ReplaceDroppedRuns(
-        lines, keep, internal::IsMajorityCrlf(body), [](size_t from, size_t to) {
-          return internal::ElisionMarker(to - from, kMarkerText);
-        });
-    if (out.size() == n) return std::nullopt;
-    return internal::JoinLines(out, split.trailing);
+    if (split.lines.size() < kMinLines) return std::nullopt;
+    internal::LinePolicy policy;
+    policy.marker_text = kMarkerText;
+    internal::LinePasses passes;
+    passes.before_query = [](const std::vector<std::string_view>& lines, std::vector<bool>* keep) {
+      const size_t n = lines.size();
+      // git log -p / git show: commit headers, subjects and file stats are never context
+      // (project rule, issue 16).
+      internal::GitHistoryTracker git;
+      for (size_t i = 0; i < n; ++i) {
+        if (git.Feed(lines[i])) (*keep)[i] = true;
+        if (!IsStructural(lines[i]) && !IsMarker(lines[i])) continue;
+        size_t lo = i >= kContext ? i - kContext : 0;
+        size_t hi = std::min(n - 1, i + kContext);
+        for (size_t j = lo; j <= hi; ++j) (*keep)[j] = true;
+      }
+    };
+    return internal::ElideLines(split.lines, split.trailing, internal::IsMajorityCrlf(body), {}, policy, passes);
   }
 };
 

@@ -7,6 +7,7 @@
 
 #include "compressors/internal/bm25.h"
 #include "compressors/internal/elision.h"
+#include "compressors/internal/line_skeleton.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/redundancy.h"
 #include "compressors/internal/text_util.h"
@@ -28,7 +29,6 @@ const RE2& AlarmPattern() {
 
 constexpr std::string_view kMarkerText = "search result lines elided (caveman)";
 
-bool IsMarker(std::string_view line) { return internal::Contains(line, kMarkerText); }
 
 class SearchResultCompressor final : public InMemoryCompressor {
  public:
@@ -40,22 +40,17 @@ class SearchResultCompressor final : public InMemoryCompressor {
                                            TransformMeta*) const override {
     if (!internal::IsValidUtf8(body)) return std::nullopt;
     internal::SplitResult split = internal::SplitLines(body);
-    const std::vector<std::string_view>& lines = split.lines;
-    const size_t n = lines.size();
-    if (n < kMinLines) return std::nullopt;
-    std::vector<bool> keep(n, false);
-    for (size_t i = 0; i < n; ++i) {
-      keep[i] = i < kHead || i + kTail >= n || IsMarker(lines[i]) ||
-                RE2::PartialMatch(lines[i], AlarmPattern());
-    }
-    internal::KeepQueryRelevant(&keep, lines, query, kQueryLimit, kQueryThreshold);
-    internal::KeepNonRedundant(lines, &keep);
-    const std::vector<std::string> out = internal::ReplaceDroppedRuns(
-        lines, keep, internal::IsMajorityCrlf(body), [](size_t from, size_t to) {
-          return internal::ElisionMarker(to - from, kMarkerText);
-        });
-    if (out.size() == n) return std::nullopt;
-    return internal::JoinLines(out, split.trailing);
+    if (split.lines.size() < kMinLines) return std::nullopt;
+    internal::LinePolicy policy;
+    policy.head = kHead;
+    policy.tail = kTail;
+    policy.alarm = [](std::string_view line) { return RE2::PartialMatch(line, AlarmPattern()); };
+    policy.marker_text = kMarkerText;
+    policy.query_fill = true;
+    policy.query_limit = kQueryLimit;
+    policy.query_threshold = kQueryThreshold;
+    policy.guard = internal::LineGuard::kProfiles;
+    return internal::ElideLines(split.lines, split.trailing, internal::IsMajorityCrlf(body), query, policy);
   }
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compressors/internal/elision.h"
+#include "compressors/internal/line_skeleton.h"
 #include "compressors/internal/lines.h"
 #include "compressors/internal/redundancy.h"
 #include "compressors/internal/templates.h"
@@ -26,7 +27,6 @@ const RE2& KeepPattern() {
   return *re;
 }
 
-bool IsMarker(std::string_view line) { return internal::Contains(line, "lines elided (caveman)"); }
 
 // Length of the escape-sequence match of
 // `\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\x5c-_]` at s[i]
@@ -115,24 +115,16 @@ class TerminalCompressor final : public InMemoryCompressor {
       result = internal::JoinLines(cleaned, split.trailing);
     } else {
       std::vector<std::string_view> views(cleaned.begin(), cleaned.end());
-      std::vector<bool> keep(n, false);
-      for (size_t i = 0; i < n; ++i) {
-        keep[i] = i < kHead || i + kTail >= n || IsMarker(views[i]) ||
-                  TerminalKeepPattern(views[i]);
-      }
-      std::optional<internal::TemplateGrouping> grouping;
-      if (options_.template_grouping) {
-        grouping.emplace(views, &keep);
-      } else {
-        internal::KeepNonRedundant(views, &keep);
-      }
+      internal::LinePolicy policy;
+      policy.head = kHead;
+      policy.tail = kTail;
+      policy.alarm = TerminalKeepPattern;
+      policy.marker_text = "lines elided (caveman)";
       // Runs dropped mostly by grouping summarise their variable tokens (extension).
-      const std::vector<std::string> out = internal::ReplaceDroppedRuns(
-          views, keep, internal::IsMajorityCrlf(body), [&](size_t from, size_t to) {
-            return internal::ElisionMarker(to - from, "lines elided (caveman)",
-                                           grouping ? grouping->RunSummary(from, to) : "");
-          });
-      result = internal::JoinLines(out, split.trailing);
+      policy.guard = options_.template_grouping ? internal::LineGuard::kTemplates : internal::LineGuard::kProfiles;
+      std::optional<std::string> elided =
+          internal::ElideLines(views, split.trailing, internal::IsMajorityCrlf(body), {}, policy);
+      result = elided ? std::move(*elided) : internal::JoinLines(cleaned, split.trailing);
     }
     if (result == body) return std::nullopt;
     return result;
