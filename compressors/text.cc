@@ -28,6 +28,7 @@ constexpr size_t kMaxHeadingBytes = 96;
 constexpr size_t kMaxHeadingFields = 8;
 constexpr size_t kMaxFenceIndent = 3;
 constexpr size_t kMinFenceRun = 3;
+constexpr size_t kListingLines = 32;  // a paragraph with more lines is a listing (issue 16)
 constexpr std::string_view kMarkerText = "sections elided (caveman)";
 constexpr std::string_view kHtmlBlockMarker = "\xE2\x80\xA6 1 sections elided (caveman) \xE2\x80\xA6";
 
@@ -90,6 +91,10 @@ std::string ScrubHtml(std::string_view input) {
 struct Section {
   std::string_view text;
   std::string_view raw;
+  // Paragraph mode: the lines of a paragraph longer than kListingLines (a listing such as
+  // `apt list`) are sections of their own, joined to each other by a line ending, not a blank
+  // line; `listing` is that paragraph's number + 1, 0 for every other section.
+  size_t listing = 0;
 };
 
 // Lifetime: the sections are views into `text`. Lines come from SplitLines, which splits on LF
@@ -100,14 +105,32 @@ std::vector<Section> Sections(std::string_view text, bool paragraph_mode) {
   std::vector<Section> sections;
   const char* first = nullptr;  // start of the current section's first line
   const char* last = nullptr;   // end of its last line
+  size_t lines_in_section = 0;
+  size_t listings = 0;
   auto push_line = [&](std::string_view line) {
     if (first == nullptr) first = line.data();
     last = line.data() + line.size();
+    ++lines_in_section;
   };
-  auto end_section = [&]() {
+  auto end_section = [&](bool fence = false) {
     if (first == nullptr) return;
     std::string_view span(first, static_cast<size_t>(last - first));
     std::string_view t = Trim(span);
+    const size_t count = lines_in_section;
+    lines_in_section = 0;
+    if (paragraph_mode && !fence && count > kListingLines) {
+      ++listings;
+      for (size_t b = 0; b < span.size();) {
+        size_t e = span.find('\n', b);
+        if (e == std::string_view::npos) e = span.size();
+        std::string_view line = span.substr(b, e - b);
+        b = e + 1;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!Trim(line).empty()) sections.push_back(Section{Trim(line), line, listings});
+      }
+      first = last = nullptr;
+      return;
+    }
     if (!t.empty()) {
       if (paragraph_mode) {
         // A section starts at a non-blank line (blank lines end sections); the last line's CR
@@ -128,7 +151,7 @@ std::vector<Section> Sections(std::string_view text, bool paragraph_mode) {
       push_line(line);
       if (FenceMatch(line, &ch, &len) && ch == fence_char && len >= fence_len) {
         in_fence = false;
-        end_section();
+        end_section(/*fence=*/true);
       }
       continue;
     }
@@ -147,7 +170,7 @@ std::vector<Section> Sections(std::string_view text, bool paragraph_mode) {
     push_line(line);
     if (!paragraph_mode) end_section();
   }
-  end_section();
+  end_section(/*fence=*/in_fence);
   return sections;
 }
 
@@ -221,18 +244,34 @@ class TextCompressor final : public InMemoryCompressor {
     const bool crlf = internal::IsMajorityCrlf(text);
     // Runs dropped mostly by template grouping carry the invariants of their variable tokens
     // (project extension; the spec's text markers have no summary).
-    const std::vector<std::string> out_sections = internal::ReplaceDroppedRuns(
-        raws, keep, /*majority_crlf=*/crlf && !paragraph_mode, [&](size_t from, size_t to) {
-          return internal::ElisionMarker(to - from, kMarkerText,
-                                         grouping ? grouping->RunSummary(from, to) : "");
-        });
-    if (out_sections.size() == n) return std::nullopt;
+    // Each output unit is a kept section or one marker for a maximal dropped run; between two
+    // units of the same listing the separator is one line ending, else the mode's separator.
     const std::string_view sep = paragraph_mode ? (crlf ? "\r\n\r\n" : "\n\n") : "\n";
+    const std::string_view eol = crlf ? "\r\n" : "\n";
     std::string out;
-    for (size_t i = 0; i < out_sections.size(); ++i) {
-      if (i) out.append(sep);
-      out.append(out_sections[i]);
+    size_t units = 0;
+    size_t prev_last = n;  // last section of the previous unit
+    for (size_t i = 0; i < n;) {
+      size_t j = i + 1;
+      if (!keep[i]) {
+        while (j < n && !keep[j]) ++j;
+      }
+      if (units > 0) {
+        const bool same_listing = sections[i].listing != 0 && sections[i].listing == sections[prev_last].listing;
+        out.append(same_listing ? eol : sep);
+      }
+      if (keep[i]) {
+        out.append(raws[i]);
+      } else {
+        out.append(internal::SynthesizedLine(
+            internal::ElisionMarker(j - i, kMarkerText, grouping ? grouping->RunSummary(i, j) : ""),
+            crlf && !paragraph_mode));
+      }
+      ++units;
+      prev_last = j - 1;
+      i = j;
     }
+    if (units == n) return std::nullopt;
     // The input's final line ending is kept, as every line compressor keeps it (§4.1 Join).
     if (!text.empty() && text.back() == '\n') {
       out.append(paragraph_mode && text.size() >= 2 && text[text.size() - 2] == '\r' ? "\r\n" : "\n");

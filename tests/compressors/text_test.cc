@@ -104,6 +104,42 @@ void ExpectLinesAreInputLinesOrMarkers(const std::string& in, const std::string&
   EXPECT_EQ(covered, in_lines.size()) << "markers do not add up";
 }
 
+// `apt list --installed` shape (issue 16): a short preamble paragraph, then one paragraph of
+// hundreds of lines. The long paragraph is a listing: its lines are sections joined by one line
+// ending, so the view elides inside it and adds no blank lines.
+TEST(TextCompressor, LongParagraphIsAListingOfLines) {
+  for (const char* eol : {"\n", "\r\n"}) {
+    const std::string e = eol;
+    std::string in = e + "WARNING: this tool has no stable interface." + e + e + "Listing..." + e;
+    for (int i = 0; i < 300; ++i) {
+      in += "package-" + std::to_string(i % 7 == 0 ? i : 5) + "/stable,now 1." + std::to_string(i % 3) +
+            " amd64 [installed,automatic]" + e;
+    }
+    in += e + "Done." + e;
+    auto out = RunOnString(*NewTextCompressor(), in);
+    ASSERT_TRUE(out.has_value());
+    EXPECT_NE(out->find("sections elided (caveman)"), std::string::npos);
+    // Blank lines only where the input has paragraph breaks: after the preamble, before "Done.".
+    size_t blank = 0;
+    for (size_t p = out->find(e + e); p != std::string::npos; p = out->find(e + e, p + e.size())) ++blank;
+    EXPECT_EQ(blank, 2u) << *out;
+    // Every other line is an input line, in order.
+    size_t from = 0;
+    size_t b = 0;
+    while (b < out->size()) {
+      size_t end = out->find(e, b);
+      if (end == std::string::npos) end = out->size();
+      const std::string line = out->substr(b, end - b);
+      b = end + e.size();
+      if (line.empty() || line.find("caveman") != std::string::npos) continue;
+      const size_t at = in.find(e + line + e, from == 0 ? 0 : from - e.size());
+      ASSERT_NE(at, std::string::npos) << "not an input line: " << line;
+      from = at + e.size() + line.size();
+    }
+    EXPECT_EQ(out->find('\n') == std::string::npos || (*out)[out->find('\n') - 1] == '\r', e == "\r\n");
+  }
+}
+
 TEST(TextCompressor, LineModeKeepsLinesAndEndings) {
   for (const char* eol : {"\n", "\r\n"}) {
     std::string in;
