@@ -142,7 +142,6 @@ class FollowSession {
   StreamingTokenCount output_tokens_;
   uint64_t bytes_out_ = 0;
   uint64_t tokens_before_ = 0;
-  uint64_t tokens_after_ = 0;
 };
 
 // Batch `compress` of an input beyond its size limit whose type has an online stage: the
