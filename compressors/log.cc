@@ -310,143 +310,171 @@ class LogCompressor final : public Compressor {
   LogCompressorOptions options_;
 };
 
-Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_view query,
-                                                  ByteSink& out, TransformMeta*) const {
-  const size_t read_size = options_.read_size;
-  KeepMatcher matcher;
-  LineFlags flags;  // pass 1's classification of every line, replayed by passes 2-4
+// One run of the §5.2 log compressor over a body: four named passes over the lines, sharing
+// what each pass learns. Pass 1 classifies every line (Hyperscan, once) and the later passes
+// replay that classification from `flags_`, so a spooled body is read four times but scanned
+// by the pattern engine once.
+class LogRun {
+ public:
+  LogRun(const Body& body, std::string_view query, const LogCompressorOptions& options)
+      : body_(body),
+        read_size_(options.read_size),
+        bm25_(query),
+        use_query_(!query.empty() && bm25_.has_terms()),
+        grouping_(options.template_grouping),
+        collapse_(options.collapse_identical_runs),
+        kept_templates_(miner_options_.max_clusters, false),
+        miner1_(miner_options_) {}
 
-  // ---- Pass 1: validity, line count, CRLF majority, note presence, tail start, BM25 stats.
+  // Pass 1: validity, line count, CRLF majority, note presence, the tail start, BM25 stats and
+  // the templates. False when the body must be declined (invalid UTF-8, too few lines).
+  Result<bool> Survey();
+  // Pass 2 (query only): the 16 best not-yet-kept lines, filtered by the threshold.
+  Status QueryFill();
+  // Pass 3: seed the redundancy guard's classes from the kept lines K[0], K[step], … (≤ 64).
+  Status SeedGuard();
+  // Pass 4: redundancy guard, dropped runs, markers, the note; writes the view to `out`.
+  Result<TransformOutcome> Emit(ByteSink& out);
+
+ private:
+  void MarkTemplate(uint32_t id) {
+    if (id != internal::TemplateMiner::kNoTemplate) kept_templates_[id] = true;
+  }
+  bool IsForced(uint64_t idx, const LineInfo& info) const {
+    return idx < kHead || idx >= tail_start_ || info.marker_or_note || info.pattern || info.git_header;
+  }
+  bool InFill(uint64_t idx) const { return std::binary_search(fill_.begin(), fill_.end(), idx); }
+
+  const Body& body_;
+  const size_t read_size_;
+  KeepMatcher matcher_;
+  LineFlags flags_;  // pass 1's classification of every line, replayed by passes 2-4
+  internal::Bm25Index bm25_;
+  const bool use_query_;
+  const bool grouping_;
+  const bool collapse_;
+  const internal::TemplateMinerOptions miner_options_;
+  // Templates with a kept line; miner1_ holds pass 1's final (most general) templates.
+  std::vector<bool> kept_templates_;
+  internal::TemplateMiner miner1_;
+  // Pass 1 results.
+  bool trailing_ = false;
+  bool crlf_ = false;
+  bool has_note_prefix_ = false;
+  uint64_t n_ = 0;  // elements (identical runs collapsed)
+  uint64_t tail_start_ = 0;
+  uint64_t forced_before_tail_ = 0;
+  // Pass 2 result: sorted element indices added by the query fill.
+  std::vector<uint64_t> fill_;
+  internal::RedundancyGuard guard_;
+};
+
+Result<bool> LogRun::Survey() {
   internal::Utf8Validator utf8;
   uint64_t lf_count = 0, crlf_count = 0;  // §4.1 majority CRLF, counted per line
-  internal::Bm25Index bm25(query);
-  const bool use_query = !query.empty() && bm25.has_terms();
-  bool has_note_prefix = false;
-  uint64_t n = 0;
   uint64_t forced_total = 0;
   // The last two lines with index ≥ 2 that are neither markers nor notes, with the number of
   // forced lines before each: the tail is [t, n) with t the older of the two (§5.2 tail walk).
   uint64_t tail_idx[2] = {0, 0};
   uint64_t tail_prefix[2] = {0, 0};
   uint64_t tail_seen = 0;
-  // Template grouping: templates with a kept line, and the templates of the two tail lines.
-  const bool grouping = options_.template_grouping;
-  const internal::TemplateMinerOptions miner_options;
-  std::vector<bool> kept_templates(miner_options.max_clusters, false);
-  auto mark_template = [&](uint32_t id) {
-    if (id != internal::TemplateMiner::kNoTemplate) kept_templates[id] = true;
-  };
-  uint32_t tail_template[2] = {internal::TemplateMiner::kNoTemplate,
-                               internal::TemplateMiner::kNoTemplate};
-  internal::TemplateMiner miner1(miner_options);
-  const bool collapse = options_.collapse_identical_runs;
+  uint32_t tail_template[2] = {internal::TemplateMiner::kNoTemplate, internal::TemplateMiner::kNoTemplate};
   uint64_t raw_lines = 0;  // §4.1 lines (the decline rule counts these, not elements)
-  auto element1 = [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
-            n = idx + 1;
-            const bool marker_or_note = info.marker_or_note;
-            const uint32_t tid =
-                grouping ? miner1.Add(line) : internal::TemplateMiner::kNoTemplate;
-            if (idx >= kHead && !marker_or_note) {
-              tail_idx[0] = tail_idx[1];
-              tail_prefix[0] = tail_prefix[1];
-              tail_template[0] = tail_template[1];
-              tail_idx[1] = idx;
-              tail_prefix[1] = forced_total;
-              tail_template[1] = tid;
-              ++tail_seen;
-            }
-            if (idx < kHead || marker_or_note || info.pattern || info.git_header) {
-              ++forced_total;
-              mark_template(tid);
-            }
-            if (use_query) bm25.AddDocument(line);
-            return true;
+  auto element = [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
+    n_ = idx + 1;
+    const bool marker_or_note = info.marker_or_note;
+    const uint32_t tid = grouping_ ? miner1_.Add(line) : internal::TemplateMiner::kNoTemplate;
+    if (idx >= kHead && !marker_or_note) {
+      tail_idx[0] = tail_idx[1];
+      tail_prefix[0] = tail_prefix[1];
+      tail_template[0] = tail_template[1];
+      tail_idx[1] = idx;
+      tail_prefix[1] = forced_total;
+      tail_template[1] = tid;
+      ++tail_seen;
+    }
+    if (idx < kHead || marker_or_note || info.pattern || info.git_header) {
+      ++forced_total;
+      MarkTemplate(tid);
+    }
+    if (use_query_) bm25_.AddDocument(line);
+    return true;
   };
-  RunCollapser collapser1(collapse);
-  LiveClassifier live(&matcher, &flags);
+  RunCollapser collapser(collapse_);
+  LiveClassifier live(&matcher_, &flags_);
   CAVEMAN_ASSIGN_OR_RETURN(
-      bool trailing,
+      trailing_,
       ScanLines(
-          body, read_size, &live,
-          [&](std::string_view chunk) {
-            utf8.Feed(chunk);
-          },
+          body_, read_size_, &live, [&](std::string_view chunk) { utf8.Feed(chunk); },
           [&](std::string_view line, uint64_t, const LineInfo& info) {
             ++raw_lines;
             if (info.terminated) {
               ++lf_count;
               if (!line.empty() && line.back() == '\r') ++crlf_count;
             }
-            has_note_prefix = has_note_prefix || info.note_prefix;
-            collapser1.Push(line, info, element1);
+            has_note_prefix_ = has_note_prefix_ || info.note_prefix;
+            collapser.Push(line, info, element);
             return utf8.valid_so_far();
           }));
-  if (!utf8.Finish() || raw_lines < kMinLines) return TransformOutcome::kDeclined;
-  CAVEMAN_RETURN_IF_ERROR(flags.Finish());
-  collapser1.Finish(element1);
+  if (!utf8.Finish() || raw_lines < kMinLines) return false;
+  CAVEMAN_RETURN_IF_ERROR(flags_.Finish());
+  collapser.Finish(element);
   static_assert(kTailBudget == 2, "tail tracking keeps exactly two positions");
   // With fewer than two tail candidates every element from index 2 on is kept.
-  const uint64_t tail_start = tail_seen >= kTailBudget ? tail_idx[0] : std::min<uint64_t>(kHead, n);
-  const uint64_t forced_before_tail =
-      tail_seen >= kTailBudget ? tail_prefix[0] : std::min<uint64_t>(kHead, n);
-  const bool crlf = lf_count > 0 && crlf_count * 2 > lf_count;
-  if (tail_seen >= 1) mark_template(tail_template[1]);
-  if (tail_seen >= 2) mark_template(tail_template[0]);
-  auto is_forced = [&](uint64_t idx, const LineInfo& info) {
-    return idx < kHead || idx >= tail_start || info.marker_or_note || info.pattern || info.git_header;
+  tail_start_ = tail_seen >= kTailBudget ? tail_idx[0] : std::min<uint64_t>(kHead, n_);
+  forced_before_tail_ = tail_seen >= kTailBudget ? tail_prefix[0] : std::min<uint64_t>(kHead, n_);
+  crlf_ = lf_count > 0 && crlf_count * 2 > lf_count;
+  if (tail_seen >= 1) MarkTemplate(tail_template[1]);
+  if (tail_seen >= 2) MarkTemplate(tail_template[0]);
+  return true;
+}
+
+Status LogRun::QueryFill() {
+  if (!use_query_ || bm25_.document_count() == 0) return Status::OK();
+  double max_score = 0;
+  std::vector<Candidate> best;  // ≤ kQueryLimit, by score desc then index asc
+  auto better = [](const Candidate& a, const Candidate& b) {
+    return a.score > b.score || (a.score == b.score && a.index < b.index);
   };
-
-  // ---- Pass 2 (query only): the 16 best not-yet-kept lines, filtered by the threshold.
-  std::vector<uint64_t> fill;  // sorted line indices added by the query fill
-  if (use_query && bm25.document_count() > 0) {
-    double max_score = 0;
-    std::vector<Candidate> best;  // ≤ kQueryLimit, by score desc then index asc
-    auto better = [](const Candidate& a, const Candidate& b) {
-      return a.score > b.score || (a.score == b.score && a.index < b.index);
-    };
-    internal::TemplateMiner miner2(miner_options);
-    CAVEMAN_RETURN_IF_ERROR(ScanElements(
-        body, read_size, flags, collapse,
-        [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
-          const uint32_t tid =
-              grouping ? miner2.Add(line) : internal::TemplateMiner::kNoTemplate;
-          const double score = bm25.Score(line);
-          max_score = std::max(max_score, score);
-          if (score <= 0 || is_forced(idx, info)) return true;
-          Candidate c{score, idx, tid};
-          if (best.size() == kQueryLimit && !better(c, best.back())) return true;
-          best.insert(std::upper_bound(best.begin(), best.end(), c, better), c);
-          if (best.size() > kQueryLimit) best.pop_back();
-          return true;
-        }));
-    if (max_score > 0) {
-      for (const Candidate& c : best) {
-        if (c.score / max_score >= kQueryThreshold) {
-          fill.push_back(c.index);
-          mark_template(c.template_id);
-        }
+  internal::TemplateMiner miner2(miner_options_);
+  CAVEMAN_RETURN_IF_ERROR(ScanElements(
+      body_, read_size_, flags_, collapse_,
+      [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
+        const uint32_t tid = grouping_ ? miner2.Add(line) : internal::TemplateMiner::kNoTemplate;
+        const double score = bm25_.Score(line);
+        max_score = std::max(max_score, score);
+        if (score <= 0 || IsForced(idx, info)) return true;
+        Candidate c{score, idx, tid};
+        if (best.size() == kQueryLimit && !better(c, best.back())) return true;
+        best.insert(std::upper_bound(best.begin(), best.end(), c, better), c);
+        if (best.size() > kQueryLimit) best.pop_back();
+        return true;
+      }));
+  if (max_score > 0) {
+    for (const Candidate& c : best) {
+      if (c.score / max_score >= kQueryThreshold) {
+        fill_.push_back(c.index);
+        MarkTemplate(c.template_id);
       }
-      std::sort(fill.begin(), fill.end());
     }
+    std::sort(fill_.begin(), fill_.end());
   }
-  auto in_fill = [&](uint64_t idx) { return std::binary_search(fill.begin(), fill.end(), idx); };
-  const uint64_t kept_count = forced_before_tail + (n - tail_start) + fill.size();
+  return Status::OK();
+}
 
-  // ---- Pass 3: seed classes from the kept lines K[0], K[step], … (≤ 64).
-  internal::RedundancyGuard guard;
-  {
-    uint64_t ordinal = 0;
-    CAVEMAN_RETURN_IF_ERROR(ScanElements(
-        body, read_size, flags, collapse,
-        [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
-          if (!is_forced(idx, info) && !in_fill(idx)) return true;
-          if (internal::RedundancyGuard::IsSeed(ordinal, kept_count)) guard.AddSeed(line);
-          ++ordinal;
-          return guard.seed_count() < internal::kMaxSeedClasses;
-        }));
-  }
+Status LogRun::SeedGuard() {
+  const uint64_t kept_count = forced_before_tail_ + (n_ - tail_start_) + fill_.size();
+  uint64_t ordinal = 0;
+  return ScanElements(body_, read_size_, flags_, collapse_,
+                      [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
+                        if (!IsForced(idx, info) && !InFill(idx)) return true;
+                        if (internal::RedundancyGuard::IsSeed(ordinal, kept_count)) guard_.AddSeed(line);
+                        ++ordinal;
+                        return guard_.seed_count() < internal::kMaxSeedClasses;
+                      });
+}
 
-  // ---- Pass 4: redundancy guard, runs, markers, emit.
+Result<TransformOutcome> LogRun::Emit(ByteSink& out) {
   bool first_out = true;
   Status write_status;
   auto emit = [&](std::string_view line) {
@@ -461,12 +489,12 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
   internal::FieldList fields;
   internal::FieldList template_fields;
   bool any_marker = false;  // a §5.2 or an identical-run marker was written
-  internal::TemplateMiner miner4(miner_options);
+  internal::TemplateMiner miner4(miner_options_);
   std::vector<std::string_view> tokens;
   auto flush_run = [&]() {
     if (run.count() == 0) return;
     if (std::optional<std::string> marker = run.Marker()) {
-      emit(internal::SynthesizedLine(*marker, crlf));
+      emit(internal::SynthesizedLine(*marker, crlf_));
       elided_total += run.bytes();
       any_marker = true;
     } else {
@@ -475,29 +503,29 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
     run.Reset();
   };
   CAVEMAN_RETURN_IF_ERROR(ScanElements(
-      body, read_size, flags, collapse,
+      body_, read_size_, flags_, collapse_,
       [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t weight) {
-        const uint32_t tid = grouping ? miner4.Add(line) : internal::TemplateMiner::kNoTemplate;
-        bool keep = is_forced(idx, info) || in_fill(idx);
+        const uint32_t tid = grouping_ ? miner4.Add(line) : internal::TemplateMiner::kNoTemplate;
+        bool keep = IsForced(idx, info) || InFill(idx);
         bool template_drop = false;
         if (!keep) {
-          const bool template_kept = tid != internal::TemplateMiner::kNoTemplate && kept_templates[tid];
+          const bool template_kept = tid != internal::TemplateMiner::kNoTemplate && kept_templates_[tid];
           if (!template_kept) {
-            keep = guard.Test(line);
-            if (keep && tid != internal::TemplateMiner::kNoTemplate) kept_templates[tid] = true;
-          } else if (guard.promotions() >= internal::kMaxPromotions) {
+            keep = guard_.Test(line);
+            if (keep && tid != internal::TemplateMiner::kNoTemplate) kept_templates_[tid] = true;
+          } else if (guard_.promotions() >= internal::kMaxPromotions) {
             template_drop = true;  // §4.2 would keep it (document mode); its template is shown
           } else {
             internal::Profile p = internal::ComputeProfile(line);
             // Template grouping: a kept line of the same template represents this one.
-            template_drop = !guard.Represents(p);
+            template_drop = !guard_.Represents(p);
           }
         }
         if (keep) {
           flush_run();
           emit(line);
           if (weight > 1) {
-            emit(RepeatMarker(weight - 1, crlf));
+            emit(RepeatMarker(weight - 1, crlf_));
             any_marker = true;
           }
           return write_status.ok();
@@ -505,12 +533,12 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
         // A dropped element stands for `weight` identical lines of the run.
         internal::LogLineFields(line, &scratch, &fields);
         const internal::FieldList* group_fields = nullptr;
-        if (grouping) {
+        if (grouping_) {
           group_fields = &fields;
           if (fields.empty() && tid != internal::TemplateMiner::kNoTemplate) {
             // miner4 replays pass 1, so ids agree; miner1 holds the final (most general)
             // templates, whose wildcards cover every line of the cluster.
-            internal::TemplateFields(line, tid, miner1, &tokens, &template_fields);
+            internal::TemplateFields(line, tid, miner1_, &tokens, &template_fields);
             group_fields = &template_fields;
           }
         }
@@ -520,12 +548,22 @@ Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_
   flush_run();
   CAVEMAN_RETURN_IF_ERROR(write_status);
   if (!any_marker) return TransformOutcome::kDeclined;  // output would equal the input
-  if (elided_total >= internal::kNoteMinElidedBytes && !has_note_prefix) {
-    emit(internal::SynthesizedLine(internal::ContractNote("lines"), crlf));
+  if (elided_total >= internal::kNoteMinElidedBytes && !has_note_prefix_) {
+    emit(internal::SynthesizedLine(internal::ContractNote("lines"), crlf_));
   }
-  if (trailing && write_status.ok()) write_status = out.Write("\n");
+  if (trailing_ && write_status.ok()) write_status = out.Write("\n");
   CAVEMAN_RETURN_IF_ERROR(write_status);
   return TransformOutcome::kAccepted;
+}
+
+Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_view query,
+                                                  ByteSink& out, TransformMeta*) const {
+  LogRun run(body, query, options_);
+  CAVEMAN_ASSIGN_OR_RETURN(bool accepted, run.Survey());
+  if (!accepted) return TransformOutcome::kDeclined;
+  CAVEMAN_RETURN_IF_ERROR(run.QueryFill());
+  CAVEMAN_RETURN_IF_ERROR(run.SeedGuard());
+  return run.Emit(out);
 }
 
 }  // namespace
