@@ -389,40 +389,87 @@ int ListPartials(const CLI::Option* format_opt, const std::string& format_flag) 
   return st.ok() ? 0 : Fail("write stdout: " + st.message());
 }
 
+// Collects the slice flags of retrieve (issue 14) into RetrieveSliceOptions. Returns the
+// error message, or empty.
+std::string SliceFromFlags(const CLI::Option* lines_opt, const std::string& lines, const CLI::Option* bytes_opt,
+                           const std::string& bytes, const CLI::Option* pointer_opt, const std::string& pointer,
+                           const CLI::Option* grep_opt, const std::string& grep, const CLI::Option* context_opt,
+                           const std::string& context, RetrieveSliceOptions* slice) {
+  using Kind = RetrieveSliceOptions::Kind;
+  int kinds = (lines_opt->count() > 0) + (bytes_opt->count() > 0) + (pointer_opt->count() > 0) + (grep_opt->count() > 0);
+  if (kinds > 1) return "retrieve: use only one of --lines, --bytes, --json-pointer, --grep";
+  if (context_opt->count() > 0 && grep_opt->count() == 0) return "retrieve: -C/--context needs --grep";
+  if (lines_opt->count() > 0) {
+    Status st = ParseSliceRange(lines, Kind::kLines, slice);
+    if (!st.ok()) return "retrieve: --lines: " + st.message();
+  } else if (bytes_opt->count() > 0) {
+    Status st = ParseSliceRange(bytes, Kind::kBytes, slice);
+    if (!st.ok()) return "retrieve: --bytes: " + st.message();
+  } else if (pointer_opt->count() > 0) {
+    slice->kind = Kind::kJsonPointer;
+    slice->json_pointer = pointer;
+  } else if (grep_opt->count() > 0) {
+    slice->kind = Kind::kGrep;
+    slice->grep = grep;
+    if (context_opt->count() > 0) {
+      uint64_t n = 0;
+      bool ok = !context.empty() && context.size() <= 9 &&
+                std::all_of(context.begin(), context.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (ok) n = std::stoull(context);
+      if (!ok) return "retrieve: -C/--context: expected a number of lines (0-999999999), got '" + context + "'";
+      slice->context = n;
+    }
+  }
+  return "";
+}
+
 int CmdRetrieve(const std::vector<std::string>& args) {
-  constexpr const char* kRetrieveUsage = "usage: caveman-engine retrieve <handle> [query]";
+  constexpr const char* kRetrieveUsage =
+      "usage: caveman-engine retrieve <handle> [query] [--lines A:B | --bytes A:B | --json-pointer P | --grep RE [-C N]]";
   std::vector<std::string> words;
   bool partials = false;
-  std::string format_flag;
+  std::string format_flag, lines_flag, bytes_flag, pointer_flag, grep_flag, context_flag;
   CLI::App app;
   app.add_option("words", words);
   app.add_flag("--partials", partials)->disable_flag_override();
   CLI::Option* format_opt =
       app.add_option("--format", format_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* lines_opt = app.add_option("--lines", lines_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* bytes_opt = app.add_option("--bytes", bytes_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* pointer_opt =
+      app.add_option("--json-pointer", pointer_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* grep_opt = app.add_option("--grep", grep_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* context_opt =
+      app.add_option("-C,--context", context_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   Parsed p = ParseArgs(app, "retrieve", args, [&] {
     if (!args.empty() && args.back() == "--format") return Fail("retrieve: --format: missing format (use json or table)");
+    for (const char* flag : {"--lines", "--bytes", "--json-pointer", "--grep", "-C", "--context"}) {
+      if (!args.empty() && args.back() == flag) return Fail(std::string("retrieve: ") + flag + ": missing value");
+    }
     return Fail(kRetrieveUsage);
   });
   if (p.exit_code) return *p.exit_code;
+  RetrieveSliceOptions slice;
+  std::string slice_error = SliceFromFlags(lines_opt, lines_flag, bytes_opt, bytes_flag, pointer_opt, pointer_flag, grep_opt,
+                                           grep_flag, context_opt, context_flag, &slice);
+  const bool sliced = slice.kind != RetrieveSliceOptions::Kind::kWhole;
   if (partials) {
-    if (!p.extras.empty() || !words.empty()) return Fail(kRetrieveUsage);
+    if (!p.extras.empty() || !words.empty() || sliced || !slice_error.empty()) return Fail(kRetrieveUsage);
     return ListPartials(format_opt, format_flag);
   }
   if (!p.extras.empty() || words.empty() || words.size() > 2 || format_opt->count() > 0) return Fail(kRetrieveUsage);
+  if (!slice_error.empty()) return Fail(slice_error);
   bool partial_id = words[0].starts_with("part_");
   if (partial_id && words.size() == 2) return Fail("retrieve: a partial record cannot be narrowed by a query");
+  if (partial_id && !IsWellFormedPartialId(words[0])) return Fail("retrieve: ccr: partial record not found");
   auto store = OpenStoreFromEnv();
   if (!store.ok()) return Fail(store.status().message());
   Engine engine(EngineOptions{.store = store->get()});
   auto raw_out = NewFdSink(STDOUT_FILENO);
   TrackedSink out(*raw_out);
-  Status st;
-  if (partial_id) {
-    st = IsWellFormedPartialId(words[0]) ? (*store)->GetPartial(words[0], out)
-                                         : Status::NotFound("ccr: partial record not found");
-  } else {
-    st = words.size() == 2 ? engine.RetrieveQuery(words[0], words[1], out) : engine.Retrieve(words[0], out);
-  }
+  if (words.size() == 2) slice.query = words[1];
+  Status st = words.size() == 2 && !sliced ? engine.RetrieveQuery(words[0], words[1], out)
+                                           : engine.RetrieveSlice(words[0], slice, out);
   if (st.ok()) return 0;
   if (out.failed) return Fail("write stdout: " + st.message());
   return Fail("retrieve: " + st.message());

@@ -115,6 +115,27 @@ struct SimResult {
   std::string ToJson() const;
 };
 
+// Sliced retrieve (issue 14; docs/DECISIONS.md "Sliced retrieve"). One slice kind at a time.
+struct RetrieveSliceOptions {
+  enum class Kind : uint8_t { kWhole, kLines, kBytes, kJsonPointer, kGrep };
+  Kind kind = Kind::kWhole;
+  // kLines: first..last, 1-based, inclusive (sed -n A,Bp). kBytes: [first, last), 0-based
+  // (last = end offset, exclusive). UINT64_MAX = to the end.
+  uint64_t first = 0;
+  uint64_t last = UINT64_MAX;
+  std::string json_pointer;  // kJsonPointer: RFC 6901 ("" = the whole document)
+  std::string grep;          // kGrep: pattern (Hyperscan/PCRE syntax)
+  uint64_t context = 0;      // kGrep: lines of context before and after each match
+  // Non-empty: the original is narrowed first (as RetrieveQuery), and lines/bytes/grep apply
+  // to the narrowed text. Not allowed with kJsonPointer or a partial record.
+  std::string query;
+};
+
+// Parses a --lines / --bytes range: "A:B", "A:", ":B", and for lines also "N" (= N:N).
+// Lines are 1-based inclusive, bytes 0-based half-open. Errors: kInvalidArgument with a
+// message that says what is expected.
+Status ParseSliceRange(std::string_view spec, RetrieveSliceOptions::Kind kind, RetrieveSliceOptions* options);
+
 struct EngineOptions {
   RecoveryStore* store = nullptr;           // not owned; nullptr = no store
   const TokenCounter* counter = nullptr;    // nullptr = DefaultTokenCounter()
@@ -162,6 +183,13 @@ class Engine {
   Status Retrieve(std::string_view handle, ByteSink& out);
   Status Retrieve(std::string_view handle, std::ostream& out);
   Status RetrieveQuery(std::string_view handle, std::string_view query, ByteSink& out);
+  // A slice of the original of `handle` (a ccr_ handle, or a part_ id without query). Lines
+  // and bytes stop decompressing once past the range (their bytes are then not verified
+  // against the record's checksum and hash; the whole-record paths are). The slice is
+  // spooled and written to `out` only when complete. Errors: as Retrieve, plus
+  // kInvalidArgument (bad pattern or pointer, slice + query combinations) and kNotFound
+  // ("no value at JSON pointer P").
+  Status RetrieveSlice(std::string_view handle, const RetrieveSliceOptions& slice, ByteSink& out);
   Result<std::string> RetrieveMetadata(std::string_view handle);
   Result<StoreStats> Stats();
 

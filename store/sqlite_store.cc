@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -134,7 +135,7 @@ class TxnGuard {
 // grows past the recorded length (so a corrupt record cannot fill the disk).
 class VerifyingSink final : public ByteSink {
  public:
-  VerifyingSink(Spool& spool, uint64_t limit) : spool_(spool), limit_(limit) {}
+  VerifyingSink(ByteSink& spool, uint64_t limit) : spool_(spool), limit_(limit) {}
   Status Write(std::string_view data) override {
     if (data.size() > limit_ - bytes_) return Corrupt();
     bytes_ += data.size();
@@ -146,7 +147,7 @@ class VerifyingSink final : public ByteSink {
   std::string HexDigest() { return Sha256::Hex(sha_.Final()); }
 
  private:
-  Spool& spool_;
+  ByteSink& spool_;
   uint64_t limit_;
   uint64_t bytes_ = 0;
   Sha256 sha_;
@@ -233,6 +234,8 @@ class SqliteStore final : public RecoveryStore {
   Result<std::vector<PartialInfo>> ListPartials() override;
   Status GetPartial(std::string_view id, ByteSink& out) override;
   Status Get(std::string_view handle, ByteSink& out) override;
+  Status GetStreaming(std::string_view handle, ByteSink& out, const std::function<bool()>& enough,
+                      bool* stopped) override;
   Result<std::string> GetMetadata(std::string_view handle) override;
   Result<StoreStats> Stats() override;
   Result<GcResult> Gc(std::optional<uint64_t> older_than_seconds, bool dry_run) override;
@@ -270,6 +273,10 @@ class SqliteStore final : public RecoveryStore {
   Status InsertChunkRows(const std::string& key, std::string_view frame, int64_t first_seq);
   Status DeletePartialRows(const std::string& id);
   Status ReadVerified(std::string_view handle, Spool& original);
+  // Decodes the record into `out`; with `enough`, stops (checking nothing more) once it says
+  // so after a piece, and sets *stopped.
+  Status ReadRecord(std::string_view handle, ByteSink& out, const std::function<bool()>* enough,
+                    bool* stopped);
   Result<uint64_t> UsedBytes();
 
   StoreOptions options_;
@@ -557,6 +564,24 @@ Status SqliteStore::Get(std::string_view handle, ByteSink& out) {
 }
 
 Status SqliteStore::ReadVerified(std::string_view handle, Spool& original) {
+  return ReadRecord(handle, original, nullptr, nullptr);
+}
+
+Status SqliteStore::GetStreaming(std::string_view handle, ByteSink& out, const std::function<bool()>& enough,
+                                 bool* stopped) {
+  if (stopped != nullptr) *stopped = false;
+  if (!IsWellFormedHandle(handle)) return NotFound();
+  // No busy retry: bytes may already have reached `out` (a read transaction in WAL mode does
+  // not wait for writers anyway).
+  TxnGuard guard(*db_);
+  bool stop = false;
+  Status s = ReadRecord(handle, out, &enough, &stop);
+  if (stopped != nullptr) *stopped = stop;
+  return s;
+}
+
+Status SqliteStore::ReadRecord(std::string_view handle, ByteSink& original, const std::function<bool()>* enough,
+                               bool* stopped) {
   // One read transaction: the record row and its chunks come from the same snapshot even if
   // gc or a writer commits meanwhile.
   CAVEMAN_RETURN_IF_ERROR(db_->Exec("BEGIN"));
@@ -588,7 +613,21 @@ Status SqliteStore::ReadVerified(std::string_view handle, Spool& original) {
     if (chunks.ColumnInt(0) != expected_seq++) return Corrupt();  // a missing row
     std::string_view data = chunks.ColumnBlob(1);
     total += data.size();
-    CAVEMAN_RETURN_IF_ERROR(decoder->Write(data, sink));
+    if (enough == nullptr) {
+      CAVEMAN_RETURN_IF_ERROR(decoder->Write(data, sink));
+      continue;
+    }
+    // Sliced reads: 64 KiB of frame at a time, so decoding stops soon after the range.
+    constexpr size_t kPiece = 64 * 1024;
+    for (size_t at = 0; at < data.size(); at += kPiece) {
+      CAVEMAN_RETURN_IF_ERROR(decoder->Write(data.substr(at, kPiece), sink));
+      if ((*enough)()) {
+        chunks.Reset();
+        CAVEMAN_RETURN_IF_ERROR(db_->Exec("COMMIT"));
+        *stopped = true;
+        return Status::OK();
+      }
+    }
   }
   chunks.Reset();
   CAVEMAN_RETURN_IF_ERROR(db_->Exec("COMMIT"));

@@ -13,6 +13,12 @@ Status RecoveryStore::GetPartial(std::string_view, ByteSink&) {
   return Status::NotFound("ccr: partial record not found");
 }
 
+Status RecoveryStore::GetStreaming(std::string_view handle, ByteSink& out, const std::function<bool()>&,
+                                   bool* stopped) {
+  if (stopped != nullptr) *stopped = false;
+  return Get(handle, out);
+}
+
 bool IsWellFormedPartialId(std::string_view id) {
   constexpr std::string_view kPrefix = "part_";
   if (id.size() != kPrefix.size() + 32 || id.substr(0, kPrefix.size()) != kPrefix) return false;

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -156,6 +157,13 @@ class RecoveryStore {
   virtual Result<std::unique_ptr<RecordWriter>> BeginRecord() = 0;
   // Writes the verified original to `out` (nothing on error).
   virtual Status Get(std::string_view handle, ByteSink& out) = 0;
+  // Sliced retrieve: writes the original to `out` as it is decompressed, before it has been
+  // verified, and stops decompressing (setting *stopped, returning OK) as soon as `enough()`
+  // returns true after a piece. A read that runs to the end is verified like Get (checksum,
+  // length, SHA-256 prefix); a failure then returns kCorruption after bytes were written, so
+  // callers that must not show unverified bytes spool them first. The default is Get.
+  virtual Status GetStreaming(std::string_view handle, ByteSink& out, const std::function<bool()>& enough,
+                              bool* stopped);
   virtual Result<std::string> GetMetadata(std::string_view handle) = 0;
   virtual Result<StoreStats> Stats() = 0;
   // older_than_seconds: records created earlier than now - age are removed; nullopt removes
