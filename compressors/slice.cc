@@ -71,8 +71,8 @@ int OnMatch(unsigned int, unsigned long long, unsigned long long, unsigned int, 
 
 class GrepSlice final : public SliceSink {
  public:
-  GrepSlice(hs_database_t* db, hs_scratch_t* scratch, uint64_t context, ByteSink& out)
-      : db_(db), scratch_(scratch), context_(context), out_(out) {}
+  GrepSlice(hs_database_t* db, hs_scratch_t* scratch, uint64_t context, bool separators, ByteSink& out)
+      : db_(db), scratch_(scratch), context_(context), separators_(separators), out_(out) {}
 
   Status Write(std::string_view data) override {
     while (!data.empty()) {
@@ -120,7 +120,7 @@ class GrepSlice final : public SliceSink {
 
   Status Emit(uint64_t n, char sep, std::string_view text) {
     std::string head;
-    if (printed_ && n > last_printed_ + 1) head = "--\n";
+    if (separators_ && printed_ && n > last_printed_ + 1) head = "--\n";
     head += std::to_string(n);
     head.push_back(sep);
     printed_ = true;
@@ -133,6 +133,7 @@ class GrepSlice final : public SliceSink {
   std::unique_ptr<hs_database_t, HsDatabaseDeleter> db_;
   std::unique_ptr<hs_scratch_t, HsScratchDeleter> scratch_;
   uint64_t context_;
+  bool separators_;
   ByteSink& out_;
   std::string line_;
   uint64_t number_ = 0;
@@ -159,7 +160,8 @@ std::unique_ptr<SliceSink> NewByteSlice(uint64_t first, uint64_t end, ByteSink& 
   return std::make_unique<ByteSlice>(first, end, out);
 }
 
-Result<std::unique_ptr<SliceSink>> NewGrepSlice(std::string_view pattern, uint64_t context, ByteSink& out) {
+Result<std::unique_ptr<SliceSink>> NewGrepSlice(std::string_view pattern, std::optional<uint64_t> context,
+                                                ByteSink& out) {
   if (pattern.find('\0') != std::string_view::npos) return Status::InvalidArgument("grep: the pattern contains a NUL byte");
   std::string expr(pattern);
   hs_database_t* db = nullptr;
@@ -174,7 +176,7 @@ Result<std::unique_ptr<SliceSink>> NewGrepSlice(std::string_view pattern, uint64
     hs_free_database(db);
     return Status::Internal("grep: hyperscan scratch allocation failed");
   }
-  return std::unique_ptr<SliceSink>(std::make_unique<GrepSlice>(db, scratch, context, out));
+  return std::unique_ptr<SliceSink>(std::make_unique<GrepSlice>(db, scratch, context.value_or(0), context.has_value(), out));
 }
 
 bool IsJsonDocument(std::string_view text) { return internal::ValidateJson(text).valid; }

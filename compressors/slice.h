@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,7 +45,9 @@ std::unique_ptr<SliceSink> NewLineSlice(uint64_t first, uint64_t last, ByteSink&
 std::unique_ptr<SliceSink> NewByteSlice(uint64_t first, uint64_t end, ByteSink& out);
 // Lines matching `pattern` with `context` lines around them. Errors: kInvalidArgument with
 // the compiler's message when the pattern is not supported.
-Result<std::unique_ptr<SliceSink>> NewGrepSlice(std::string_view pattern, uint64_t context, ByteSink& out);
+// `context` unset: no "--" group separators (plain `grep -n`).
+Result<std::unique_ptr<SliceSink>> NewGrepSlice(std::string_view pattern, std::optional<uint64_t> context,
+                                                ByteSink& out);
 
 // The exact bytes of the value at RFC 6901 `pointer` in the JSON document `doc` ("" = the
 // whole document without surrounding whitespace). Errors: kInvalidArgument ("not a JSON

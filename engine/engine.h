@@ -125,7 +125,9 @@ struct RetrieveSliceOptions {
   uint64_t last = UINT64_MAX;
   std::string json_pointer;  // kJsonPointer: RFC 6901 ("" = the whole document)
   std::string grep;          // kGrep: pattern (Hyperscan/PCRE syntax)
-  uint64_t context = 0;      // kGrep: lines of context before and after each match
+  // kGrep: lines of context before and after each match; set (even 0) = `grep -C N`, with
+  // "--" between groups; unset = plain `grep -n`, no separators.
+  std::optional<uint64_t> context;
   // Non-empty: the original is narrowed first (as RetrieveQuery), and lines/bytes/grep apply
   // to the narrowed text. Not allowed with kJsonPointer or a partial record.
   std::string query;
