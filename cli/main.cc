@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli/internal/help_text.h"
+#include "cli/internal/mcp_server.h"
 #include "cli/internal/report_format.h"
 #include "cli/internal/run_command.h"
 #include "compressors/manifest.h"
@@ -590,6 +591,20 @@ int CmdGc(const std::vector<std::string>& args) {
   return st.ok() ? 0 : Fail("write stdout: " + st.message());
 }
 
+// `mcp`: the MCP server over stdin/stdout until end of input (cli/internal/mcp_server.h).
+int CmdMcp(const std::vector<std::string>& args) {
+  if (auto code = NoArguments("mcp", args)) return *code;
+  if (IsTerminal(STDIN_FILENO)) {
+    std::fprintf(stderr, "caveman-engine mcp: MCP server on stdin/stdout (JSON-RPC 2.0, one message per line); "
+                         "an MCP client starts it. End with Ctrl-D.\n");
+  }
+  internal::McpServerOptions options;
+  options.version = CAVEMAN_VERSION_STRING;
+  options.open_store = [] { return OpenStoreFromEnv(); };
+  internal::McpServer server(std::move(options));
+  return server.Serve(STDIN_FILENO, STDOUT_FILENO);
+}
+
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
@@ -615,6 +630,7 @@ int Main(int argc, char** argv) {
   if (cmd == "version") return CmdVersion(rest);
   if (cmd == "gc") return CmdGc(rest);
   if (cmd == "run") return CmdRun(rest);
+  if (cmd == "mcp") return CmdMcp(rest);
   std::fprintf(stderr, "unknown caveman-engine subcommand: %s\n", cmd.c_str());
   return 2;
 }
