@@ -89,6 +89,30 @@ std::string Base64(std::string_view in) {
   return out;
 }
 
+// JSON without the whitespace between tokens (a raw newline would end the message).
+std::string MinifyJson(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (in_string) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < json.size()) {
+        out.push_back(json[++i]);
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+      out.push_back(c);
+    } else if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 // POSIX shell single quoting, only when needed.
 std::string ShellQuote(std::string_view s) {
   bool plain = !s.empty();
@@ -400,7 +424,7 @@ ToolResult McpServer::Impl::Stats(const std::map<std::string, Arg>& args) {
   while (!json.empty() && (json.back() == '\n' || json.back() == ' ')) json.pop_back();
   ToolResult out;
   out.content.push_back({.text = json});
-  out.structured = json;
+  out.structured = MinifyJson(json);
   return out;
 }
 
@@ -494,6 +518,13 @@ std::string McpServer::HandleMessage(std::string_view message) {
   }
   size_t first = message.find_first_not_of(" \t\r");
   if (first == std::string_view::npos) return "";
+  if (char c = message[first]; c != '{' && c != '[') {
+    // A scalar document: valid JSON (checked inside an array) but not a request.
+    if (message.size() < 4096 && IsJsonDocument("[" + std::string(message) + "]")) {
+      return ErrorResponse("null", kInvalidRequest, "Invalid Request: a message must be a JSON object");
+    }
+    return ErrorResponse("null", kParseError, "Parse error: the message is not one JSON value in UTF-8");
+  }
   if (!IsJsonDocument(message)) {
     return ErrorResponse("null", kParseError, "Parse error: the message is not one JSON value in UTF-8");
   }
