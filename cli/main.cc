@@ -45,6 +45,8 @@ int Fail(const std::string& message) {
   return 1;
 }
 
+bool IsTerminal(int fd);
+
 // Remembers whether a failure came from stdin or stdout, so the CLI can say which.
 class TrackedSource final : public ByteSource {
  public:
@@ -66,6 +68,7 @@ class TrackedSink final : public ByteSink {
   Status Write(std::string_view d) override {
     Status st = s_.Write(d);
     if (!st.ok()) failed = true;
+    if (!d.empty()) last = d.back();
     return st;
   }
   // Follow mode flushes after every emission; the fd sink writes through (write(2) per
@@ -76,10 +79,22 @@ class TrackedSink final : public ByteSink {
     return st;
   }
   bool failed = false;
+  char last = '\n';  // last byte written (LF before anything)
 
  private:
   ByteSink& s_;
 };
+
+// When the view went to a terminal, the line that tells its reader (a person, or a model
+// driving a pty) where the original is: the exact retrieve command (docs/DECISIONS.md,
+// "Where the model finds the handle"). Nothing for a pass-through.
+void WriteTerminalHandleLine(const CompressResult& r, TrackedSink& out) {
+  if (!IsTerminal(STDOUT_FILENO) || out.failed) return;
+  std::string line = internal::TerminalHandleLine(r);
+  if (line.empty()) return;
+  if (out.last != '\n') line.insert(line.begin(), '\n');
+  (void)out.Write(line);
+}
 
 // Stands in for a store that could not be opened during `compress`: the pipeline still runs,
 // and a lossy result passes through with error cave_ccr_unavailable (see docs/DECISIONS.md).
@@ -257,6 +272,7 @@ int CmdCompress(const std::vector<std::string>& args) {
       if (r.status().code() == StatusCode::kIoError) return Fail("read stdin: " + r.status().message());
       return Fail("compress: " + r.status().message());
     }
+    WriteTerminalHandleLine(*r, out);
     WriteReport(*r, *format, "compress");
     return FollowExitCode(*r);
   }
@@ -270,6 +286,7 @@ int CmdCompress(const std::vector<std::string>& args) {
     if (out.failed) return Fail("write stdout: " + st.message());
     return Fail("compress: " + st.message());
   }
+  WriteTerminalHandleLine(*r, out);
   WriteReport(*r, *format, "compress");
   // Over 64 MiB a line type streams like --follow, with the same exit rule.
   return r->follow ? FollowExitCode(*r) : 0;
@@ -340,6 +357,7 @@ int CmdRun(const std::vector<std::string>& args) {
     if (out.failed) return Fail("write stdout: " + r.status().message());
     return Fail("run: " + r.status().message());
   }
+  WriteTerminalHandleLine(*r, out);
   WriteReport(*r, *format, "run");
   int own = FollowExitCode(*r);
   return own != 0 ? own : child_code;

@@ -209,4 +209,15 @@ std::string PartialsTable(const std::vector<PartialInfo>& partials) {
   return Columns(rows, [](size_t c) { return c == 2 || c == 3; });
 }
 
+std::string TerminalHandleLine(const CompressResult& r) {
+  if (!r.recovery_handle.empty()) {
+    return "… caveman: original: caveman-engine retrieve " + r.recovery_handle +
+           " (slices: --lines A:B, --grep RE -C N) …\n";
+  }
+  if (!r.partial_record.empty()) {
+    return "… caveman: stored so far: caveman-engine retrieve " + r.partial_record + " …\n";
+  }
+  return "";
+}
+
 }  // namespace caveman::internal

@@ -55,6 +55,10 @@ std::string PrettyReport(const CompressResult& r, std::string_view subcommand = 
 
 // §8.3 stats JSON (two-space indented, LF-terminated).
 std::string StatsJson(const StoreStats& s);
+// The line compress/run append to a view written to a terminal: "… caveman: original:
+// caveman-engine retrieve ccr_X (slices: --lines A:B, --grep RE -C N) …" + LF; for a
+// follow run whose record could not be finalised, the partial record; empty on pass-through.
+std::string TerminalHandleLine(const CompressResult& r);
 // The stats table: one row per content type, a total row, then the store usage.
 std::string StatsTable(const StoreStats& s);
 

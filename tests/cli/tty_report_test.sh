@@ -46,4 +46,13 @@ expect "stats table shows the store usage" '^store +[0-9.]+ (B|KiB) used of 512 
 
 out=$(on_tty "'$CAVE' stats | cat")
 expect "stats JSON when stdout is a pipe" '^  "basis": "inferred",$' "$out"
+# The view on a terminal ends with the exact retrieve command (issue 14); not in a pipe.
+out=$(on_tty "'$CAVE' compress --type repetition < '$SEED' 2>/dev/null")
+expect "view on a terminal ends with the retrieve command" '^… caveman: original: caveman-engine retrieve ccr_dfe6a45fb401d36689e7abe649b5617c \(slices: --lines A:B, --grep RE -C N\) …$' "$out"
+out=$(on_tty "'$CAVE' compress --type repetition < '$SEED' 2>/dev/null | cat")
+expect_not "no retrieve line when stdout is a pipe" 'caveman: original: caveman-engine retrieve' "$out"
+out=$(on_tty "'$CAVE' run --report json -- cat '$SEED' 2>/dev/null")
+expect "run on a terminal ends with the retrieve command" '^… caveman: original: caveman-engine retrieve ccr_[0-9a-f]{32} \(slices' "$out"
+out=$(on_tty "printf 'short\\n' | '$CAVE' compress 2>/dev/null")
+expect_not "no retrieve line on a pass-through" 'caveman: original:' "$out"
 exit $fail
