@@ -443,8 +443,7 @@ std::string SliceFromFlags(const CLI::Option* lines_opt, const std::string& line
 }
 
 int CmdRetrieve(const std::vector<std::string>& args) {
-  constexpr const char* kRetrieveUsage =
-      "usage: caveman-engine retrieve <handle> [query] [--lines A:B | --bytes A:B | --json-pointer P | --grep RE [-C N]]";
+  constexpr const char* kRetrieveUsage = "usage: caveman-engine retrieve <handle> [query]";
   std::vector<std::string> words;
   bool partials = false;
   std::string format_flag, lines_flag, bytes_flag, pointer_flag, grep_flag, context_flag;

@@ -22,7 +22,7 @@ _caveman_engine() {
   fi
   COMPREPLY=()
 
-  local subcommands="compress detect retrieve stats registry toon version gc run help"
+  local subcommands="compress detect retrieve stats registry toon version gc run mcp help"
   if ((COMP_CWORD == 1)); then
     COMPREPLY=($(compgen -W "$subcommands --help --version" -- "$cur"))
     return 0
@@ -60,7 +60,7 @@ _caveman_engine() {
       COMPREPLY=($(compgen -W "1h 12h 1d 7d 30d" -- "$cur"))
       return 0
       ;;
-    --query)
+    --query | --lines | --bytes | --grep | --json-pointer | -C | --context)
       return 0  # free text
       ;;
   esac
@@ -70,7 +70,8 @@ _caveman_engine() {
     compress) flags="--type --query --report --follow --help" ;;
     run) flags="--type --query --report --help --" ;;
     detect | registry) flags="--help" ;;
-    retrieve) flags="--partials --format --help" ;;
+    retrieve) flags="--lines --bytes --grep --context --json-pointer --partials --format --help" ;;
+    mcp) flags="--help" ;;
     stats) flags="--format --help" ;;
     version) flags="--json --help" ;;
     gc) flags="--older-than --dry-run --help" ;;

@@ -68,7 +68,7 @@ constexpr std::string_view kStoreEnv =
     "  CAVEMAN_CCR_MAX_BYTES   store capacity in stored bytes (default 536870912)\n"
     "  CAVEMAN_CCR_ZSTD_LEVEL  zstd level 1-19 for stored originals (default 3)\n";
 
-constexpr std::array<HelpParts, 9> kParts = {{
+constexpr std::array<HelpParts, 10> kParts = {{
     {.name = "compress",
      .summary = "stdin -> smaller view on stdout, report on stderr; original stored",
      .usage = "compress [--type T|auto] [--query Q] [--report json|pretty]",
@@ -113,6 +113,8 @@ constexpr std::array<HelpParts, 9> kParts = {{
     {.name = "retrieve",
      .summary = "print the original stored under a recovery handle",
      .usage = "retrieve <handle> [query]\n"
+              "   or: caveman-engine retrieve <handle> [query] --lines A:B|--bytes A:B|--grep RE [-C N]\n"
+              "   or: caveman-engine retrieve <handle> --json-pointer P\n"
               "   or: caveman-engine retrieve part_<id>\n"
               "   or: caveman-engine retrieve --partials [--format json|table]",
      .description =
@@ -122,8 +124,21 @@ constexpr std::array<HelpParts, 9> kParts = {{
          "A partial record (part_ followed by 32 hex digits) holds the original of a follow\n"
          "mode run (compress --follow, run) as far as it was stored: one still running, or one\n"
          "that could not be finalised (killed, store full). retrieve part_<id> writes those\n"
-         "bytes; --partials lists the partial records.\n",
-     .options = "  --partials              list the partial records, oldest first: one JSON object\n"
+         "bytes; --partials lists the partial records.\n"
+         "A slice writes only part of the original (of the query's text, with a query); one\n"
+         "slice flag at a time. A line or byte range stops reading the record once past the\n"
+         "range, so its bytes are not checked against the record's checksum.\n",
+     .options = "  --lines A:B             lines A to B, from 1, inclusive (sed -n A,Bp); A: to the\n"
+                "                          end, :B from line 1, N = one line\n"
+                "  --bytes A:B             bytes from offset A (from 0) up to B, B excluded; A: or\n"
+                "                          :B for open ends\n"
+                "  --grep RE               lines matching RE (PCRE syntax as Hyperscan has it, no\n"
+                "                          backreferences), as grep -n -E: N:line\n"
+                "  -C, --context N         with --grep: N lines around each match (N-line), groups\n"
+                "                          apart separated by --, as grep -n -C N\n"
+                "  --json-pointer P        the value at RFC 6901 pointer P of a JSON original, its\n"
+                "                          exact original bytes (P empty = the whole document)\n"
+                "  --partials              list the partial records, oldest first: one JSON object\n"
                 "                          per line (id, created_at, updated_at, original_bytes,\n"
                 "                          stored_bytes, command, writer, writer_alive)\n"
                 "  --format json|table     with --partials: JSON lines, or a table; default table\n"
@@ -134,6 +149,9 @@ constexpr std::array<HelpParts, 9> kParts = {{
                   "     be opened, or stdout not writable",
      .examples = "  caveman-engine retrieve ccr_dfe6a45fb401d36689e7abe649b5617c > original.log\n"
                  "  caveman-engine retrieve ccr_9ffcb4b0e01e6d91a2527ea463750829 \"ord-1064 error\"\n"
+                 "  caveman-engine retrieve ccr_dfe6a45fb401d36689e7abe649b5617c --lines 120:180\n"
+                 "  caveman-engine retrieve ccr_dfe6a45fb401d36689e7abe649b5617c --grep 'FAILED|Error' -C 3\n"
+                 "  caveman-engine retrieve ccr_9ffcb4b0e01e6d91a2527ea463750829 --json-pointer /orders/17\n"
                  "  caveman-engine retrieve --partials --format table\n"},
     {.name = "stats",
      .summary = "tokens saved per content type, and store usage",
@@ -230,6 +248,25 @@ constexpr std::array<HelpParts, 9> kParts = {{
               "dlx, uv/poetry/pipenv/pdm/hatch/rye/pipx/conda/mamba run, bundle/direnv exec,\n"
               "python -m, and sh/bash/zsh -c with one simple command (no pipes, lists or quotes).\n";
      }},
+    {.name = "mcp",
+     .summary = "MCP server on stdin/stdout: compress and retrieve as tools for a model",
+     .usage = "mcp",
+     .description =
+         "Serves the Model Context Protocol (revision 2025-06-18) over stdio: JSON-RPC 2.0, one\n"
+         "message per line. An MCP client (Claude Desktop, Claude Code, an SDK) starts it; see\n"
+         "examples/agents/. Tools:\n"
+         "  caveman_compress  {text, type?, query?}: the view, then a text block with the\n"
+         "                    recovery handle, the exact retrieve call and the report\n"
+         "  caveman_retrieve  {handle, query?, lines?, bytes?, grep?, context?, json_pointer?}:\n"
+         "                    the original or a slice, as retrieve does\n"
+         "  caveman_stats     {}: what the store holds\n"
+         "Messages over 16 MiB are refused with a JSON-RPC error (-32600); protocol errors are\n"
+         "JSON-RPC errors, failing tool calls results with isError. Ends at end of input.\n",
+     .options = "",
+     .store_env = true,
+     .exit_ok = "end of input",
+     .exit_fail = "bad arguments, or stdin/stdout failed",
+     .examples = "  claude mcp add caveman -- caveman-engine mcp\n"},
 }};
 
 std::string Compose(const HelpParts& p) {

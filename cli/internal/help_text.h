@@ -19,17 +19,17 @@ struct SubcommandInfo {
 };
 
 // The subcommands in usage order: the §9 ones (compress, detect, retrieve, stats, registry,
-// toon, version, gc), then run (issue 13).
+// toon, version, gc), then run (issue 13), then mcp (issue 14).
 std::span<const SubcommandInfo> Subcommands();
 
 // nullptr when `name` is not a subcommand.
 const SubcommandInfo* FindSubcommand(std::string_view name);
 
-// The §9 usage line plus run (issue 13), without "usage: " and without LF.
+// The §9 usage line plus run (issue 13) and mcp (issue 14), without "usage: " and without LF.
 inline constexpr std::string_view kUsageLine =
     "caveman-engine compress [--type T|auto] [--query Q] | detect | retrieve <handle> [query] | "
     "stats | registry | toon encode|decode | version [--json] | gc [--older-than D] [--dry-run] | "
-    "run [--type T] [--query Q] -- CMD...";
+    "run [--type T] [--query Q] -- CMD... | mcp";
 
 // What `caveman-engine`, `help`, `--help` and `-h` print on stderr: the §9 usage line first,
 // then the subcommand list and a pointer to the per-subcommand help.

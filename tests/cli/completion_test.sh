@@ -53,6 +53,10 @@ expect "caveman-engine stats --format " "json table"
 expect "caveman-engine version --" "--help --json"
 expect "caveman-engine help g" "gc"
 expect "caveman-engine retrieve " ""
+expect "caveman-engine retrieve ccr_x --" "--bytes --context --format --grep --help --json-pointer --lines --partials"
+expect "caveman-engine retrieve ccr_x --lines " ""
+expect "caveman-engine m" "mcp"
+expect "caveman-engine mcp --" "--help"
 expect "caveman-engine --v" "--version"
 
 # That the --type words are exactly the registry's types is checked by report_format_test

@@ -279,14 +279,14 @@ TEST(HelpTextTest, TopLevelStartsWithTheSpecUsageLine) {
   EXPECT_EQ(help.substr(0, help.find('\n')),
             "usage: caveman-engine compress [--type T|auto] [--query Q] | detect | retrieve <handle> [query] | "
             "stats | registry | toon encode|decode | version [--json] | gc [--older-than D] [--dry-run] | "
-            "run [--type T] [--query Q] -- CMD...");
+            "run [--type T] [--query Q] -- CMD... | mcp");
   for (const SubcommandInfo& s : Subcommands()) {
     EXPECT_NE(help.find("\n  " + std::string(s.name) + " "), std::string::npos) << s.name;
   }
 }
 
 TEST(HelpTextTest, EverySubcommandHasUsageSectionsAndShortLines) {
-  ASSERT_EQ(Subcommands().size(), 9u);
+  ASSERT_EQ(Subcommands().size(), 10u);
   for (const SubcommandInfo& s : Subcommands()) {
     std::string help(s.help);
     EXPECT_EQ(help.rfind("usage: caveman-engine " + std::string(s.name), 0), 0u) << s.name;
