@@ -2,22 +2,26 @@
 // pinned in package.json / package-lock.json) spawns `caveman-engine mcp` over stdio
 // (StdioClientTransport), lists the tools, compresses a large log and retrieves it by handle
 // (whole, lines, bytes, grep, query), comparing bytes with the original.
-//   node client_test.mjs CAVEMAN_ENGINE STORE_DIR LOG EXPECTED_GREP_C2
+//   node client_test.mjs CAVEMAN_ENGINE STORE_DIR LOG EXPECTED_GREP_C2 MCP_JSON
+// The server is started with the command and args of examples/agents/.mcp.json (MCP_JSON),
+// its command "caveman-engine" replaced by the built binary.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 
-const [bin, home, logPath, grepPath] = process.argv.slice(2);
+const [bin, home, logPath, grepPath, mcpJson] = process.argv.slice(2);
+const server = JSON.parse(fs.readFileSync(mcpJson, "utf8")).mcpServers.caveman;
+assert.equal(server.command, "caveman-engine", ".mcp.json starts caveman-engine");
 const log = fs.readFileSync(logPath);
 const logText = log.toString("utf8");
 assert.ok(Buffer.from(logText, "utf8").equals(log), "the test log must be UTF-8");
 
 const transport = new StdioClientTransport({
   command: bin,
-  args: ["mcp"],
-  env: { ...process.env, CAVEMAN_HOME: home },
+  args: server.args,
+  env: { ...process.env, ...(server.env ?? {}), CAVEMAN_HOME: home },
   stderr: "inherit",
 });
 const client = new Client({ name: "caveman-engine-test", version: "1.0.0" });

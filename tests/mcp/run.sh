@@ -22,4 +22,4 @@ fi
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 python3 "$SRC/scripts/gen_ci_log.py" 2 > "$work/ci.log"
 LC_ALL=C grep -n -E -C 2 'ERROR|FAIL' "$work/ci.log" > "$work/grep_c2"
-cd "$client" && node client_test.mjs "$CAVE" "$work/home" "$work/ci.log" "$work/grep_c2"
+cd "$client" && node client_test.mjs "$CAVE" "$work/home" "$work/ci.log" "$work/grep_c2" "$SRC/examples/agents/.mcp.json"
