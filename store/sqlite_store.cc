@@ -153,6 +153,28 @@ class VerifyingSink final : public ByteSink {
   Sha256 sha_;
 };
 
+// Passes decoded bytes on until `enough()` says stop, then fails the decoder's Write so that
+// it returns at once (the failure is recognised by stopped(), not passed to the caller).
+class StopSink final : public ByteSink {
+ public:
+  StopSink(ByteSink& out, const std::function<bool()>& enough) : out_(out), enough_(enough) {}
+  Status Write(std::string_view data) override {
+    if (stopped_) return Status::Internal("stopped");
+    CAVEMAN_RETURN_IF_ERROR(out_.Write(data));
+    if (enough_()) {
+      stopped_ = true;
+      return Status::Internal("stopped");
+    }
+    return Status::OK();
+  }
+  bool stopped() const { return stopped_; }
+
+ private:
+  ByteSink& out_;
+  const std::function<bool()>& enough_;
+  bool stopped_ = false;
+};
+
 class SqliteStore;
 
 class SqliteRecordWriter final : public RecordWriter {
@@ -617,11 +639,15 @@ Status SqliteStore::ReadRecord(std::string_view handle, ByteSink& original, cons
       CAVEMAN_RETURN_IF_ERROR(decoder->Write(data, sink));
       continue;
     }
-    // Sliced reads: 64 KiB of frame at a time, so decoding stops soon after the range.
-    constexpr size_t kPiece = 64 * 1024;
+    // Sliced reads: 16 KiB of frame at a time, and the decoder is interrupted after any
+    // output piece (≤ ZSTD_DStreamOutSize) once the caller has enough, so decoding stops
+    // soon after the range however well the record compresses.
+    constexpr size_t kPiece = 16 * 1024;
+    StopSink stop(sink, *enough);
     for (size_t at = 0; at < data.size(); at += kPiece) {
-      CAVEMAN_RETURN_IF_ERROR(decoder->Write(data.substr(at, kPiece), sink));
-      if ((*enough)()) {
+      Status w = decoder->Write(data.substr(at, kPiece), stop);
+      if (!w.ok() && !stop.stopped()) return w;
+      if (stop.stopped() || (*enough)()) {
         chunks.Reset();
         CAVEMAN_RETURN_IF_ERROR(db_->Exec("COMMIT"));
         *stopped = true;
