@@ -29,7 +29,7 @@ for f in ci.log ci_nolf.log; do
   h=$(handle_of "$in")
   lines=$(wc -l < "$in"); size=$(stat -c %s "$in")
   # lines: random ranges, open ends, single lines, past the end
-  for i in $(seq 1 12); do
+  for i in $(seq 1 6); do
     a=$(( RANDOM % (lines + 3) + 1 )); b=$(( a + RANDOM % 400 ))
     for spec in "$a:$b" "$a:" ":$b" "$a"; do
       case $spec in
@@ -47,7 +47,7 @@ for f in ci.log ci_nolf.log; do
   [[ $("$CAVE" retrieve "$h" --lines "$lines:" | sha256sum) == "$(sed -n "$lines,\$p" "$in" | sha256sum)" ]] || { echo "$f last line"; exit 1; }
   cmp -s <("$CAVE" retrieve "$h" --lines 1:) "$in" || { echo "$f --lines 1: is not the original"; exit 1; }
   # bytes
-  for i in $(seq 1 12); do
+  for i in $(seq 1 6); do
     a=$(( (RANDOM * 32768 + RANDOM) % (size + 10) )); n=$(( RANDOM % 70000 )); b=$((a + n))
     cmp -s <("$CAVE" retrieve "$h" --bytes "$a:$b") <(dd if="$in" bs=1M iflag=skip_bytes,count_bytes skip="$a" count="$n" status=none) \
       || { echo "$f --bytes $a:$b differs from dd"; exit 1; }
@@ -56,8 +56,8 @@ for f in ci.log ci_nolf.log; do
     checks=$((checks + 3))
   done
   # grep with context (group separators included)
-  for re in 'ERROR' 'ERROR|FAIL' 'upstream timeout after [0-9]+ms' '^Traceback' 'handler\.py", line 7[0-9]{2}' 'no such line xyz' '[[:digit:]]{4}/4000\)$'; do
-    for c in 0 1 3 17; do
+  for re in 'ERROR|FAIL' 'upstream timeout after [0-9]+ms' '^Traceback' 'handler\.py", line 7[0-9]{2}' 'no such line xyz' '[[:digit:]]{4}/4000\)$'; do
+    for c in 0 3; do
       want=$(LC_ALL=C grep -n -E -C "$c" -e "$re" "$in" | sha256sum || true)
       got=$("$CAVE" retrieve "$h" --grep "$re" -C "$c" | sha256sum)
       [[ $got == "$want" ]] || { echo "$f --grep '$re' -C $c differs from grep -n -E -C"; exit 1; }
@@ -78,7 +78,7 @@ python3 "$SRC/scripts/gen_json_dump.py" 0.2 > "$work/dump.json"
 for doc in "$work/dump.json" "$SRC/fixtures/seed/orders.json"; do
   h=$(handle_of "$doc")
   # every path up to depth 4, a seeded sample of 60
-  jq -c 'paths | select(length <= 4)' "$doc" | awk -v s=14 'BEGIN{srand(s)} {if (rand() < 0.2 && n < 60) {print; n++}}' > "$work/paths"
+  jq -c 'paths | select(length <= 4)' "$doc" | awk -v s=14 'BEGIN{srand(s)} {if (rand() < 0.2 && n < 25) {print; n++}}' > "$work/paths"
   [[ $(wc -l < "$work/paths") -ge 10 ]] || { echo "too few paths in $doc"; exit 1; }
   while IFS= read -r path; do
     ptr=$(jq -rn --argjson p "$path" '$p | map(tostring | gsub("~"; "~0") | gsub("/"; "~1")) | "/" + join("/")')
