@@ -1,5 +1,7 @@
 #include "stream/internal/o200k.h"
 
+#include <atomic>
+
 #include <algorithm>
 #include <cstring>
 #include <queue>
@@ -22,6 +24,13 @@ constexpr uint32_t kNoRank = UINT32_MAX;
 // Pieces up to this many bytes merge with the plain quadratic loop over a stack array;
 // longer ones (base64 blobs, long identifiers) use a heap so the cost stays O(n log n).
 constexpr size_t kSmallPiece = 64;
+// Pieces longer than this merge window by window (bounded work per piece, see MergeWindowed).
+constexpr size_t kWindowedPiece = 4096;
+constexpr size_t kWindow = 2048;
+constexpr size_t kMargin = 256;  // 2 × the longest o200k token (128 bytes)
+constexpr int kMaxBackoff = 4;
+// Tests switch the windowed merge off to compare with the plain heap merge.
+std::atomic<bool> g_windowed_merge{true};
 // Merged pieces up to this length are remembered per thread (see CountCache).
 constexpr size_t kCacheKeyMax = 30;
 constexpr size_t kCacheEntries = 4096;
@@ -239,13 +248,129 @@ struct O200kTokenizer::Vocabulary {
   // Byte-pair merging of the piece p[0, n): calls part(begin, end) for each resulting token,
   // in order. Repeatedly merges the adjacent pair whose concatenation has the lowest rank,
   // leftmost on ties (§7.2).
+  //
+  // Pieces longer than kWindowedPiece (one 64 MiB run of a letter is one piece) merge window
+  // by window so the work and memory per piece stay bounded: see MergeWindowed. `part` must
+  // then tolerate a rollback: Merge returns the number of parts it reported before the
+  // windowed pass was abandoned (0 when it succeeded or was not used); the caller discards
+  // that many parts, which MergeFull reports afresh.
   template <class PartFn>
-  void Merge(const uint8_t* p, size_t n, PartFn&& part) const {
+  size_t Merge(const uint8_t* p, size_t n, PartFn&& part) const {
     if (n <= kSmallPiece) {
       MergeSmall(p, n, part);
-    } else {
-      MergeLarge(p, n, part);
+      return 0;
     }
+    if (n <= kWindowedPiece || !g_windowed_merge.load(std::memory_order_relaxed)) {
+      MergeLarge(p, n, part);
+      return 0;
+    }
+    size_t reported = 0;
+    auto counted = [&](uint32_t b, uint32_t e) {
+      ++reported;
+      part(b, e);
+    };
+    if (MergeWindowed(p, n, counted)) return 0;
+    MergeLarge(p, n, part);
+    return reported;
+  }
+
+  // Merges p[0, n) exactly as MergeLarge would, or returns false (having reported a prefix of
+  // parts the caller discards). BPE output is the unique tokenisation in which every token
+  // is itself the merge result of its bytes and every adjacent pair of tokens merges back to
+  // exactly that pair ("compatible"). So: merge a window of kWindow bytes, keep its tokens
+  // that end before the last kMargin bytes, and start the next window at the end of the
+  // last kept token; each seam (last kept token, first token of the next window) is
+  // verified compatible. A seam that fails is retried from the held token's start (up to
+  // kMaxBackoff tokens back); if that does not settle, false (MergeLarge takes over).
+  // Work: O(n / (kWindow - kMargin) * kWindow log kWindow), memory O(kWindow).
+  template <class PartFn>
+  bool MergeWindowed(const uint8_t* p, size_t n, PartFn& part) const {
+    struct Tok {
+      uint32_t b, e;
+    };
+    std::vector<Tok> window;  // tokens of the current window, absolute offsets
+    std::vector<Tok> held;    // verified-in-window tokens not yet reported (seam pending)
+    window.reserve(kWindow);
+    struct Memo {
+      uint64_t hash = 0;
+      std::string bytes;
+      std::vector<Tok> toks;
+    };
+    constexpr size_t kMemoEntries = 8;
+    Memo memo[kMemoEntries];
+    size_t start = 0;
+    int backoff = 0;
+    while (start < n) {
+      const size_t len = std::min(kWindow, n - start);
+      const bool last = start + len == n;
+      window.clear();
+      // Runs of one letter (or any short period) give the same window bytes again and again:
+      // a few windows are remembered by content (exact bytes compared, so a hit is exact).
+      const uint64_t h = HashBytes(p + start, len);
+      Memo& m = memo[h & (kMemoEntries - 1)];
+      if (m.hash == h && m.bytes.size() == len && std::memcmp(m.bytes.data(), p + start, len) == 0) {
+        for (const Tok& t : m.toks) {
+          window.push_back(Tok{static_cast<uint32_t>(start + t.b), static_cast<uint32_t>(start + t.e)});
+        }
+      } else {
+        auto collect = [&](uint32_t b, uint32_t e) {
+          window.push_back(Tok{static_cast<uint32_t>(start + b), static_cast<uint32_t>(start + e)});
+        };
+        MergeLarge(p + start, len, collect);
+        m.hash = h;
+        m.bytes.assign(reinterpret_cast<const char*>(p + start), len);
+        m.toks.clear();
+        for (const Tok& t : window) {
+          m.toks.push_back(Tok{static_cast<uint32_t>(t.b - start), static_cast<uint32_t>(t.e - start)});
+        }
+      }
+      if (!held.empty() && !Compatible(p, held.back().b, held.back().e, window.front().e)) {
+        if (++backoff > kMaxBackoff || held.size() < 2) return false;
+        start = held.back().b;  // re-merge from the held token's start
+        held.pop_back();
+        continue;
+      }
+      backoff = 0;
+      size_t keep = window.size();
+      if (!last) {
+        while (keep > 1 && window[keep - 1].e + kMargin > start + len) --keep;
+        if (keep == window.size()) keep = window.size() - 1;  // always leave a seam
+        if (keep == 0) return false;
+      }
+      // Everything held before this window is now settled except the seam token itself,
+      // which the check above just verified against this window's first token.
+      for (const Tok& t : held) part(t.b, t.e);
+      held.clear();
+      if (last) {
+        for (const Tok& t : window) part(t.b, t.e);
+        return true;
+      }
+      // Keep the last kMaxBackoff kept tokens back so a failing seam can be re-merged.
+      const size_t report = keep > static_cast<size_t>(kMaxBackoff) ? keep - kMaxBackoff : 0;
+      for (size_t k = 0; k < report; ++k) part(window[k].b, window[k].e);
+      held.assign(window.begin() + static_cast<std::ptrdiff_t>(report),
+                  window.begin() + static_cast<std::ptrdiff_t>(keep));
+      start = window[keep - 1].e;
+    }
+    for (const Tok& t : held) part(t.b, t.e);
+    return true;
+  }
+
+  // Whether tokens p[b, m) and p[m, e) merge back to exactly themselves (and each is a token).
+  bool Compatible(const uint8_t* p, size_t b, size_t m, size_t e) const {
+    if (Rank(p + b, m - b) == kNoRank || Rank(p + m, e - m) == kNoRank) return false;
+    size_t parts = 0;
+    bool split_at_m = false;
+    auto check = [&](uint32_t pb, uint32_t) {
+      if (b + pb == m) split_at_m = true;
+      ++parts;
+    };
+    if (e - b <= kSmallPiece) {
+      MergeSmall(p + b, e - b, check);
+    } else {
+      MergeLarge(p + b, e - b, check);
+    }
+    return parts == 2 && split_at_m;
   }
 
   template <class PartFn>
@@ -564,7 +689,7 @@ uint64_t O200kTokenizer::CountWellFormed(std::string_view text) const {
       }
     }
     uint64_t parts = 0;
-    vocab.Merge(piece, len, [&parts](uint32_t, uint32_t) { ++parts; });
+    parts -= vocab.Merge(piece, len, [&parts](uint32_t, uint32_t) { ++parts; });
     total += parts;
     if (slot != nullptr) {
       slot->len = static_cast<uint8_t>(len);
@@ -590,11 +715,16 @@ void O200kTokenizer::EncodeWellFormed(std::string_view text, std::vector<uint32_
       ids->push_back(rank);
       continue;
     }
-    vocab.Merge(piece, len, [&](uint32_t b, uint32_t e) {
+    const size_t before = ids->size();
+    const size_t discard = vocab.Merge(piece, len, [&](uint32_t b, uint32_t e) {
       ids->push_back(vocab.Rank(piece + b, e - b));
     });
+    if (discard > 0) ids->erase(ids->begin() + static_cast<std::ptrdiff_t>(before),
+                                ids->begin() + static_cast<std::ptrdiff_t>(before + discard));
   }
 }
+
+void SetO200kWindowedMergeForTest(bool on) { g_windowed_merge.store(on); }
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {
   std::vector<std::string_view> pieces;

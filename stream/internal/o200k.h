@@ -54,6 +54,10 @@ class O200kTokenizer final : public TokenCounter {
 // back `text`. REQUIRES: text is well-formed UTF-8 (see SanitizeUtf8).
 std::vector<std::string_view> O200kPieces(std::string_view text);
 
+// Tests only: false makes pieces of any length use the plain heap merge (the reference the
+// windowed merge of long pieces must equal). Default true.
+void SetO200kWindowedMergeForTest(bool on);
+
 }  // namespace caveman::internal
 
 #endif  // CAVEMAN_STREAM_INTERNAL_O200K_H_

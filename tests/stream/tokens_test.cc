@@ -442,5 +442,66 @@ TEST(BackgroundTokenCount, DestructorWithoutFinishDoesNotHang) {
   bg.Feed("some text\n");
 }
 
+// Issue 15 item 11: pieces over 4 KiB merge window by window; ids and counts must equal the
+// plain heap merge (the reference, switched on for the comparison) on every kind of long piece.
+std::vector<uint32_t> ReferenceEncode(std::string_view text) {
+  internal::SetO200kWindowedMergeForTest(false);
+  std::vector<uint32_t> ids = O200kEncode(text);
+  internal::SetO200kWindowedMergeForTest(true);
+  return ids;
+}
+
+TEST(O200kLongPieces, WindowedMergeEqualsHeapMerge) {
+  const TokenCounter& counter = O200k();
+  std::mt19937_64 rng(15);
+  std::vector<std::string> inputs;
+  for (size_t n : {4097u, 5000u, 20000u, 100003u}) {
+    inputs.push_back(std::string(n, 'a'));
+    inputs.push_back(std::string(n, 'Q'));
+    inputs.push_back(std::string(n, ' '));
+    inputs.push_back(std::string(n, '='));
+    std::string letters, two, upper_lower, punct;
+    for (size_t k = 0; k < n; ++k) {
+      letters += static_cast<char>('a' + rng() % 26);
+      two += (rng() % 5 == 0) ? 'b' : 'a';
+      upper_lower += static_cast<char>((k % 9 < 2 ? 'A' : 'a') + rng() % 3);
+      punct += "=-_*#~.+"[rng() % 8];
+    }
+    inputs.push_back(letters);
+    inputs.push_back(two);
+    inputs.push_back(upper_lower);
+    inputs.push_back(punct);
+    std::string period;
+    while (period.size() < n) period += "abcabd";
+    inputs.push_back(period);
+  }
+  for (const std::string& in : inputs) {
+    const std::vector<uint32_t> want = ReferenceEncode(in);
+    ASSERT_FALSE(want.empty());
+    EXPECT_EQ(O200kEncode(in), want) << in.substr(0, 40) << " (" << in.size() << " bytes)";
+    EXPECT_EQ(counter.Count(in), want.size()) << in.substr(0, 40);
+  }
+}
+
+TEST(O200kLongPieces, SixteenMebibyteRunCountsExactlyAndStreams) {
+  // One 16 MiB run of a letter is one pre-token: the count equals the plain heap merge's,
+  // and streaming it in random chunks (down to 1 byte at the start) gives the same total.
+  const TokenCounter& counter = O200k();
+  const std::string run(16u << 20, 'a');
+  internal::SetO200kWindowedMergeForTest(false);
+  const uint64_t reference = counter.Count(run);
+  internal::SetO200kWindowedMergeForTest(true);
+  EXPECT_EQ(counter.Count(run), reference);
+  StreamingTokenCount stream(counter);
+  std::mt19937_64 rng(11);
+  size_t at = 0;
+  for (size_t k = 0; at < run.size(); ++k) {
+    const size_t n = std::min<size_t>(run.size() - at, k < 64 ? 1 : 1 + rng() % (1u << 20));
+    stream.Feed(std::string_view(run).substr(at, n));
+    at += n;
+  }
+  EXPECT_EQ(stream.Finish(), reference);
+}
+
 }  // namespace
 }  // namespace caveman
