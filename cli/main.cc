@@ -9,9 +9,11 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
@@ -46,6 +48,14 @@ int Fail(const std::string& message) {
 }
 
 bool IsTerminal(int fd);
+
+// A failed write to stdout. A reader that went away (EPIPE: `| head`) ends the program
+// quietly with exit 1, as ripgrep, zstd and jq do (no "Broken pipe" line); any other write
+// error is reported.
+int FailWrite(const Status& st) {
+  if (st.message() == std::strerror(EPIPE)) return 1;
+  return Fail("write stdout: " + st.message());
+}
 
 // Remembers whether a failure came from stdin or stdout, so the CLI can say which.
 class TrackedSource final : public ByteSource {
@@ -168,7 +178,7 @@ Parsed ParseArgs(CLI::App& app, std::string_view name, const std::vector<std::st
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
     Status st = WriteHelp(name);
-    p.exit_code = st.ok() ? 0 : Fail("write stdout: " + st.message());
+    p.exit_code = st.ok() ? 0 : FailWrite(st);
     return p;
   } catch (const CLI::ParseError&) {
     p.exit_code = on_error();
@@ -220,9 +230,11 @@ Result<std::unique_ptr<RecoveryStore>> OpenStoreForCompress() {
   return std::unique_ptr<RecoveryStore>(std::make_unique<UnavailableStore>(opened.status()));
 }
 
-void WriteReport(const CompressResult& r, ReportFormat format, std::string_view subcommand) {
+// Whether the whole report reached stderr (stderr is unbuffered; fflush catches the rest).
+bool WriteReport(const CompressResult& r, ReportFormat format, std::string_view subcommand) {
   std::string report = format == ReportFormat::kPretty ? internal::PrettyReport(r, subcommand) : r.ReportJson() + "\n";
-  std::fwrite(report.data(), 1, report.size(), stderr);
+  const size_t n = std::fwrite(report.data(), 1, report.size(), stderr);
+  return n == report.size() && std::fflush(stderr) == 0 && !std::ferror(stderr);
 }
 
 // Follow mode must fail visibly when lossy lines were emitted but the record holding their
@@ -268,26 +280,37 @@ int CmdCompress(const std::vector<std::string>& args) {
     // others (they then pass through with cave_input_too_large).
     auto r = engine.CompressFollowFd(STDIN_FILENO, o, out);
     if (!r.ok()) {
-      if (out.failed) return Fail("write stdout: " + r.status().message());
+      if (out.failed) return FailWrite(r.status());
       if (r.status().code() == StatusCode::kIoError) return Fail("read stdin: " + r.status().message());
       return Fail("compress: " + r.status().message());
     }
     WriteTerminalHandleLine(*r, out);
-    WriteReport(*r, *format, "compress");
+    // Lossy lines are already out: a report that cannot be written loses the handle, exit 1.
+    if (!WriteReport(*r, *format, "compress") && !r->passed_through()) return 1;
     return FollowExitCode(*r);
   }
   auto raw_in = NewFdSource(STDIN_FILENO);
   TrackedSource in(*raw_in);
+  // The report (with the handle) is written before the view; if it cannot be, the original
+  // passes through instead of a view nobody could undo (issue 15).
+  bool reported = false;
+  o.before_view = [&](const CompressResult& result) {
+    reported = true;
+    return WriteReport(result, *format, "compress");
+  };
   auto r = engine.Compress(in, o, out);
   if (!r.ok()) {
     const Status& st = r.status();
     if (st.code() == StatusCode::kResourceExhausted && !out.failed) return Fail("read stdin: " + st.message());
     if (in.failed) return Fail("read stdin: " + st.message());
-    if (out.failed) return Fail("write stdout: " + st.message());
+    if (out.failed) return FailWrite(st);
     return Fail("compress: " + st.message());
   }
   WriteTerminalHandleLine(*r, out);
-  WriteReport(*r, *format, "compress");
+  if (!reported) {
+    // A streamed (over 64 MiB) view is already out: a lost report loses its handle, exit 1.
+    if (!WriteReport(*r, *format, "compress") && r->follow && !r->passed_through()) return 1;
+  }
   // Over 64 MiB a line type streams like --follow, with the same exit rule.
   return r->follow ? FollowExitCode(*r) : 0;
 }
@@ -354,12 +377,12 @@ int CmdRun(const std::vector<std::string>& args) {
   // EPIPE/SIGPIPE instead of blocking on a full pipe.
   int child_code = child->Finish();
   if (!r.ok()) {
-    if (out.failed) return Fail("write stdout: " + r.status().message());
+    if (out.failed) return FailWrite(r.status());
     return Fail("run: " + r.status().message());
   }
   WriteTerminalHandleLine(*r, out);
-  WriteReport(*r, *format, "run");
-  int own = FollowExitCode(*r);
+  const bool reported = WriteReport(*r, *format, "run");
+  int own = !reported && !r->passed_through() ? 1 : FollowExitCode(*r);
   return own != 0 ? own : child_code;
 }
 
@@ -380,7 +403,7 @@ int CmdDetect(const std::vector<std::string>& args) {
   if (!ReadStdin(&input, &code)) return code;
   Engine engine;
   Status st = WriteStdout(engine.Detect(input) + "\n");
-  return st.ok() ? 0 : Fail("write stdout: " + st.message());
+  return st.ok() ? 0 : FailWrite(st);
 }
 
 int CmdRegistry(const std::vector<std::string>& args) {
@@ -405,7 +428,7 @@ int ListPartials(const CLI::Option* format_opt, const std::string& format_flag) 
     for (const PartialInfo& info : *partials) text += internal::PartialJson(info) + "\n";
   }
   Status st = WriteStdout(text);
-  return st.ok() ? 0 : Fail("write stdout: " + st.message());
+  return st.ok() ? 0 : FailWrite(st);
 }
 
 // Collects the slice flags of retrieve (issue 14) into RetrieveSliceOptions. Returns the
@@ -489,7 +512,7 @@ int CmdRetrieve(const std::vector<std::string>& args) {
   Status st = words.size() == 2 && !sliced ? engine.RetrieveQuery(words[0], words[1], out)
                                            : engine.RetrieveSlice(words[0], slice, out);
   if (st.ok()) return 0;
-  if (out.failed) return Fail("write stdout: " + st.message());
+  if (out.failed) return FailWrite(st);
   return Fail("retrieve: " + st.message());
 }
 
@@ -513,7 +536,7 @@ int CmdStats(const std::vector<std::string>& args) {
   auto stats = (*store)->Stats();
   if (!stats.ok()) return Fail("stats: " + stats.status().message());
   Status st = WriteStdout(*format == ReportFormat::kPretty ? internal::StatsTable(*stats) : internal::StatsJson(*stats));
-  return st.ok() ? 0 : Fail("write stdout: " + st.message());
+  return st.ok() ? 0 : FailWrite(st);
 }
 
 int CmdToon(const std::vector<std::string>& args) {
@@ -534,7 +557,7 @@ int CmdToon(const std::vector<std::string>& args) {
                        : "toon decode: not valid TOON");
   }
   Status st = WriteStdout(*r);
-  return st.ok() ? 0 : Fail("write stdout: " + st.message());
+  return st.ok() ? 0 : FailWrite(st);
 }
 
 int PrintVersion(bool json) {
@@ -545,7 +568,7 @@ int PrintVersion(bool json) {
            "\"schema\":\"caveman.engine.version.v1\",\"version\":" + JsonQuote(v) + "}\n";
   }
   Status st = WriteStdout(line);
-  return st.ok() ? 0 : Fail("write stdout: " + st.message());
+  return st.ok() ? 0 : FailWrite(st);
 }
 
 int CmdVersion(const std::vector<std::string>& args) {
@@ -605,7 +628,7 @@ int CmdGc(const std::vector<std::string>& args) {
                      ",\"storage_bytes\":" + std::to_string(r->storage_bytes) +
                      ",\"max_storage_bytes\":" + std::to_string(r->max_storage_bytes) + "}\n";
   Status st = WriteStdout(line);
-  return st.ok() ? 0 : Fail("write stdout: " + st.message());
+  return st.ok() ? 0 : FailWrite(st);
 }
 
 // `mcp`: the MCP server over stdin/stdout until end of input (cli/internal/mcp_server.h).
@@ -628,7 +651,7 @@ int Main(int argc, char** argv) {
     // `help <subcommand>` is the same as `<subcommand> --help`.
     if (args.size() == 2 && args[0] == "help" && internal::FindSubcommand(args[1]) != nullptr) {
       Status st = WriteHelp(args[1]);
-      return st.ok() ? 0 : Fail("write stdout: " + st.message());
+      return st.ok() ? 0 : FailWrite(st);
     }
     std::string usage = internal::TopLevelHelp();
     std::fwrite(usage.data(), 1, usage.size(), stderr);

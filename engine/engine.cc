@@ -202,6 +202,14 @@ Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o
     r.recovery_handle = run->handle;
   }
 
+  // The caller's report goes out before the view; no report, no view (issue 15).
+  if (o.before_view) {
+    r.bytes_out = run->output->size();
+    if (!o.before_view(r)) {
+      r.pass_through_reason = PassThroughReason::kReportFailed;
+      return pass_through();
+    }
+  }
   // Emit the view.
   CAVEMAN_RETURN_IF_ERROR(internal::Emit(*run->output, out, &r.bytes_out));
   return r;

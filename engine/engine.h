@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,8 @@ enum class Mode : uint8_t { kRecord, kCompress };
 // Parses §2.2 mode strings: "compress" → kCompress, anything else (empty, unknown) → kRecord.
 Mode ParseMode(std::string_view mode);
 
+struct CompressResult;
+
 struct CompressOptions {
   Mode mode = Mode::kRecord;         // Default: record (pass-through).
   std::string type;                  // forced content type; empty or "auto" = detect
@@ -54,6 +57,12 @@ struct CompressOptions {
   // A content type that wins over detection unless detection finds a structural type (json,
   // html, diff, test-report). Set by `run` from the command (HintForCommand). Empty = none.
   std::string type_hint;
+  // Called by Compress (batch path) after the record is committed and before the view is
+  // written, with the result as it will be returned (bytes_out = the view's size). Returning
+  // false keeps the view back: the original passes through instead (reason kReportFailed;
+  // the record stays stored). The CLI writes its report here, so a lossy view is only
+  // released once its report, with the recovery handle, has been written (issue 15).
+  std::function<bool(const CompressResult&)> before_view;
 };
 
 // Why Compress passed the original through. Not part of the §8.1 report line (whose members
@@ -70,6 +79,7 @@ enum class PassThroughReason : uint8_t {
   kNotSmaller,    // the view would not count fewer tokens
   kStoreFailed,   // the original could not be stored (see CompressResult::error)
   kInputTooLarge, // over max_input_bytes and no streaming compressor for its type
+  kReportFailed,  // CompressOptions::before_view refused (the report could not be written)
 };
 // One short English phrase, e.g. "the view would not count fewer tokens".
 const char* PassThroughReasonText(PassThroughReason reason);

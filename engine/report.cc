@@ -26,6 +26,7 @@ const char* PassThroughReasonText(PassThroughReason reason) {
     case PassThroughReason::kNotSmaller: return "the view would not count fewer tokens";
     case PassThroughReason::kStoreFailed: return "the original could not be stored";
     case PassThroughReason::kInputTooLarge: return "the input exceeds the size limit and its type cannot be streamed";
+    case PassThroughReason::kReportFailed: return "the report could not be written";
   }
   return "unknown";
 }

@@ -400,3 +400,44 @@ TEST(EngineFormat, PartialRecordPrecedesError) {
 
 }  // namespace
 }  // namespace caveman
+
+namespace caveman {
+namespace {
+
+// Issue 15 item 5: the before_view hook sees the final result (handle, view size) before any
+// byte of the view is written; refusing keeps the view back and passes the original through.
+TEST(EngineHardening, BeforeViewRunsFirstAndCanKeepTheViewBack) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  const std::string in = testing::ReadFile("fixtures/seed/pytest.log");
+  for (bool accept : {true, false}) {
+    CompressOptions o = Forced("repetition");
+    StringSink sink;
+    std::string seen_handle;
+    uint64_t seen_bytes = 0;
+    size_t written_before = SIZE_MAX;
+    o.before_view = [&](const CompressResult& r) {
+      seen_handle = r.recovery_handle;
+      seen_bytes = r.bytes_out;
+      written_before = sink.data().size();
+      return accept;
+    };
+    auto src = NewStringSource(in);
+    auto r = engine.Compress(*src, o, sink);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(written_before, 0u);
+    EXPECT_EQ(seen_handle, "ccr_dfe6a45fb401d36689e7abe649b5617c");
+    if (accept) {
+      EXPECT_EQ(seen_bytes, sink.data().size());
+      EXPECT_LT(sink.data().size(), in.size());
+      EXPECT_EQ(r->recovery_handle, seen_handle);
+    } else {
+      EXPECT_TRUE(sink.data() == in);
+      EXPECT_EQ(r->pass_through_reason, PassThroughReason::kReportFailed);
+      EXPECT_TRUE(r->passed_through());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace caveman
