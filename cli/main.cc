@@ -5,6 +5,7 @@
 // mapped to the exact §9 message of its subcommand. Exit codes: 0 success (pass-through and
 // store-failure pass-through included), 1 fatal error (message on stderr, stdout empty), 2
 // unknown subcommand.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -679,6 +680,16 @@ int Main(int argc, char** argv) {
 }  // namespace caveman
 
 int main(int argc, char** argv) {
-  std::signal(SIGPIPE, SIG_IGN);  // EPIPE becomes a write error with a message
+  std::signal(SIGPIPE, SIG_IGN);  // EPIPE becomes a write error (quiet: see FailWrite)
+  // A standard descriptor closed at start (`<&-`, `>&-`, `2>&-`) must not be taken by the
+  // next open() (the store's database would become "stdin"). Each is filled with /dev/null
+  // opened the wrong way round, so reading stdin / writing stdout fails with EBADF exactly as
+  // on the closed descriptor: "read stdin: Bad file descriptor", exit 1 (issue 15).
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      const int got = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+      if (got != fd && got >= 0) close(got);
+    }
+  }
   return caveman::Main(argc, argv);
 }
