@@ -137,8 +137,9 @@ bool ReadStdin(std::string* out, int* exit_code) {
 
 Status WriteStdout(std::string_view data) { return NewFdSink(STDOUT_FILENO)->Write(data); }
 
-Result<std::unique_ptr<RecoveryStore>> OpenStoreFromEnv() {
+Result<std::unique_ptr<RecoveryStore>> OpenStoreFromEnv(bool read_only = false) {
   CAVEMAN_ASSIGN_OR_RETURN(StoreOptions so, StoreOptions::FromEnv());
+  so.read_only = read_only;
   return OpenSqliteStore(so);
 }
 
@@ -418,7 +419,7 @@ int CmdRegistry(const std::vector<std::string>& args) {
 int ListPartials(const CLI::Option* format_opt, const std::string& format_flag) {
   auto format = TableFormat(format_opt, format_flag);
   if (!format.ok()) return Fail("retrieve: " + format.status().message());
-  auto store = OpenStoreFromEnv();
+  auto store = OpenStoreFromEnv(/*read_only=*/true);
   if (!store.ok()) return Fail(store.status().message());
   auto partials = (*store)->ListPartials();
   if (!partials.ok()) return Fail("retrieve: " + partials.status().message());
@@ -504,7 +505,7 @@ int CmdRetrieve(const std::vector<std::string>& args) {
   bool partial_id = words[0].starts_with("part_");
   if (partial_id && words.size() == 2) return Fail("retrieve: a partial record cannot be narrowed by a query");
   if (partial_id && !IsWellFormedPartialId(words[0])) return Fail("retrieve: ccr: partial record not found");
-  auto store = OpenStoreFromEnv();
+  auto store = OpenStoreFromEnv(/*read_only=*/true);
   if (!store.ok()) return Fail(store.status().message());
   Engine engine(EngineOptions{.store = store->get()});
   auto raw_out = NewFdSink(STDOUT_FILENO);
@@ -532,7 +533,7 @@ int CmdStats(const std::vector<std::string>& args) {
   auto format = TableFormat(format_opt, format_flag);
   if (!format.ok()) return Fail("stats: " + format.status().message());
 
-  auto store = OpenStoreFromEnv();
+  auto store = OpenStoreFromEnv(/*read_only=*/true);
   if (!store.ok()) return Fail("stats: " + store.status().message());
   auto stats = (*store)->Stats();
   if (!stats.ok()) return Fail("stats: " + stats.status().message());

@@ -356,7 +356,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const StoreOptions& optio
   if (memory) {
     flags |= SQLITE_OPEN_MEMORY;
   } else {
-    Status files = internal::PrepareDbFiles(path);
+    Status files = internal::PrepareDbFiles(path, /*fix_modes=*/!options.read_only);
     if (!files.ok()) return OpenError(files);
     flags |= SQLITE_OPEN_NOFOLLOW;
   }
@@ -372,7 +372,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const StoreOptions& optio
   if (s.ok() && options.max_page_count > 0) {
     s = store->db_->Exec("PRAGMA max_page_count=" + std::to_string(options.max_page_count));
   }
-  if (s.ok() && !memory) s = internal::SecureCompanions(path);
+  if (s.ok() && !memory) s = internal::SecureCompanions(path, /*fix_modes=*/!options.read_only);
   if (!s.ok()) {
     if (!memory && !internal::DbIsWritable(path)) {
       store.reset();

@@ -50,6 +50,9 @@ struct StoreOptions {
   // TEST ONLY: PRAGMA max_page_count for this connection (0 = SQLite's default), to
   // simulate a full disk (SQLITE_FULL). Pages are 64 KiB.
   uint64_t max_page_count = 0;
+  // Opened for reading (retrieve, stats): the modes of existing files are checked, never
+  // changed (a deliberately read-only 0400 ccr.db stays 0400 and is opened read-only).
+  bool read_only = false;
 
   // Resolves §6.2/§9 environment: CAVEMAN_CCR_DB, CAVEMAN_HOME, HOME; CAVEMAN_CCR_MAX_BYTES,
   // CAVEMAN_CCR_ZSTD_LEVEL. Creates the home directory (0700) when it is the default or

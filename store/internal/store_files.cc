@@ -31,7 +31,8 @@ std::string ParentDir(const std::string& path) {
 // SQLite's locks on -shm/-wal of an open connection, which let another process "recover" and
 // truncate the shared-memory file under our mapping (SIGBUS, seen with 8 concurrent writers).
 // `missing_ok`: SQLite may delete -wal/-shm between our checks (last connection closing).
-Status SecureExisting(const std::string& path, bool missing_ok) {
+// `fix_modes` false (read-only operations: retrieve, stats): check only, never chmod.
+Status SecureExisting(const std::string& path, bool missing_ok, bool fix_modes = true) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT && missing_ok) return Status::OK();
@@ -39,7 +40,7 @@ Status SecureExisting(const std::string& path, bool missing_ok) {
   }
   if (S_ISLNK(st.st_mode)) return Status::IoError(path + " is a symbolic link");
   if (!S_ISREG(st.st_mode)) return Status::IoError(path + " is not a regular file");
-  if ((st.st_mode & 07777) != kFileMode && ::chmod(path.c_str(), kFileMode) != 0) {
+  if (fix_modes && (st.st_mode & 07777) != kFileMode && ::chmod(path.c_str(), kFileMode) != 0) {
     if (errno == ENOENT && missing_ok) return Status::OK();
     return Status::IoError("chmod " + path + ": " + Errno(errno));
   }
@@ -62,11 +63,11 @@ Status CheckNotLink(const std::string& path, bool* exists) {
   return Status::OK();
 }
 
-Status SecureIfPresent(const std::string& path) {
+Status SecureIfPresent(const std::string& path, bool fix_modes) {
   bool exists = false;
   CAVEMAN_RETURN_IF_ERROR(CheckNotLink(path, &exists));
   if (!exists) return Status::OK();
-  return SecureExisting(path, /*missing_ok=*/true);
+  return SecureExisting(path, /*missing_ok=*/true, fix_modes);
 }
 
 }  // namespace
@@ -145,7 +146,7 @@ std::optional<uint64_t> ParsePositiveDecimal(const std::string& s) {
   return v;
 }
 
-Status PrepareDbFiles(const std::string& db_path) {
+Status PrepareDbFiles(const std::string& db_path, bool fix_modes) {
   std::string parent = ParentDir(db_path);
   struct stat pst;
   if (::stat(parent.c_str(), &pst) != 0) {
@@ -174,13 +175,13 @@ Status PrepareDbFiles(const std::string& db_path) {
       return Status::IoError("create " + db_path + ": " + Errno(errno));
     }
   }
-  CAVEMAN_RETURN_IF_ERROR(SecureExisting(db_path, /*missing_ok=*/false));
-  return SecureCompanions(db_path);
+  CAVEMAN_RETURN_IF_ERROR(SecureExisting(db_path, /*missing_ok=*/false, fix_modes));
+  return SecureCompanions(db_path, fix_modes);
 }
 
-Status SecureCompanions(const std::string& db_path) {
-  CAVEMAN_RETURN_IF_ERROR(SecureIfPresent(db_path + "-wal"));
-  return SecureIfPresent(db_path + "-shm");
+Status SecureCompanions(const std::string& db_path, bool fix_modes) {
+  CAVEMAN_RETURN_IF_ERROR(SecureIfPresent(db_path + "-wal", fix_modes));
+  return SecureIfPresent(db_path + "-shm", fix_modes);
 }
 
 bool FileExists(const std::string& path) {

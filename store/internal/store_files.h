@@ -35,11 +35,12 @@ std::optional<uint64_t> ParsePositiveDecimal(const std::string& s);
 // Checks the parent directory of `db_path` (refused when group- or world-writable without
 // the sticky bit), refuses `db_path`, `-wal` and `-shm` when they are symbolic links or not
 // regular files, creates `db_path` exclusively with mode 0600 when missing, and sets
-// existing files to 0600. Errors: kIoError with the reason (no prefix).
-Status PrepareDbFiles(const std::string& db_path);
+// existing files to 0600 — unless `fix_modes` is false (read-only operations never change a
+// file's mode, issue 15). Errors: kIoError with the reason (no prefix).
+Status PrepareDbFiles(const std::string& db_path, bool fix_modes = true);
 
 // After SQLite created the WAL companions: the same checks for `-wal` and `-shm`.
-Status SecureCompanions(const std::string& db_path);
+Status SecureCompanions(const std::string& db_path, bool fix_modes = true);
 
 // True unless `db_path` exists and this process may not write it or create files beside it
 // (read-only directory, file or file system) — the case for a read-only connection.
