@@ -1,12 +1,14 @@
 #include "stream/spool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,7 +31,31 @@ Result<int> OpenAnonymousTempFile(const std::string& dir_opt) {
   return fd;
 }
 
+// TEST ONLY (fault injection): when set, every spill file fails to open / every write to a
+// spill file fails with ENOSPC.
+std::atomic<bool> g_fail_spill_open{false};
+std::atomic<bool> g_fail_spill_write{false};
+
+// The configured directory ($TMPDIR, else /tmp), then /tmp, then an anonymous memfd.
+Result<int> OpenSpillFile(const std::string& dir_opt) {
+  if (g_fail_spill_open.load(std::memory_order_relaxed)) {
+    return Status::IoError("create spool file: injected failure");
+  }
+  Result<int> fd = OpenAnonymousTempFile(dir_opt);
+  if (fd.ok()) return fd;
+  if (!dir_opt.empty() || std::getenv("TMPDIR") != nullptr) {
+    Result<int> tmp = OpenAnonymousTempFile("/tmp");
+    if (tmp.ok()) return tmp;
+  }
+  const int mfd = ::memfd_create("caveman-spool", MFD_CLOEXEC);
+  if (mfd >= 0) return mfd;
+  return fd.status();
+}
+
 Status WriteFully(int fd, std::string_view data) {
+  if (g_fail_spill_write.load(std::memory_order_relaxed) && !data.empty()) {
+    return Status::IoError(std::string("write spool: ") + std::strerror(ENOSPC));
+  }
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {
@@ -67,6 +93,9 @@ class SpoolReader final : public ByteSource {
 
 }  // namespace
 
+void SetSpoolSpillFailureForTest(bool fail) { g_fail_spill_open.store(fail); }
+void SetSpoolDiskFullForTest(bool fail) { g_fail_spill_write.store(fail); }
+
 Spool::Spool(SpoolOptions options) : options_(std::move(options)) {}
 
 Spool::~Spool() { Clear(); }
@@ -74,6 +103,7 @@ Spool::~Spool() { Clear(); }
 void Spool::Clear() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  spill_failed_ = false;
   mem_.clear();
   mem_.shrink_to_fit();
   size_ = 0;
@@ -91,14 +121,41 @@ Status Spool::Write(std::string_view data) {
     size_ += data.size();
     return Status::OK();
   }
-  if (fd_ < 0) {
-    CAVEMAN_ASSIGN_OR_RETURN(fd_, OpenAnonymousTempFile(options_.temp_dir));
-    Status s = WriteFully(fd_, mem_);
-    mem_.clear();
-    mem_.shrink_to_fit();
-    CAVEMAN_RETURN_IF_ERROR(s);
+  if (fd_ < 0 && !spill_failed_) {
+    // Issue 15: a spill file that cannot be had (TMPDIR unwritable, missing or a file; no
+    // descriptor left) is not fatal: /tmp, then an anonymous memfd, then memory.
+    Result<int> fd = OpenSpillFile(options_.temp_dir);
+    if (fd.ok()) {
+      Status s = WriteFully(*fd, mem_);
+      if (s.ok()) {
+        fd_ = *fd;
+        mem_.clear();
+        mem_.shrink_to_fit();
+      } else {
+        ::close(*fd);
+        spill_failed_ = true;
+      }
+    } else {
+      spill_failed_ = true;
+    }
   }
-  CAVEMAN_RETURN_IF_ERROR(WriteFully(fd_, data));
+  if (fd_ < 0) {  // spilling failed: the spool grows in memory
+    mem_.append(data);
+    size_ += data.size();
+    return Status::OK();
+  }
+  Status s = WriteFully(fd_, data);
+  if (!s.ok()) {
+    // Disk full (ENOSPC) mid-spool: take the content back into memory and go on there.
+    std::string back;
+    Status r = ReadRange(0, size_, &back);
+    if (!r.ok() || back.size() != size_) return s;
+    ::close(fd_);
+    fd_ = -1;
+    spill_failed_ = true;
+    mem_ = std::move(back);
+    mem_.append(data);
+  }
   size_ += data.size();
   return Status::OK();
 }

@@ -34,7 +34,10 @@ class Spool final : public ByteSink {
   Spool(const Spool&) = delete;
   Spool& operator=(const Spool&) = delete;
 
-  // Errors: kIoError when the spill file cannot be created or written (disk full).
+  // When no spill file can be created ($TMPDIR, /tmp, memfd) or the disk fills, the spool
+  // keeps (or takes back) its content in memory and goes on there (issue 15): resource
+  // failures degrade instead of failing the stream. Errors: kIoError only when a spilled
+  // spool can be neither written nor read back.
   Status Write(std::string_view data) override;
 
   uint64_t size() const { return size_; }
@@ -56,8 +59,15 @@ class Spool final : public ByteSink {
   SpoolOptions options_;
   std::string mem_;
   int fd_ = -1;
+  bool spill_failed_ = false;  // no spill file could be had: stay in memory
   uint64_t size_ = 0;
 };
+
+// TEST ONLY (fault injection): true makes every spill file fail to open, as with an
+// unwritable TMPDIR and no descriptor left for /tmp or a memfd.
+void SetSpoolSpillFailureForTest(bool fail);
+// TEST ONLY: true makes every write to an open spill file fail with ENOSPC.
+void SetSpoolDiskFullForTest(bool fail);
 
 // Re-readable input of a compressor.
 class Body {

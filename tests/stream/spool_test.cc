@@ -70,11 +70,13 @@ TEST(Spool, ClearAllowsReuse) {
   EXPECT_EQ(s.memory_view(), "ab");
 }
 
-TEST(Spool, UnwritableTempDirIsIoError) {
+TEST(Spool, UnwritableTempDirFallsBackInsteadOfFailing) {
+  // Issue 15: was kIoError; now /tmp, a memfd or memory take over.
   Spool s(SpoolOptions{.memory_limit = 1, .temp_dir = "/nonexistent/dir"});
-  Status st = s.Write("too big");
-  EXPECT_FALSE(st.ok());
-  EXPECT_EQ(st.code(), StatusCode::kIoError);
+  ASSERT_TRUE(s.Write("too big").ok());
+  auto all = s.ReadAllToString();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(*all, "too big");
 }
 
 TEST(ByteIo, ChunkedSourceDeliversEverything) {
@@ -98,6 +100,55 @@ TEST(ByteIo, FileSourceMissingFileIsNotFound) {
   auto r = NewFileSource("/nonexistent/file");
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace caveman
+
+namespace caveman {
+namespace {
+
+// Issue 15 item 4: a spool that cannot spill degrades to memory, never to an error.
+std::string SpoolContent(const Spool& s) {
+  auto r = s.ReadAllToString();
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : std::string();
+}
+
+TEST(SpoolFaults, NoSpillFileKeepsEverythingInMemory) {
+  const std::string data = Pattern(3 << 20);
+  for (const char* dir : {"/nonexistent-caveman-dir", "/dev/null", ""}) {
+    if (*dir == '\0') SetSpoolSpillFailureForTest(true);  // no /tmp, no memfd either
+    Spool s(SpoolOptions{.memory_limit = 4096, .temp_dir = dir});
+    for (std::string_view piece : testing::RandomSplit(data, 7, 65536)) {
+      ASSERT_TRUE(s.Write(piece).ok()) << dir;
+    }
+    SetSpoolSpillFailureForTest(false);
+    EXPECT_EQ(s.size(), data.size());
+    EXPECT_TRUE(SpoolContent(s) == data) << dir;
+  }
+}
+
+TEST(SpoolFaults, NoSpillFileAtAllStaysInMemory) {
+  SetSpoolSpillFailureForTest(true);
+  Spool s(SpoolOptions{.memory_limit = 100});
+  const std::string data = Pattern(100000);
+  ASSERT_TRUE(s.Write(data).ok());
+  SetSpoolSpillFailureForTest(false);
+  EXPECT_TRUE(s.in_memory());
+  EXPECT_TRUE(SpoolContent(s) == data);
+}
+
+TEST(SpoolFaults, DiskFullMidSpoolTakesTheContentBack) {
+  Spool s(SpoolOptions{.memory_limit = 1000});
+  const std::string data = Pattern(200000);
+  ASSERT_TRUE(s.Write(std::string_view(data).substr(0, 5000)).ok());
+  ASSERT_FALSE(s.in_memory());
+  SetSpoolDiskFullForTest(true);
+  ASSERT_TRUE(s.Write(std::string_view(data).substr(5000)).ok());
+  SetSpoolDiskFullForTest(false);
+  EXPECT_TRUE(s.in_memory());
+  EXPECT_TRUE(SpoolContent(s) == data);
 }
 
 }  // namespace
