@@ -9,6 +9,8 @@
 
 #include <simdjson.h>
 
+#include "stream/internal/utf8_scan.h"
+
 namespace caveman::internal {
 namespace {
 
@@ -351,6 +353,148 @@ JsonShape Validate(od::parser& parser, simdjson::padded_string_view json) {
 
 }  // namespace
 
+// Byte-level RFC 8259 validator for large texts (issue 15 item 8): no allocation beyond one
+// bit per open container (≤ kMaxDepth), no reads past the end, no recursion. Same verdict
+// and shape as the simdjson walk: UTF-8 checked once, control characters in strings refused,
+// escapes and surrogate pairs as ValidateStringBody, numbers by IsNumberToken, depth ≤
+// kMaxDepth. Used for every text over kReuseParserLimit and whenever a simdjson parser
+// cannot be allocated, so detection depends on the bytes only, not on available memory.
+class ByteValidator {
+ public:
+  explicit ByteValidator(std::string_view t)
+      : p_(reinterpret_cast<const uint8_t*>(t.data())), n_(t.size()) {}
+
+  JsonShape Run() {
+    JsonShape shape;
+    if (FirstInvalidUtf8(std::string_view(reinterpret_cast<const char*>(p_), n_)) != n_) return shape;
+    std::vector<bool> is_array;  // open containers
+    is_array.reserve(64);
+    Ws();
+    if (i_ < n_ && p_[i_] == '{') shape.top_is_object = true;
+    // State machine: expecting a value, or after a value inside a container.
+    bool want_value = true;
+    for (;;) {
+      if (want_value) {
+        Ws();
+        if (i_ >= n_) return {};
+        const uint8_t c = p_[i_];
+        if (c == '{' || c == '[') {
+          if (is_array.size() + 1 > static_cast<size_t>(kMaxDepth)) return {};
+          ++i_;
+          is_array.push_back(c == '[');
+          Ws();
+          if (i_ < n_ && p_[i_] == (c == '[' ? ']' : '}')) {
+            ++i_;
+            is_array.pop_back();
+            want_value = false;
+          } else if (c == '{') {
+            if (!Key(is_array.size() == 1 ? &shape : nullptr)) return {};
+          }
+          continue;
+        }
+        if (!Scalar()) return {};
+        want_value = false;
+        continue;
+      }
+      if (is_array.empty()) break;
+      Ws();
+      if (i_ >= n_) return {};
+      const uint8_t c = p_[i_++];
+      if (c == ',') {
+        if (!is_array.back() && !Key(is_array.size() == 1 ? &shape : nullptr)) return {};
+        want_value = true;
+      } else if (c == (is_array.back() ? ']' : '}')) {
+        is_array.pop_back();
+      } else {
+        return {};
+      }
+    }
+    Ws();
+    if (i_ != n_) return {};
+    shape.valid = true;
+    if (!shape.top_is_object) shape = JsonShape{.valid = true};
+    return shape;
+  }
+
+ private:
+  void Ws() {
+    while (i_ < n_ && IsJsonWs(static_cast<char>(p_[i_]))) ++i_;
+  }
+  // `"key"` then ':'; records top-level keys.
+  bool Key(JsonShape* shape) {
+    Ws();
+    if (i_ >= n_ || p_[i_] != '"') return false;
+    const size_t begin = i_ + 1;
+    if (!String()) return false;
+    if (shape != nullptr) RecordTopKey(p_ + begin, p_ + i_ - 1, shape);
+    Ws();
+    if (i_ >= n_ || p_[i_] != ':') return false;
+    ++i_;
+    return true;
+  }
+  // A string starting at the quote at i_; leaves i_ after the closing quote.
+  bool String() {
+    ++i_;
+    while (i_ < n_) {
+      const uint8_t c = p_[i_];
+      if (c == '"') {
+        ++i_;
+        return true;
+      }
+      if (c < 0x20) return false;
+      if (c != '\\') {
+        ++i_;
+        continue;
+      }
+      if (i_ + 1 >= n_) return false;
+      const uint8_t e = p_[i_ + 1];
+      if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
+          e == 't') {
+        i_ += 2;
+        continue;
+      }
+      if (e != 'u' || i_ + 6 > n_) return false;
+      const int32_t cp = Hex4(p_ + i_ + 2);
+      if (cp < 0) return false;
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        if (i_ + 12 > n_ || p_[i_ + 6] != '\\' || p_[i_ + 7] != 'u') return false;
+        const int32_t lo = Hex4(p_ + i_ + 8);
+        if (lo < 0xDC00 || lo > 0xDFFF) return false;
+        i_ += 12;
+      } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        return false;
+      } else {
+        i_ += 6;
+      }
+    }
+    return false;
+  }
+  bool Literal(std::string_view lit) {
+    if (n_ - i_ < lit.size() || std::memcmp(p_ + i_, lit.data(), lit.size()) != 0) return false;
+    i_ += lit.size();
+    return true;
+  }
+  bool Scalar() {
+    const uint8_t c = p_[i_];
+    if (c == '"') return String();
+    if (c == 't') return Literal("true");
+    if (c == 'f') return Literal("false");
+    if (c == 'n') return Literal("null");
+    const size_t b = i_;
+    while (i_ < n_ && (IsDigit(static_cast<char>(p_[i_])) || p_[i_] == '-' || p_[i_] == '+' ||
+                       p_[i_] == '.' || p_[i_] == 'e' || p_[i_] == 'E')) {
+      ++i_;
+    }
+    return i_ > b && IsNumberToken(std::string_view(reinterpret_cast<const char*>(p_ + b), i_ - b));
+  }
+
+  const uint8_t* p_;
+  size_t n_;
+  size_t i_ = 0;
+};
+
+JsonShape ValidateJsonBytes(std::string_view text) { return ByteValidator(text).Run(); }
+
 JsonShape ValidateJson(std::string_view text) {
   // Fast reject: the value must start with one of these after JSON whitespace.
   size_t i = 0;
@@ -362,6 +506,7 @@ JsonShape ValidateJson(std::string_view text) {
     return {};
   }
 
+  if (text.size() > kReuseParserLimit) return ValidateJsonBytes(text);
   simdjson::padded_string copy;
   simdjson::padded_string_view view;
   if (PaddingIsReadable(text.data(), text.size())) {
@@ -373,16 +518,11 @@ JsonShape ValidateJson(std::string_view text) {
   }
   // simdjson's own depth limit is set above ours so that the walker's exact count decides.
   constexpr size_t kSimdjsonDepth = kMaxDepth + 2;
-  if (text.size() <= kReuseParserLimit) {
-    thread_local od::parser parser;
-    if (parser.max_depth() != kSimdjsonDepth &&
-        parser.allocate(kReuseParserLimit, kSimdjsonDepth)) {
-      return {};
-    }
-    return Validate(parser, view);
+  thread_local od::parser parser;
+  if (parser.max_depth() != kSimdjsonDepth &&
+      parser.allocate(kReuseParserLimit, kSimdjsonDepth)) {
+    return ValidateJsonBytes(text);  // no memory for the parser: same verdict, no allocation
   }
-  od::parser parser;
-  if (parser.allocate(text.size(), kSimdjsonDepth)) return {};
   return Validate(parser, view);
 }
 

@@ -26,6 +26,9 @@ struct JsonShape {
 
 // Validates `text` completely and reports the top-level shape.
 JsonShape ValidateJson(std::string_view text);
+// The allocation-free byte-level validator ValidateJson uses above 4 MiB and when a simdjson
+// parser cannot be allocated; same verdict and shape (exposed for the equivalence tests).
+JsonShape ValidateJsonBytes(std::string_view text);
 
 }  // namespace caveman::internal
 

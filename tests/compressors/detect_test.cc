@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "compressors/internal/cj.h"
 #include "compressors/internal/json_validity.h"
 #include "stream/spool.h"
@@ -476,6 +478,63 @@ TEST(Unwrap, NoLayerLeavesInputUntouched) {
   EXPECT_TRUE(u.layers.empty());
   EXPECT_EQ(u.body, "plain text\n");
   EXPECT_EQ(u.layers.Rewrap("out"), "out");
+}
+
+}  // namespace
+}  // namespace caveman
+
+namespace caveman {
+namespace {
+
+// Issue 15 item 8: the byte-level validator (used above 4 MiB and when no simdjson parser can
+// be allocated) gives the same verdict and shape as the simdjson walk, so detection depends
+// on the bytes only.
+void ExpectSameVerdict(const std::string& text) {
+  // Detection asks only about texts whose value starts with { or [ (§3.3 rule 3).
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || (text[first] != '{' && text[first] != '[')) return;
+  const internal::JsonShape a = internal::ValidateJson(text);
+  const internal::JsonShape b = internal::ValidateJsonBytes(text);
+  EXPECT_EQ(a.valid, b.valid) << text.substr(0, 120);
+  if (a.valid && b.valid) {
+    EXPECT_EQ(a.top_is_object, b.top_is_object) << text.substr(0, 120);
+    EXPECT_EQ(a.has_exitcode, b.has_exitcode);
+    EXPECT_EQ(a.has_tests, b.has_tests);
+    EXPECT_EQ(a.has_num_failed_tests, b.has_num_failed_tests);
+    EXPECT_EQ(a.has_test_results, b.has_test_results);
+  }
+}
+
+TEST(JsonByteValidator, AgreesWithSimdjsonOnCasesAndMutations) {
+  std::vector<std::string> cases = {
+      "{}", "[]", "0", "-0.5e+10", "1e400", "01", "1.", ".5", "\"a\\u00e9\"", "\"\\ud83d\\ude00\"",
+      "\"\\ud83d\"", "\"\\ude00\"", "\"\\x\"", "\"tab\there\"", "[1,]", "[1 2]", "{\"a\":1,}",
+      "{\"a\" 1}", "{1:2}", "[true,false,null]", "[tru]", "nul", "[\"\xff\"]", "{\"exitcode\":0,\"tests\":[]}",
+      "{\"numFailedTests\":0,\"testResults\":[]}", "{\"te\\u0073ts\":1}", " [1] ", "[1] x", "[1]]",
+      "{\"a\":{\"b\":[1,{\"c\":\"d\"}]}}", "[-]", "[1e]", "[1E+]", "\"unterminated", "[\"a\\\"]"};
+  for (const char* f : {"fixtures/seed/orders.json"}) cases.push_back(testing::ReadFile(f));
+  std::string deep_ok(10000, '['), deep_bad(10001, '[');
+  deep_ok += std::string(10000, ']');
+  deep_bad += std::string(10001, ']');
+  cases.push_back(deep_ok);
+  cases.push_back(deep_bad);
+  std::mt19937_64 rng(8);
+  const std::string base = testing::ReadFile("fixtures/seed/orders.json");
+  for (int k = 0; k < 400; ++k) {
+    std::string m = base;
+    const int edits = 1 + static_cast<int>(rng() % 3);
+    for (int e = 0; e < edits; ++e) {
+      const size_t at = rng() % m.size();
+      switch (rng() % 3) {
+        case 0: m[at] = "{}[],:\"\\0123456789eE+-.tfn \x01\xc3"[rng() % 34]; break;
+        case 1: m.erase(at, 1 + rng() % 3); break;
+        default: m.resize(at); break;
+      }
+      if (m.empty()) m = "x";
+    }
+    cases.push_back(m);
+  }
+  for (const std::string& c : cases) ExpectSameVerdict(c);
 }
 
 }  // namespace
