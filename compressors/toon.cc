@@ -1,5 +1,7 @@
 #include "compressors/toon.h"
 
+#include "compressors/internal/large_stack.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -392,7 +394,9 @@ class ToonCompressor final : public InMemoryCompressor {
 
 Result<std::string> EncodeToon(std::string_view json) { return EncodeToon(json, SIZE_MAX); }
 
-Result<std::string> EncodeToon(std::string_view json, size_t max_bytes) {
+namespace {
+
+Result<std::string> EncodeToonHere(std::string_view json, size_t max_bytes) {
   std::optional<JsonValue> v = internal::ParseJson(json);
   if (!v) return Status::InvalidArgument("toon: input is not JSON");
   if (AnyDuplicateKeys(*v)) return Status::InvalidArgument("toon: duplicate keys");
@@ -413,7 +417,7 @@ Result<std::string> EncodeToon(std::string_view json, size_t max_bytes) {
   return std::move(enc.out);
 }
 
-Result<std::string> DecodeToon(std::string_view toon) {
+Result<std::string> DecodeToonHere(std::string_view toon) {
   auto invalid = [](std::string_view why) {
     return Status::InvalidArgument("toon: " + std::string(why));
   };
@@ -434,10 +438,33 @@ Result<std::string> DecodeToon(std::string_view toon) {
     start = nl + 1;
   }
   if (lines[0].level != 0) return invalid("first line is indented");
+  // Stated bound (issue 15): nesting as deep as JSON's limit, checked before parsing.
+  for (const Line& l : lines) {
+    if (l.level > internal::kMaxJsonDepth) return invalid("nested deeper than 10,000 levels");
+  }
   JsonValue v;
   Decoder dec(std::move(lines));
   if (!dec.Root(&v)) return invalid("malformed document");
   return internal::Cj(v);
+}
+
+}  // namespace
+
+// The parse, the encoder/decoder and the tree's destructor recurse once per nesting level
+// (up to 10,000): they run on a thread whose stack is sized for the input, so neither a
+// small `ulimit -s` nor a library caller's small thread stack can overflow (issue 15).
+Result<std::string> EncodeToon(std::string_view json, size_t max_bytes) {
+  Result<std::string> r = Status::Internal("toon: not run");
+  internal::RunWithStack(internal::StackBytesForInput(json.size()),
+                         [&] { r = EncodeToonHere(json, max_bytes); });
+  return r;
+}
+
+Result<std::string> DecodeToon(std::string_view toon) {
+  Result<std::string> r = Status::Internal("toon: not run");
+  internal::RunWithStack(internal::StackBytesForInput(toon.size()),
+                         [&] { r = DecodeToonHere(toon); });
+  return r;
 }
 
 std::unique_ptr<Compressor> NewToonCompressor() { return std::make_unique<ToonCompressor>(); }
