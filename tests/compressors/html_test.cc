@@ -101,3 +101,34 @@ TEST(HtmlTest, ReferenceArticle) {
 
 }  // namespace
 }  // namespace caveman
+
+namespace caveman {
+namespace {
+
+// Issue 15 item 1: a tag with more than 1,000 attributes is declined by a linear pre-scan
+// (gumbo's duplicate-attribute check is quadratic); at the bound the page still compresses,
+// and quoted values containing spaces or '>' are not counted as attributes.
+std::string PageWithAttributes(int n, const std::string& value) {
+  std::string tag = "<div";
+  for (int i = 0; i < n; ++i) tag += " a" + std::to_string(i) + "=" + value;
+  tag += ">";
+  return "<html><body>" + tag + "<nav>menu</nav>" + Para(1) + Para(2) + Para(3) + "</div></body></html>\n";
+}
+
+TEST(HtmlHardening, AttributeBoundIsCheckedBeforeParsing) {
+  EXPECT_EQ(Compress(PageWithAttributes(80000, "\"v\"")), "<declined>");
+  EXPECT_EQ(Compress(PageWithAttributes(1001, "\"v\"")), "<declined>");
+  const std::string at_bound = Compress(PageWithAttributes(1000, "\"v\""));
+  EXPECT_NE(at_bound, "<declined>");
+  EXPECT_NE(at_bound.find("Paragraph 2"), std::string::npos);
+  // 600 attributes whose values hold spaces and '>' count as 600, not thousands.
+  EXPECT_NE(Compress(PageWithAttributes(600, "'x y z > w v u t s'")), "<declined>");
+  // Unquoted attributes without values count too.
+  std::string bare = "<html><body><div";
+  for (int i = 0; i < 1001; ++i) bare += " b" + std::to_string(i);
+  bare += ">" + Para(1) + Para(2) + "</div></body></html>";
+  EXPECT_EQ(Compress(bare), "<declined>");
+}
+
+}  // namespace
+}  // namespace caveman
