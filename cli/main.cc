@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -692,5 +693,12 @@ int main(int argc, char** argv) {
       if (got != fd && got >= 0) close(got);
     }
   }
-  return caveman::Main(argc, argv);
+  // Out of memory outside the pipeline's own pass-through (issue 15): a clear error, exit 1,
+  // never an abort.
+  try {
+    return caveman::Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fputs("caveman-engine: out of memory\n", stderr);
+    return 1;
+  }
 }

@@ -5,6 +5,8 @@
 // record's zstd frame with the transform; the report formats are in engine/report.cc.
 #include "engine/engine.h"
 
+#include <new>
+
 #include <memory>
 #include <string>
 
@@ -82,10 +84,7 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
 
   // Read also warms up detection on the worker when detection will run.
   internal::ReadStage read(*counter_, &run->record, /*warm_detection=*/!forced);
-  auto stages = [&]() -> Result<PassThroughReason> {
-    CAVEMAN_RETURN_IF_ERROR(read.Run(in, o.max_input_bytes, config.compress_mode, &run->original));
-    r.bytes_in = read.bytes();
-    run->handle = read.handle();
+  auto after_read = [&]() -> Result<PassThroughReason> {
     internal::Selection selection;
     CAVEMAN_ASSIGN_OR_RETURN(PassThroughReason why, internal::Select(read, config, &selection));
     r.content_type = selection.content_type;
@@ -99,6 +98,19 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
     CAVEMAN_RETURN_IF_ERROR(internal::Rewrap(selection, std::move(view), &run->output));
     CAVEMAN_ASSIGN_OR_RETURN(why, internal::Gate(*run->output, read, *counter_, &r.tokens_after));
     return why;
+  };
+  auto stages = [&]() -> Result<PassThroughReason> {
+    CAVEMAN_RETURN_IF_ERROR(read.Run(in, o.max_input_bytes, config.compress_mode, &run->original));
+    r.bytes_in = read.bytes();
+    run->handle = read.handle();
+    // Issue 15: running out of memory anywhere after the read (detection, a compressor, the
+    // guard, the gate) passes the original through from its spool instead of aborting.
+    try {
+      return after_read();
+    } catch (const std::bad_alloc&) {
+      if (r.content_type.empty()) r.content_type = "text";
+      return PassThroughReason::kOutOfMemory;
+    }
   };
   Result<PassThroughReason> why = stages();
   if (!why.ok()) {

@@ -27,6 +27,7 @@ const char* PassThroughReasonText(PassThroughReason reason) {
     case PassThroughReason::kStoreFailed: return "the original could not be stored";
     case PassThroughReason::kInputTooLarge: return "the input exceeds the size limit and its type cannot be streamed";
     case PassThroughReason::kReportFailed: return "the report could not be written";
+    case PassThroughReason::kOutOfMemory: return "memory ran out while compressing";
   }
   return "unknown";
 }

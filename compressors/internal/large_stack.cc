@@ -3,12 +3,25 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <exception>
 
 namespace caveman::internal {
 namespace {
 
+// An exception (std::bad_alloc under a memory cap) must not leave the thread (that would
+// terminate the process): it is carried back and rethrown on the caller's thread (issue 15).
+struct Task {
+  const std::function<void()>* fn;
+  std::exception_ptr error;
+};
+
 void* Trampoline(void* arg) {
-  (*static_cast<const std::function<void()>*>(arg))();
+  auto* task = static_cast<Task*>(arg);
+  try {
+    (*task->fn)();
+  } catch (...) {
+    task->error = std::current_exception();
+  }
   return nullptr;
 }
 
@@ -29,14 +42,16 @@ void RunWithStack(size_t stack_bytes, const std::function<void()>& fn) {
     return;
   }
   pthread_t thread;
+  Task task{&fn, nullptr};
   bool started = pthread_attr_setstacksize(&attr, std::max<size_t>(stack_bytes, PTHREAD_STACK_MIN)) == 0 &&
-                 pthread_create(&thread, &attr, &Trampoline, const_cast<std::function<void()>*>(&fn)) == 0;
+                 pthread_create(&thread, &attr, &Trampoline, &task) == 0;
   pthread_attr_destroy(&attr);
   if (!started) {
     fn();
     return;
   }
   pthread_join(thread, nullptr);
+  if (task.error) std::rethrow_exception(task.error);
 }
 
 }  // namespace caveman::internal
