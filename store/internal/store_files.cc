@@ -26,6 +26,15 @@ std::string ParentDir(const std::string& path) {
   return path.substr(0, slash);
 }
 
+// Issue 15: a database or companion owned by another user is refused (in a sticky shared
+// directory that user could have planted ccr.db or a -wal and read the originals back).
+Status CheckOwner(const std::string& path, const struct stat& st) {
+  if (st.st_uid != ::geteuid()) {
+    return Status::IoError(path + " is owned by another user (uid " + std::to_string(st.st_uid) + ")");
+  }
+  return Status::OK();
+}
+
 // Sets an existing regular file to 0600. Path-based (lstat + chmod), never open()+close():
 // closing any descriptor of a file drops every POSIX lock this process holds on it, including
 // SQLite's locks on -shm/-wal of an open connection, which let another process "recover" and
@@ -40,6 +49,7 @@ Status SecureExisting(const std::string& path, bool missing_ok, bool fix_modes =
   }
   if (S_ISLNK(st.st_mode)) return Status::IoError(path + " is a symbolic link");
   if (!S_ISREG(st.st_mode)) return Status::IoError(path + " is not a regular file");
+  CAVEMAN_RETURN_IF_ERROR(CheckOwner(path, st));
   if (fix_modes && (st.st_mode & 07777) != kFileMode && ::chmod(path.c_str(), kFileMode) != 0) {
     if (errno == ENOENT && missing_ok) return Status::OK();
     return Status::IoError("chmod " + path + ": " + Errno(errno));
@@ -60,7 +70,7 @@ Status CheckNotLink(const std::string& path, bool* exists) {
   *exists = true;
   if (S_ISLNK(st.st_mode)) return Status::IoError(path + " is a symbolic link");
   if (!S_ISREG(st.st_mode)) return Status::IoError(path + " is not a regular file");
-  return Status::OK();
+  return CheckOwner(path, st);
 }
 
 Status SecureIfPresent(const std::string& path, bool fix_modes) {
