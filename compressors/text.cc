@@ -285,6 +285,8 @@ class TextCompressor final : public InMemoryCompressor {
 
 }  // namespace
 
+std::vector<std::string_view> TextSections(std::string_view text) { return Sections(text); }
+
 std::unique_ptr<Compressor> NewTextCompressor(TextOptions options) {
   return std::make_unique<TextCompressor>(options);
 }

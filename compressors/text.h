@@ -11,6 +11,8 @@
 #define CAVEMAN_COMPRESSORS_TEXT_H_
 
 #include <memory>
+#include <string_view>
+#include <vector>
 
 #include "compressors/compressor.h"
 
@@ -24,6 +26,10 @@ struct TextOptions {
 };
 
 std::unique_ptr<Compressor> NewTextCompressor(TextOptions options = {});
+
+// The §5.7 sections of `text` (step 2, no HTML scrub), each TRIMmed, as views into `text`
+// (so their offsets are `section.data() - text.data()`). Used by the marker map's aligner.
+std::vector<std::string_view> TextSections(std::string_view text);
 
 }  // namespace caveman
 

@@ -1,0 +1,614 @@
+// Marker maps (issue 14): the aligners of marker_map.h and the stored blob format.
+#include "engine/internal/marker_map.h"
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
+#include "compressors/internal/cj.h"
+#include "compressors/internal/large_stack.h"
+#include "compressors/internal/text_util.h"
+#include "compressors/terminal.h"
+#include "compressors/text.h"
+
+namespace caveman::internal {
+namespace {
+
+constexpr std::string_view kEllipsis = "\xE2\x80\xA6";        // …
+constexpr std::string_view kMarkPrefix = "\xE2\x80\xA6 ";     // "… "
+constexpr std::string_view kCavemanPrefix = "caveman: ";
+constexpr std::string_view kNotePrefix = "\xE2\x80\xA6 caveman: elided ";
+constexpr std::string_view kElidedKey = "__caveman_elided__";
+constexpr std::string_view kBlobHeader = "caveman-marker-map 1";
+
+std::string_view StripCr(std::string_view s) {
+  if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
+  return s;
+}
+
+// Digits at s[pos...]: the value and the position after them.
+bool ReadNumber(std::string_view s, size_t pos, uint64_t* value, size_t* after) {
+  size_t end = pos;
+  while (end < s.size() && s[end] >= '0' && s[end] <= '9') ++end;
+  if (end == pos || end - pos > 18) return false;
+  std::from_chars(s.data() + pos, s.data() + end, *value);
+  *after = end;
+  return true;
+}
+
+}  // namespace
+
+std::optional<MarkerText> ParseMarkerLine(std::string_view line) {
+  line = StripCr(line);
+  // "… N <phrase> (caveman)" with the longest phrases first (they end in "lines elided" too).
+  static constexpr std::pair<std::string_view, std::string_view> kCounted[] = {
+      {" context lines elided (caveman)", "context"},
+      {" search result lines elided (caveman)", "search"},
+      {" config lines elided (caveman)", "config"},
+      {" rows elided (caveman)", "rows"},
+      {" sections elided (caveman)", "sections"},
+      {" lines elided (caveman)", "lines"},
+  };
+  // "… caveman: N <phrase>" (§5.15 repeat markers, code comment blocks).
+  static constexpr std::pair<std::string_view, std::string_view> kPrefixed[] = {
+      {" identical lines elided ", "identical"},
+      {" comment lines elided ", "comment"},
+  };
+  for (size_t at = line.find(kMarkPrefix); at != std::string_view::npos;
+       at = line.find(kMarkPrefix, at + 1)) {
+    size_t pos = at + kMarkPrefix.size();
+    uint64_t n = 0;
+    size_t after = 0;
+    if (ReadNumber(line, pos, &n, &after)) {
+      std::string_view rest = line.substr(after);
+      for (const auto& [phrase, kind] : kCounted) {
+        if (rest.substr(0, phrase.size()) == phrase) return MarkerText{kind, n};
+      }
+      continue;
+    }
+    if (line.substr(pos, kCavemanPrefix.size()) == kCavemanPrefix &&
+        ReadNumber(line, pos + kCavemanPrefix.size(), &n, &after)) {
+      std::string_view rest = line.substr(after);
+      for (const auto& [phrase, kind] : kPrefixed) {
+        if (rest.substr(0, phrase.size()) == phrase) return MarkerText{kind, n};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+bool IsNoteLine(std::string_view line) {
+  const size_t at = line.find(kNotePrefix);
+  return at != std::string_view::npos && at <= 4;  // a table row may quote it: `"…` or `| …`
+}
+
+namespace {
+
+// Reads a source line by line; each line with its LF (the last one may have none).
+class LineReader {
+ public:
+  explicit LineReader(ByteSource& in) : in_(in) {}
+  // False at the end. `line` stays valid until the next call.
+  Result<bool> Next(std::string_view* line) {
+    for (;;) {
+      const size_t nl = buf_.find('\n', std::max(start_, scan_));
+      if (nl != std::string::npos) {
+        *line = std::string_view(buf_).substr(start_, nl + 1 - start_);
+        offset_ += nl + 1 - start_;
+        start_ = scan_ = nl + 1;
+        return true;
+      }
+      scan_ = buf_.size();
+      if (eof_) break;
+      if (start_ > 0) {  // keep only the unfinished line
+        buf_.erase(0, start_);
+        scan_ -= start_;
+        start_ = 0;
+      }
+      const size_t old = buf_.size();
+      buf_.resize(old + kStep);
+      CAVEMAN_ASSIGN_OR_RETURN(size_t n, in_.Read(buf_.data() + old, kStep));
+      buf_.resize(old + n);
+      if (n == 0) eof_ = true;
+    }
+    if (start_ >= buf_.size()) return false;
+    *line = std::string_view(buf_).substr(start_);
+    offset_ += buf_.size() - start_;
+    start_ = scan_ = buf_.size();
+    return true;
+  }
+  uint64_t offset() const { return offset_; }  // bytes returned so far
+
+ private:
+  static constexpr size_t kStep = 64 * 1024;
+  ByteSource& in_;
+  std::string buf_;
+  size_t start_ = 0;
+  size_t scan_ = 0;
+  uint64_t offset_ = 0;
+  bool eof_ = false;
+};
+
+std::string_view Content(std::string_view line) {
+  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+  return line;
+}
+
+// Table re-encoding (Markdown cell padding, CSV quoting) changes bytes but not cell text.
+std::string TableSkeleton(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : StripCr(s)) {
+    if (c != ' ' && c != '|' && c != '"' && c != '\t') out.push_back(c);
+  }
+  return out;
+}
+
+// A kept view line that is not byte-identical to its original line: the terminal cleanup of
+// it (ANSI sequences removed, CR overwrites resolved) or a table row re-encoding.
+bool SameUnit(std::string_view view, std::string_view original) {
+  if (CleanTerminalLine(original) == view) return true;
+  return TableSkeleton(view) == TableSkeleton(original);
+}
+
+MarkerMap Unmapped(std::string reason) {
+  MarkerMap m;
+  m.mapped = false;
+  m.reason = std::move(reason);
+  return m;
+}
+
+// The line-type aligner: streams both spools once.
+Result<MarkerMap> AlignLines(const Spool& original, const Spool& view) {
+  auto orig_src = original.NewReader();
+  auto view_src = view.NewReader();
+  LineReader orig(*orig_src), vr(*view_src);
+  MarkerMap map;
+  map.mapped = true;
+  std::string_view o_line;
+  CAVEMAN_ASSIGN_OR_RETURN(bool have_o, orig.Next(&o_line));
+  uint64_t o_no = have_o ? 1 : 0;     // 1-based number of o_line
+  uint64_t o_begin = 0;               // its offset
+  uint64_t v_no = 0;
+  std::string_view v_line;
+  auto advance = [&]() -> Status {
+    o_begin = orig.offset();
+    CAVEMAN_ASSIGN_OR_RETURN(have_o, orig.Next(&o_line));
+    if (have_o) ++o_no;
+    return Status::OK();
+  };
+  for (;;) {
+    CAVEMAN_ASSIGN_OR_RETURN(bool have_v, vr.Next(&v_line));
+    if (!have_v) break;
+    ++v_no;
+    const std::string_view v = Content(v_line);
+    if (have_o && v == Content(o_line)) {
+      CAVEMAN_RETURN_IF_ERROR(advance());
+      continue;
+    }
+    if (std::optional<MarkerText> m = ParseMarkerLine(v); m && m->count > 0) {
+      MarkerEntry e;
+      e.index = map.markers.size() + 1;
+      e.kind = std::string(m->kind);
+      e.view_line = v_no;
+      e.count = m->count;
+      e.first_line = o_no;
+      e.byte_begin = o_begin;
+      for (uint64_t k = 0; k < m->count; ++k) {
+        if (!have_o) {
+          return Unmapped("view line " + std::to_string(v_no) + ": the marker counts more lines than remain");
+        }
+        CAVEMAN_RETURN_IF_ERROR(advance());
+      }
+      e.last_line = e.first_line + m->count - 1;
+      e.byte_end = o_begin;
+      map.markers.push_back(std::move(e));
+      continue;
+    }
+    if (IsNoteLine(v)) continue;
+    if (have_o && SameUnit(v, Content(o_line))) {
+      CAVEMAN_RETURN_IF_ERROR(advance());
+      continue;
+    }
+    return Unmapped("view line " + std::to_string(v_no) + " is neither an original line nor a marker");
+  }
+  if (have_o) return Unmapped("original lines remain after the last view line");
+  return map;
+}
+
+// 1-based line number of byte `offset` of `text` (lines counted by LF), via a sorted cache.
+class LineIndex {
+ public:
+  explicit LineIndex(std::string_view text) {
+    for (size_t i = text.find('\n'); i != std::string_view::npos; i = text.find('\n', i + 1)) lfs_.push_back(i);
+  }
+  uint64_t LineOf(uint64_t offset) const {
+    return static_cast<uint64_t>(std::lower_bound(lfs_.begin(), lfs_.end(), offset) - lfs_.begin()) + 1;
+  }
+  // The lines holding bytes [begin, end) (an empty range: the line of begin).
+  void Lines(uint64_t begin, uint64_t end, MarkerEntry* e) const {
+    e->first_line = LineOf(begin);
+    e->last_line = end > begin ? LineOf(end - 1) : e->first_line;
+  }
+
+ private:
+  std::vector<size_t> lfs_;
+};
+
+void AppendPointerToken(std::string_view token, std::string* pointer) {
+  pointer->push_back('/');
+  for (char c : token) {
+    if (c == '~') {
+      pointer->append("~0");
+    } else if (c == '/') {
+      pointer->append("~1");
+    } else {
+      pointer->push_back(c);
+    }
+  }
+}
+
+bool IsMarkerItem(const JsonValue& v) { return v.kind == JsonValue::Kind::kObject && v.Find(kElidedKey) != nullptr; }
+
+bool HoldsMarker(const JsonValue& array) {
+  return std::any_of(array.items.begin(), array.items.end(), IsMarkerItem);
+}
+
+// Walks the view tree against the original tree (iteratively: 10,000 levels cost no stack).
+bool AlignJsonTrees(const JsonValue& view_root, const JsonValue& orig_root, std::string_view view_text,
+                    const LineIndex& lines, std::vector<MarkerEntry>* out, std::string* reason) {
+  struct Pair {
+    const JsonValue* v;
+    const JsonValue* o;
+    std::string pointer;
+  };
+  // Depth-first in view order: children are pushed in reverse.
+  std::vector<Pair> stack;
+  stack.push_back({&view_root, &orig_root, std::string()});
+  LineIndex view_lines(view_text);
+  while (!stack.empty()) {
+    Pair p = std::move(stack.back());
+    stack.pop_back();
+    const JsonValue& v = *p.v;
+    const JsonValue& o = *p.o;
+    if (v.kind != o.kind) {
+      *reason = "JSON value at \"" + p.pointer + "\" differs in kind from the original";
+      return false;
+    }
+    std::vector<Pair> children;
+    if (v.kind == JsonValue::Kind::kObject) {
+      for (const JsonMember& m : v.members) {
+        const JsonValue* om = o.Find(m.key);
+        if (om == nullptr) {
+          *reason = "JSON key at \"" + p.pointer + "\" is not in the original";
+          return false;
+        }
+        std::string ptr = p.pointer;
+        AppendPointerToken(m.key, &ptr);
+        children.push_back({&m.value, om, std::move(ptr)});
+      }
+    } else if (v.kind == JsonValue::Kind::kArray) {
+      const bool collapsed = !HoldsMarker(o) && HoldsMarker(v);
+      size_t idx = 0;
+      for (const JsonValue& item : v.items) {
+        if (collapsed && IsMarkerItem(item)) {
+          const JsonValue* n = item.Find(kElidedKey);
+          uint64_t count = 0;
+          size_t after = 0;
+          if (n->kind != JsonValue::Kind::kNumber || !ReadNumber(n->text, 0, &count, &after) ||
+              after != n->text.size() || count == 0 || count > o.items.size() - idx) {
+            *reason = "JSON marker at \"" + p.pointer + "\" does not fit its array";
+            return false;
+          }
+          MarkerEntry e;
+          e.kind = "elements";
+          e.count = count;
+          e.pointer = p.pointer;
+          e.first_index = static_cast<int64_t>(idx);
+          e.last_index = static_cast<int64_t>(idx + count - 1);
+          e.byte_begin = o.items[idx].begin;
+          e.byte_end = o.items[idx + count - 1].end;
+          e.view_line = view_lines.LineOf(item.begin);
+          lines.Lines(e.byte_begin, e.byte_end, &e);
+          e.index = item.begin;  // view position; renumbered after the walk
+          out->push_back(std::move(e));
+          idx += count;
+          continue;
+        }
+        if (idx >= o.items.size()) {
+          *reason = "JSON array at \"" + p.pointer + "\" has more items than the original";
+          return false;
+        }
+        std::string ptr = p.pointer + "/" + std::to_string(idx);
+        children.push_back({&item, &o.items[idx], std::move(ptr)});
+        ++idx;
+      }
+      if (idx != o.items.size()) {
+        *reason = "JSON array at \"" + p.pointer + "\" accounts for " + std::to_string(idx) + " of " +
+                  std::to_string(o.items.size()) + " items";
+        return false;
+      }
+    }
+    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(std::move(*it));
+  }
+  return true;
+}
+
+MarkerMap AlignJson(std::string_view original, std::string_view view) {
+  std::optional<JsonValue> v, o;
+  // cj's parser recurses per nesting level: give it a stack sized for the input.
+  RunWithStack(StackBytesForInput(std::max(original.size(), view.size())), [&] {
+    v = ParseJson(view);
+    if (v) o = ParseJson(original);
+  });
+  if (!v) return Unmapped("the view is not JSON");
+  if (!o) return Unmapped("the original is not JSON");
+  MarkerMap map;
+  map.mapped = true;
+  LineIndex lines(original);
+  if (!AlignJsonTrees(*v, *o, view, lines, &map.markers, &map.reason)) return Unmapped(std::move(map.reason));
+  std::stable_sort(map.markers.begin(), map.markers.end(),
+                   [](const MarkerEntry& a, const MarkerEntry& b) { return a.index < b.index; });
+  for (size_t i = 0; i < map.markers.size(); ++i) map.markers[i].index = i + 1;
+  return map;
+}
+
+// Start of the line holding `offset`.
+size_t LineStart(std::string_view text, size_t offset) {
+  const size_t nl = offset == 0 ? std::string_view::npos : text.rfind('\n', offset - 1);
+  return nl == std::string_view::npos ? 0 : nl + 1;
+}
+
+// §5.7 views: kept sections and `… N sections elided (caveman) …` joined by LF LF.
+MarkerMap AlignText(std::string_view original, std::string_view view) {
+  const std::vector<std::string_view> sections = TextSections(original);
+  LineIndex lines(original);
+  MarkerMap map;
+  map.mapped = true;
+  size_t pos = 0, i = 0;
+  auto section_start = [&](size_t k) -> uint64_t {
+    return k < sections.size() ? LineStart(original, static_cast<size_t>(sections[k].data() - original.data()))
+                               : original.size();
+  };
+  LineIndex view_lines(view);
+  while (pos < view.size() || i < sections.size()) {
+    if (pos > 0) {
+      if (view.substr(pos, 2) != "\n\n") return Unmapped("view section separator missing at byte " + std::to_string(pos));
+      pos += 2;
+    }
+    const std::string_view rest = view.substr(pos);
+    if (i < sections.size() && rest.substr(0, sections[i].size()) == sections[i] &&
+        (rest.size() == sections[i].size() || rest.substr(sections[i].size(), 2) == "\n\n")) {
+      pos += sections[i].size();
+      ++i;
+      continue;
+    }
+    const size_t piece_end = std::min(rest.find("\n\n"), rest.size());
+    std::optional<MarkerText> m = ParseMarkerLine(rest.substr(0, piece_end));
+    if (!m || m->kind != "sections" || m->count == 0 || m->count > sections.size() - i) {
+      return Unmapped("view section at byte " + std::to_string(pos) + " is neither an original section nor a marker");
+    }
+    MarkerEntry e;
+    e.index = map.markers.size() + 1;
+    e.kind = "sections";
+    e.count = m->count;
+    e.view_line = view_lines.LineOf(pos);
+    e.byte_begin = section_start(i);
+    e.byte_end = section_start(i + m->count);
+    lines.Lines(e.byte_begin, e.byte_end, &e);
+    map.markers.push_back(std::move(e));
+    i += m->count;
+    pos += piece_end;
+  }
+  return map;
+}
+
+// Code: the compressor's own spans.
+MarkerMap MapSpans(std::string_view original, std::string_view view, const std::vector<ElidedSpan>& spans) {
+  LineIndex lines(original);
+  LineIndex view_lines(view);
+  MarkerMap map;
+  map.mapped = true;
+  uint64_t last_end = 0;
+  for (const ElidedSpan& s : spans) {
+    if (s.begin < last_end || s.end < s.begin || s.end > original.size() || s.view_end > view.size()) {
+      return Unmapped("the compressor's spans do not fit the original");
+    }
+    last_end = s.end;
+    MarkerEntry e;
+    e.index = map.markers.size() + 1;
+    e.kind = s.kind;
+    e.count = s.count;
+    e.view_line = view_lines.LineOf(s.view_begin);
+    e.byte_begin = s.begin;
+    e.byte_end = s.end;
+    lines.Lines(s.begin, s.end, &e);
+    map.markers.push_back(std::move(e));
+  }
+  return map;
+}
+
+bool LooksLikeJson(std::string_view s) {
+  s = Trim(s);
+  return !s.empty() && (s.front() == '{' || s.front() == '[');
+}
+
+}  // namespace
+
+MarkerMap BuildMarkerMap(std::string_view original, std::string_view view, const std::vector<ElidedSpan>& spans) {
+  if (!spans.empty()) return MapSpans(original, view, spans);
+  if (LooksLikeJson(view) && LooksLikeJson(original) && IsJson(view)) return AlignJson(original, view);
+  Spool o, v;
+  if (!o.Write(original).ok() || !v.Write(view).ok()) return Unmapped("spool failure");
+  Result<MarkerMap> lines = AlignLines(o, v);
+  if (lines.ok() && lines->mapped) return std::move(lines).value();
+  MarkerMap text = AlignText(original, view);
+  if (text.mapped) return text;
+  if (lines.ok()) return std::move(lines).value();
+  return Unmapped(lines.status().message());
+}
+
+Result<MarkerMap> BuildMarkerMap(const Spool& original, const Spool& view, const std::vector<ElidedSpan>& spans) {
+  const bool small = original.size() <= kMarkerMapMaxInMemory && view.size() <= kMarkerMapMaxInMemory;
+  std::string head;
+  CAVEMAN_RETURN_IF_ERROR(view.ReadRange(0, 64, &head));
+  if (!spans.empty() || LooksLikeJson(head)) {
+    if (!small) return Unmapped("too large to map (over 16 MiB)");
+    CAVEMAN_ASSIGN_OR_RETURN(std::string o, original.ReadAllToString());
+    CAVEMAN_ASSIGN_OR_RETURN(std::string v, view.ReadAllToString());
+    return BuildMarkerMap(o, v, spans);
+  }
+  // Line types stream (bounded memory); text views (sections) are tried in memory.
+  CAVEMAN_ASSIGN_OR_RETURN(MarkerMap lines, AlignLines(original, view));
+  if (lines.mapped || !small) return lines;
+  CAVEMAN_ASSIGN_OR_RETURN(std::string o, original.ReadAllToString());
+  CAVEMAN_ASSIGN_OR_RETURN(std::string v, view.ReadAllToString());
+  MarkerMap text = AlignText(o, v);
+  return text.mapped ? text : lines;
+}
+
+std::string MarkerMapBlob(const Spool& original, const Spool& view, const std::vector<ElidedSpan>& spans) {
+  Result<MarkerMap> map = BuildMarkerMap(original, view, spans);
+  return SerializeMarkerMap(map.ok() ? *map : Unmapped(map.status().message()));
+}
+
+// ---- blob ----
+// "caveman-marker-map 1" LF, then "mapped" or "unmapped <reason>" LF, then per marker:
+// kind view_line count first_line last_line byte_begin byte_end first_index last_index pointer
+// (space-separated; the pointer is last and percent-encodes '%', bytes < 0x20 and 0x7F).
+
+namespace {
+
+std::string EncodeField(std::string_view s) {
+  std::string out;
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (unsigned char c : s) {
+    if (c == '%' || c < 0x20 || c == 0x7F) {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+bool DecodeField(std::string_view s, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out->push_back(s[i]);
+      continue;
+    }
+    if (i + 2 >= s.size()) return false;
+    unsigned v = 0;
+    auto r = std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16);
+    if (r.ec != std::errc() || r.ptr != s.data() + i + 3) return false;
+    out->push_back(static_cast<char>(v));
+    i += 2;
+  }
+  return true;
+}
+
+Status BadBlob() { return Status::Corruption("ccr: corrupt marker map"); }
+
+}  // namespace
+
+std::string SerializeMarkerMap(const MarkerMap& map) {
+  std::string out(kBlobHeader);
+  out += '\n';
+  out += map.mapped ? "mapped" : "unmapped " + EncodeField(map.reason);
+  out += '\n';
+  for (const MarkerEntry& e : map.markers) {
+    out += e.kind + ' ' + std::to_string(e.view_line) + ' ' + std::to_string(e.count) + ' ' +
+           std::to_string(e.first_line) + ' ' + std::to_string(e.last_line) + ' ' + std::to_string(e.byte_begin) +
+           ' ' + std::to_string(e.byte_end) + ' ' + std::to_string(e.first_index) + ' ' +
+           std::to_string(e.last_index) + ' ' + EncodeField(e.pointer) + '\n';
+  }
+  return out;
+}
+
+Result<MarkerMap> ParseMarkerMap(std::string_view blob) {
+  MarkerMap map;
+  auto next_line = [&](std::string_view* line) {
+    const size_t nl = blob.find('\n');
+    if (nl == std::string_view::npos) return false;
+    *line = blob.substr(0, nl);
+    blob.remove_prefix(nl + 1);
+    return true;
+  };
+  std::string_view line;
+  if (!next_line(&line) || line != kBlobHeader || !next_line(&line)) return BadBlob();
+  if (line == "mapped") {
+    map.mapped = true;
+  } else if (line.substr(0, 9) == "unmapped ") {
+    if (!DecodeField(line.substr(9), &map.reason)) return BadBlob();
+  } else {
+    return BadBlob();
+  }
+  while (next_line(&line)) {
+    MarkerEntry e;
+    std::vector<std::string_view> f;
+    for (int k = 0; k < 9; ++k) {
+      const size_t sp = line.find(' ');
+      if (sp == std::string_view::npos) return BadBlob();
+      f.push_back(line.substr(0, sp));
+      line.remove_prefix(sp + 1);
+    }
+    auto u = [&](std::string_view s, uint64_t* v) {
+      auto r = std::from_chars(s.data(), s.data() + s.size(), *v);
+      return r.ec == std::errc() && r.ptr == s.data() + s.size();
+    };
+    auto i = [&](std::string_view s, int64_t* v) {
+      auto r = std::from_chars(s.data(), s.data() + s.size(), *v);
+      return r.ec == std::errc() && r.ptr == s.data() + s.size();
+    };
+    e.kind = std::string(f[0]);
+    if (!u(f[1], &e.view_line) || !u(f[2], &e.count) || !u(f[3], &e.first_line) || !u(f[4], &e.last_line) ||
+        !u(f[5], &e.byte_begin) || !u(f[6], &e.byte_end) || !i(f[7], &e.first_index) || !i(f[8], &e.last_index) ||
+        e.byte_end < e.byte_begin || !DecodeField(line, &e.pointer)) {
+      return BadBlob();
+    }
+    e.index = map.markers.size() + 1;
+    map.markers.push_back(std::move(e));
+  }
+  if (!blob.empty()) return BadBlob();
+  return map;
+}
+
+// ---- follow ----
+
+void OnlineMarkerTracker::Add(const OnlineEvent& e) {
+  const uint64_t lfs = static_cast<uint64_t>(std::count(e.bytes.begin(), e.bytes.end(), '\n'));
+  if (e.input_end > e.input_begin && e.input_begin != input_end_) map_ = Unmapped("follow events out of order");
+  if (!map_.mapped) return;
+  if (e.lossy && e.lines > 0) {
+    // A marker event is one line (a leading LF closes an unterminated line written before).
+    std::string_view text(e.bytes);
+    uint64_t leading = 0;
+    if (!text.empty() && text.front() == '\n') {
+      text.remove_prefix(1);
+      leading = 1;
+    }
+    std::optional<MarkerText> m = ParseMarkerLine(Content(text));
+    if (m && m->count == e.lines && Content(text).find('\n') == std::string_view::npos) {
+      MarkerEntry entry;
+      entry.index = map_.markers.size() + 1;
+      entry.kind = std::string(m->kind);
+      entry.view_line = view_lines_ + leading + 1;
+      entry.count = m->count;
+      entry.first_line = input_lines_ + 1;
+      entry.last_line = input_lines_ + m->count;
+      entry.byte_begin = e.input_begin;
+      entry.byte_end = e.input_end;
+      map_.markers.push_back(std::move(entry));
+    }
+  }
+  view_lines_ += lfs;
+  // Lines of the input this event covers: its own count, or (verbatim bytes) their LFs.
+  input_lines_ += e.lines > 0 ? e.lines : (e.input_end > e.input_begin && !e.lossy ? lfs : 0);
+  if (e.input_end > e.input_begin) input_end_ = e.input_end;
+}
+
+}  // namespace caveman::internal
