@@ -197,7 +197,10 @@ Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o
   if (!o.external_recovery) {
     RecordInfo info{r.content_type, std::string(run->compressor->content_type()), r.tokens_before,
                     r.tokens_after, run->meta.recovery_metadata};
-    info.marker_map = internal::MarkerMapBlob(run->original, *run->output, run->meta.elided);
+    // A lossless view (TOON, minified JSON) replaces nothing: its map is empty.
+    info.marker_map = r.lossless_to_model.value_or(false)
+                          ? internal::SerializeMarkerMap(internal::MarkerMap{true, {}, {}})
+                          : internal::MarkerMapBlob(run->original, *run->output, run->meta.elided);
     Status s = run->record.Commit(run->handle, info);
     if (!s.ok()) {
       r.error = internal::StoreError(s);
