@@ -27,8 +27,9 @@ struct TextOptions {
 
 std::unique_ptr<Compressor> NewTextCompressor(TextOptions options = {});
 
-// The §5.7 sections of `text` (step 2, no HTML scrub), each TRIMmed, as views into `text`
-// (so their offsets are `section.data() - text.data()`). Used by the marker map's aligner.
+// The §5.7 sections of `text` (step 2, no HTML scrub) as the compressor writes them: from the
+// first line's start to the last line's end (paragraph mode: without its final CR), as views
+// into `text` (offsets `section.data() - text.data()`). Used by the marker map's aligner.
 std::vector<std::string_view> TextSections(std::string_view text);
 
 }  // namespace caveman

@@ -7,6 +7,7 @@
 
 #include "compressors/internal/cj.h"
 #include "compressors/internal/large_stack.h"
+#include "compressors/internal/lines.h"
 #include "compressors/internal/text_util.h"
 #include "compressors/terminal.h"
 #include "compressors/text.h"
@@ -359,32 +360,47 @@ size_t LineStart(std::string_view text, size_t offset) {
   return nl == std::string_view::npos ? 0 : nl + 1;
 }
 
-// §5.7 views: kept sections and `… N sections elided (caveman) …` joined by LF LF.
+// §5.7 views: kept sections (their raw lines) and `… N sections elided (caveman) …`, joined
+// by a blank line in the input's convention (paragraph mode) or LF (line mode), plus the
+// input's final line ending.
 MarkerMap AlignText(std::string_view original, std::string_view view) {
   const std::vector<std::string_view> sections = TextSections(original);
+  const bool paragraph = original.find("\n\n") != std::string_view::npos ||
+                         original.find("\r\n\r\n") != std::string_view::npos;
+  const std::string_view sep = !paragraph ? "\n" : IsMajorityCrlf(original) ? "\r\n\r\n" : "\n\n";
   LineIndex lines(original);
+  LineIndex view_lines(view);
   MarkerMap map;
   map.mapped = true;
-  size_t pos = 0, i = 0;
   auto section_start = [&](size_t k) -> uint64_t {
-    return k < sections.size() ? LineStart(original, static_cast<size_t>(sections[k].data() - original.data()))
-                               : original.size();
+    return k < sections.size() ? static_cast<uint64_t>(sections[k].data() - original.data()) : original.size();
   };
-  LineIndex view_lines(view);
-  while (pos < view.size() || i < sections.size()) {
-    if (pos > 0) {
-      if (view.substr(pos, 2) != "\n\n") return Unmapped("view section separator missing at byte " + std::to_string(pos));
-      pos += 2;
-    }
+  auto ends_piece = [&](size_t at) {
+    const std::string_view rest = view.substr(at);
+    return rest.empty() || rest == "\n" || rest == "\r\n" || rest.substr(0, sep.size()) == sep;
+  };
+  size_t pos = 0, i = 0;
+  for (bool first = true;; first = false) {
     const std::string_view rest = view.substr(pos);
-    if (i < sections.size() && rest.substr(0, sections[i].size()) == sections[i] &&
-        (rest.size() == sections[i].size() || rest.substr(sections[i].size(), 2) == "\n\n")) {
+    if (i == sections.size()) {
+      if (rest.empty() || rest == "\n" || rest == "\r\n") return map;
+      return Unmapped("view text remains after the last original section");
+    }
+    if (!first) {
+      if (rest.substr(0, sep.size()) != sep) return Unmapped("view section separator missing at byte " + std::to_string(pos));
+      pos += sep.size();
+    }
+    const std::string_view piece = view.substr(pos);
+    if (piece.substr(0, sections[i].size()) == sections[i] && ends_piece(pos + sections[i].size())) {
       pos += sections[i].size();
       ++i;
       continue;
     }
-    const size_t piece_end = std::min(rest.find("\n\n"), rest.size());
-    std::optional<MarkerText> m = ParseMarkerLine(rest.substr(0, piece_end));
+    const size_t piece_end = std::min(piece.find(sep), piece.size());
+    std::string_view text = piece.substr(0, piece_end);
+    if (text.size() >= 2 && text.substr(text.size() - 2) == "\r\n") text.remove_suffix(2);
+    if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    std::optional<MarkerText> m = ParseMarkerLine(text);
     if (!m || m->kind != "sections" || m->count == 0 || m->count > sections.size() - i) {
       return Unmapped("view section at byte " + std::to_string(pos) + " is neither an original section nor a marker");
     }
@@ -399,8 +415,8 @@ MarkerMap AlignText(std::string_view original, std::string_view view) {
     map.markers.push_back(std::move(e));
     i += m->count;
     pos += piece_end;
+    if (view.substr(pos) == "\n" || view.substr(pos) == "\r\n") pos = view.size();
   }
-  return map;
 }
 
 // Code: the compressor's own spans.
