@@ -37,18 +37,21 @@ std::string MarkerMapTable(const std::vector<MarkerEntry>& markers) {
     rows.push_back({std::to_string(e.index), e.kind, std::to_string(e.view_line), std::to_string(e.count), lines,
                     "[" + std::to_string(e.byte_begin) + ", " + std::to_string(e.byte_end) + ")", array});
   }
+  // The array column only when some marker is a JSON one.
+  const bool json = std::any_of(markers.begin(), markers.end(), [](const MarkerEntry& e) { return e.first_index >= 0; });
+  const size_t columns = json ? 7 : 6;
   std::array<size_t, 7> width{};
   for (const Row& r : rows) {
-    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    for (size_t c = 0; c < columns; ++c) width[c] = std::max(width[c], r[c].size());
   }
   auto right = [](size_t c) { return c == 0 || c == 2 || c == 3; };
   std::string out;
   for (const Row& r : rows) {
     std::string line;
-    for (size_t c = 0; c < r.size(); ++c) {
+    for (size_t c = 0; c < columns; ++c) {
       if (c > 0) line += "  ";
       const std::string pad(width[c] - r[c].size(), ' ');
-      line += right(c) ? pad + r[c] : r[c] + (c + 1 < r.size() ? pad : "");
+      line += right(c) ? pad + r[c] : r[c] + (c + 1 < columns ? pad : "");
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
