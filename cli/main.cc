@@ -490,6 +490,10 @@ int CmdRetrieve(const std::vector<std::string>& args) {
     }
     auto format = TableFormat(format_opt, format_flag);
     if (!format.ok()) return Fail("retrieve: " + format.status().message());
+    if (words[0].starts_with("part_")) {
+      Fail("retrieve: ccr: no marker map: a partial record has none (it is stored when the run completes)");
+      return internal::kExitNoMarkerMap;
+    }
     auto store = OpenStoreFromEnv();
     if (!store.ok()) return Fail(store.status().message());
     Engine engine(EngineOptions{.store = store->get()});

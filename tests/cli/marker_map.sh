@@ -62,6 +62,12 @@ for args in "--marker x" "--marker 1 --map" "--marker 1 query" "--map --marker 2
   [[ $rc == 1 && ! -s $work/out ]] || { echo "'$args': rc $rc"; exit 1; }
 done
 
+set +e
+"$CAVE" retrieve part_0123456789abcdef0123456789abcdef --map > "$work/out" 2> "$work/err"; rc=$?
+set -e
+[[ $rc == 3 && ! -s $work/out ]] || { echo "partial --map: rc $rc"; exit 1; }
+grep -q '^retrieve: ccr: no marker map: a partial record has none' "$work/err" || { cat "$work/err"; exit 1; }
+
 # A store written by schema 2: the column does not exist; opening migrates it (NULL map).
 python3 - "$CAVEMAN_HOME/ccr.db" <<'PY'
 import sqlite3, sys
