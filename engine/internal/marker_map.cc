@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <unordered_map>
 #include <utility>
 
 #include "compressors/internal/cj.h"
@@ -335,7 +336,240 @@ bool AlignJsonTrees(const JsonValue& view_root, const JsonValue& orig_root, std:
   return true;
 }
 
+// One collapsed run of an original array: path segments as the scanner builds them.
+struct JsonTarget {
+  std::string path;   // "\x01key" / "\x02index" segments from the root
+  uint64_t first = 0, last = 0;
+  uint64_t array_size = 0;  // the original array's length the view implies
+  size_t entry = 0;         // index into the markers being built
+  bool have_begin = false, have_end = false;
+};
+
+void AppendIndexSegment(uint64_t i, std::string* path) {
+  path->push_back('\x02');
+  path->append(std::to_string(i));
+  path->push_back('\x00');
+}
+void AppendKeySegment(std::string_view key, std::string* path) {
+  path->push_back('\x01');
+  path->append(std::to_string(key.size()));
+  path->push_back(':');
+  path->append(key);
+}
+
+// The view walk without the original tree: original indices follow from the markers' counts.
+// REQUIRES: the original holds no `__caveman_elided__` key (then every marker item is new).
+bool CollectJsonTargets(const JsonValue& view_root, std::string_view view_text, std::vector<MarkerEntry>* out,
+                        std::vector<JsonTarget>* targets, std::string* reason) {
+  struct Item {
+    const JsonValue* v;
+    std::string path, pointer;
+  };
+  std::vector<Item> stack;
+  stack.push_back({&view_root, std::string(), std::string()});
+  LineIndex view_lines(view_text);
+  while (!stack.empty()) {
+    Item it = std::move(stack.back());
+    stack.pop_back();
+    const JsonValue& v = *it.v;
+    std::vector<Item> children;
+    if (v.kind == JsonValue::Kind::kObject) {
+      for (const JsonMember& m : v.members) {
+        Item c{&m.value, it.path, it.pointer};
+        AppendKeySegment(m.key, &c.path);
+        AppendPointerToken(m.key, &c.pointer);
+        children.push_back(std::move(c));
+      }
+    } else if (v.kind == JsonValue::Kind::kArray) {
+      uint64_t idx = 0;
+      const size_t first_target = targets->size();
+      for (const JsonValue& item : v.items) {
+        if (IsMarkerItem(item)) {
+          const JsonValue* n = item.Find(kElidedKey);
+          uint64_t count = 0;
+          size_t after = 0;
+          if (n->kind != JsonValue::Kind::kNumber || !ReadNumber(n->text, 0, &count, &after) ||
+              after != n->text.size() || count == 0) {
+            *reason = "JSON marker at \"" + it.pointer + "\" has no count";
+            return false;
+          }
+          MarkerEntry e;
+          e.kind = "elements";
+          e.count = count;
+          e.pointer = it.pointer;
+          e.first_index = static_cast<int64_t>(idx);
+          e.last_index = static_cast<int64_t>(idx + count - 1);
+          e.view_line = view_lines.LineOf(item.begin);
+          e.index = item.begin;  // view position; renumbered after the walk
+          targets->push_back({it.path, idx, idx + count - 1, 0, out->size(), false, false});
+          out->push_back(std::move(e));
+          idx += count;
+          continue;
+        }
+        Item c{&item, it.path, it.pointer + "/" + std::to_string(idx)};
+        AppendIndexSegment(idx, &c.path);
+        children.push_back(std::move(c));
+        ++idx;
+      }
+      for (size_t t = first_target; t < targets->size(); ++t) (*targets)[t].array_size = idx;
+    }
+    for (auto r = children.rbegin(); r != children.rend(); ++r) stack.push_back(std::move(*r));
+  }
+  return true;
+}
+
+// One pass over the original JSON text (valid: the compressor parsed it) recording the byte
+// spans of the targets' first and last elements and the targets' array lengths. Iterative;
+// memory: the path of the current value. A duplicate key's later value overwrites (CJ keeps
+// the last duplicate).
+bool ScanJsonSpans(std::string_view text, std::vector<JsonTarget>* targets, std::vector<MarkerEntry>* entries,
+                   std::string* reason) {
+  std::unordered_map<std::string, std::vector<size_t>> by_path;
+  for (size_t t = 0; t < targets->size(); ++t) by_path[(*targets)[t].path].push_back(t);
+  struct Frame {
+    bool array;
+    size_t path_len;                     // path length of this container
+    uint64_t count = 0;                  // array: elements seen
+    uint64_t elem_begin = 0;             // array: start of the current element
+    const std::vector<size_t>* hits = nullptr;  // array: targets of this array
+    std::string key;                     // object: the pending member's key
+  };
+  std::vector<Frame> stack;
+  std::string path;
+  std::unordered_map<size_t, uint64_t> sizes;  // target -> length seen
+  auto value_starts = [&](uint64_t at) {
+    if (stack.empty()) return;
+    Frame& f = stack.back();
+    if (f.array) {
+      f.elem_begin = at;
+      AppendIndexSegment(f.count, &path);
+    } else {
+      AppendKeySegment(f.key, &path);
+    }
+  };
+  auto value_ends = [&](uint64_t end) {
+    if (stack.empty()) return;
+    Frame& f = stack.back();
+    path.resize(f.path_len);
+    if (!f.array) return;
+    if (f.hits != nullptr) {
+      for (size_t t : *f.hits) {
+        JsonTarget& g = (*targets)[t];
+        if (g.first == f.count) {
+          (*entries)[g.entry].byte_begin = f.elem_begin;
+          g.have_begin = true;
+        }
+        if (g.last == f.count) {
+          (*entries)[g.entry].byte_end = end;
+          g.have_end = true;
+        }
+      }
+    }
+    ++f.count;
+  };
+  auto open = [&](bool array) {
+    Frame f;
+    f.array = array;
+    f.path_len = path.size();
+    if (array) {
+      auto hit = by_path.find(path);
+      if (hit != by_path.end()) f.hits = &hit->second;
+    }
+    stack.push_back(std::move(f));
+  };
+  bool expect_key = false;
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':') {
+      if (c == ',' && !stack.empty() && !stack.back().array) expect_key = true;
+      ++i;
+      continue;
+    }
+    if (c == '"') {
+      size_t j = i + 1;
+      bool escaped = false;
+      while (j < text.size() && text[j] != '"') {
+        if (text[j] == '\\') {
+          escaped = true;
+          ++j;
+        }
+        ++j;
+      }
+      if (j >= text.size()) break;
+      const std::string_view token = text.substr(i, j + 1 - i);
+      if (expect_key) {
+        std::optional<std::string> key =
+            escaped ? DecodeJsonString(token) : std::optional<std::string>(std::string(token.substr(1, token.size() - 2)));
+        if (!key) break;
+        stack.back().key = std::move(*key);
+        expect_key = false;
+      } else {
+        value_starts(i);
+        value_ends(j + 1);
+      }
+      i = j + 1;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      value_starts(i);
+      open(c == '[');
+      expect_key = c == '{';
+      ++i;
+      continue;
+    }
+    if (c == '}' || c == ']') {
+      if (stack.empty()) break;
+      if (stack.back().array && stack.back().hits != nullptr) {
+        for (size_t t : *stack.back().hits) sizes[t] = stack.back().count;
+      }
+      stack.pop_back();
+      expect_key = false;
+      value_ends(i + 1);
+      ++i;
+      continue;
+    }
+    // A number or literal: up to the next delimiter.
+    size_t j = i;
+    while (j < text.size() && text[j] != ',' && text[j] != ']' && text[j] != '}' && text[j] != ' ' &&
+           text[j] != '\t' && text[j] != '\n' && text[j] != '\r') {
+      ++j;
+    }
+    value_starts(i);
+    value_ends(j);
+    i = j;
+  }
+  for (size_t t = 0; t < targets->size(); ++t) {
+    const JsonTarget& g = (*targets)[t];
+    auto seen = sizes.find(t);
+    if (!g.have_begin || !g.have_end || seen == sizes.end() || seen->second != g.array_size) {
+      *reason = "JSON marker at \"" + (*entries)[g.entry].pointer + "\" does not fit the original array";
+      return false;
+    }
+  }
+  return true;
+}
+
 MarkerMap AlignJson(std::string_view original, std::string_view view) {
+  if (original.find(kElidedKey) == std::string_view::npos) {
+    // The usual case: no marker objects in the original, so the view alone says which items
+    // are markers; one scan of the original finds the spans (no tree of the original).
+    std::optional<JsonValue> v;
+    RunWithStack(StackBytesForInput(view.size()), [&] { v = ParseJson(view); });
+    if (!v) return Unmapped("the view is not JSON");
+    MarkerMap map;
+    map.mapped = true;
+    std::vector<JsonTarget> targets;
+    if (!CollectJsonTargets(*v, view, &map.markers, &targets, &map.reason) ||
+        !ScanJsonSpans(original, &targets, &map.markers, &map.reason)) {
+      return Unmapped(std::move(map.reason));
+    }
+    LineIndex lines(original);
+    for (MarkerEntry& e : map.markers) lines.Lines(e.byte_begin, e.byte_end, &e);
+    std::stable_sort(map.markers.begin(), map.markers.end(),
+                     [](const MarkerEntry& a, const MarkerEntry& b) { return a.index < b.index; });
+    for (size_t i = 0; i < map.markers.size(); ++i) map.markers[i].index = i + 1;
+    return map;
+  }
   std::optional<JsonValue> v, o;
   // cj's parser recurses per nesting level: give it a stack sized for the input.
   RunWithStack(StackBytesForInput(std::max(original.size(), view.size())), [&] {
@@ -468,14 +702,17 @@ Result<MarkerMap> BuildMarkerMap(const Spool& original, const Spool& view, const
   const bool small = original.size() <= kMarkerMapMaxInMemory && view.size() <= kMarkerMapMaxInMemory;
   std::string head;
   CAVEMAN_RETURN_IF_ERROR(view.ReadRange(0, 64, &head));
-  if (!spans.empty() || LooksLikeJson(head)) {
-    if (!small) return Unmapped("too large to map (over 16 MiB)");
+  if (!spans.empty() && !small) return Unmapped("too large to map (over 16 MiB)");
+  // JSON-looking views (a log whose lines start with `[` looks so too) are tried in memory
+  // when small; a large one streams through the line aligner like any line view.
+  if (!spans.empty() || (LooksLikeJson(head) && small)) {
     CAVEMAN_ASSIGN_OR_RETURN(std::string o, original.ReadAllToString());
     CAVEMAN_ASSIGN_OR_RETURN(std::string v, view.ReadAllToString());
     return BuildMarkerMap(o, v, spans);
   }
   // Line types stream (bounded memory); text views (sections) are tried in memory.
   CAVEMAN_ASSIGN_OR_RETURN(MarkerMap lines, AlignLines(original, view));
+  if (!lines.mapped && LooksLikeJson(head)) return Unmapped("JSON too large to map (over 16 MiB)");
   if (lines.mapped || !small) return lines;
   CAVEMAN_ASSIGN_OR_RETURN(std::string o, original.ReadAllToString());
   CAVEMAN_ASSIGN_OR_RETURN(std::string v, view.ReadAllToString());

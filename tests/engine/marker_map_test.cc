@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -196,8 +197,11 @@ uint64_t UnitsIn(const MarkerEntry& e, std::string_view slice) {
 }
 
 // Runs every check on one stored record; returns the number of markers.
+// `preexisting`: marker objects the original held already (copied into the view as they are;
+// they must sort after every new marker in the view).
 size_t CheckRecord(Engine& engine, const std::string& handle, const std::string& type_in,
-                   const std::string& original, const std::string& view, const std::string& label) {
+                   const std::string& original, const std::string& view, const std::string& label,
+                   size_t preexisting = 0) {
   SCOPED_TRACE(label);
   auto map = engine.RetrieveMarkerMap(handle);
   if (!map.ok()) {
@@ -215,7 +219,7 @@ size_t CheckRecord(Engine& engine, const std::string& handle, const std::string&
   }
   // Python bodies become `...`, which no needle can count.
   if (type != "code" || view.find("...") == std::string::npos) {
-    EXPECT_EQ(markers.size(), expected_markers);
+    EXPECT_EQ(markers.size() + preexisting, expected_markers);
   }
   std::string rebuilt, spliced;
   uint64_t pos = 0;
@@ -301,6 +305,55 @@ TEST(MarkerMap, EveryGoldenFixtureMapsEachMarkerToTheUnitsItReplaced) {
   std::printf("records %zu, markers %zu\n", records, markers);
   EXPECT_GE(records, 40u);
   EXPECT_GE(markers, 100u);
+}
+
+// JSON: nested collapsed arrays, keys with escapes and `/` `~`, a duplicate key (the last one
+// counts), pretty and compact layouts, and an original that already holds a marker object
+// (then the tree walk is used instead of the one-pass scan).
+TEST(MarkerMap, JsonRunsInNestedArraysEscapedAndDuplicateKeys) {
+  auto records = [](int n, const std::string& prefix, bool nested) {
+    std::string s = "[";
+    for (int i = 0; i < n; ++i) {
+      if (i) s += ",\n    ";
+      s += "{\"id\": \"" + prefix + std::to_string(i) + "\", \"state\": \"ok\", \"zone\": \"z" +
+           std::to_string(i % 3) + "\"";
+      if (nested && i == 1) {
+        s += ", \"parts\": [";
+        for (int k = 0; k < 30; ++k) s += std::string(k ? "," : "") + "{\"p\":\"q" + std::to_string(k) + "\",\"w\":1}";
+        s += "]";
+      }
+      s += "}";
+    }
+    return s + "]";
+  };
+  const std::string base = "{\n  \"items\": " + records(40, "a", true) + ",\n  \"we\\\"ird/k~ey\": " +
+                           records(25, "b", false) + ",\n  \"dup\": [1, 2],\n  \"dup\": " + records(30, "c", false);
+  const std::string inputs[] = {
+      base + "\n}\n",
+      base + ",\n  \"zz_old\": [{\"__caveman_elided__\": 3}, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n}\n",
+  };
+  for (const std::string& input : inputs) {
+    auto store = MemoryStore();
+    Engine engine(EngineOptions{.store = store.get()});
+    CompressOptions o;
+    o.mode = Mode::kCompress;
+    o.type = "json";
+    std::string view;
+    auto r = engine.Compress(input, o, &view);
+    ASSERT_TRUE(r.ok());
+    ASSERT_FALSE(r->recovery_handle.empty()) << view;
+    ASSERT_EQ(r->method, "elision");
+    const size_t preexisting = input.find("zz_old") != std::string::npos ? 1 : 0;
+    EXPECT_GE(CheckRecord(engine, r->recovery_handle, "json", input, view, "json", preexisting), 4u);
+    auto map = engine.RetrieveMarkerMap(r->recovery_handle);
+    ASSERT_TRUE(map.ok());
+    std::set<std::string> pointers;
+    for (const MarkerEntry& e : *map) pointers.insert(e.pointer);
+    EXPECT_TRUE(pointers.count("/items")) << view;
+    EXPECT_TRUE(pointers.count("/items/1/parts")) << view;
+    EXPECT_TRUE(pointers.count("/we\"ird~1k~0ey")) << view;
+    EXPECT_TRUE(pointers.count("/dup")) << view;
+  }
 }
 
 TEST(MarkerMap, OutOfRangeAndUnmappedRecordsAreClearErrors) {
