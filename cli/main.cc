@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/internal/help_text.h"
+#include "cli/internal/marker_format.h"
 #include "cli/internal/mcp_server.h"
 #include "cli/internal/report_format.h"
 #include "cli/internal/run_command.h"
@@ -470,12 +471,19 @@ std::string SliceFromFlags(const CLI::Option* lines_opt, const std::string& line
 
 int CmdRetrieve(const std::vector<std::string>& args) {
   constexpr const char* kRetrieveUsage = "usage: caveman-engine retrieve <handle> [query]";
+  constexpr const char* kRetrieveMarkerUsage =
+      "usage: caveman-engine retrieve <handle> --marker K | --map [--format json|table]";
   std::vector<std::string> words;
   bool partials = false;
   std::string format_flag, lines_flag, bytes_flag, pointer_flag, grep_flag, context_flag;
   CLI::App app;
   app.add_option("words", words);
   app.add_flag("--partials", partials)->disable_flag_override();
+  // Marker maps (issue 14): cli/internal/marker_format.
+  bool map = false;
+  uint64_t marker = 0;
+  app.add_flag("--map", map)->disable_flag_override();
+  CLI::Option* marker_opt = app.add_option("--marker", marker)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   CLI::Option* format_opt =
       app.add_option("--format", format_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   CLI::Option* lines_opt = app.add_option("--lines", lines_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -500,6 +508,28 @@ int CmdRetrieve(const std::vector<std::string>& args) {
   if (partials) {
     if (!p.extras.empty() || !words.empty() || sliced || !slice_error.empty()) return Fail(kRetrieveUsage);
     return ListPartials(format_opt, format_flag);
+  }
+  if (map || marker_opt->count() > 0) {
+    if (!p.extras.empty() || words.size() != 1 || (map && marker_opt->count() > 0) ||
+        (!map && format_opt->count() > 0) || sliced || !slice_error.empty()) {
+      return Fail(kRetrieveMarkerUsage);
+    }
+    auto format = TableFormat(format_opt, format_flag);
+    if (!format.ok()) return Fail("retrieve: " + format.status().message());
+    if (words[0].starts_with("part_")) {
+      Fail("retrieve: ccr: no marker map: a partial record has none (it is stored when the run completes)");
+      return internal::kExitNoMarkerMap;
+    }
+    auto store = OpenStoreFromEnv();
+    if (!store.ok()) return Fail(store.status().message());
+    Engine engine(EngineOptions{.store = store->get()});
+    auto raw_out = NewFdSink(STDOUT_FILENO);
+    TrackedSink out(*raw_out);
+    internal::MarkerCommandOutcome o = internal::RunMarkerCommand(
+        engine, words[0], map ? std::nullopt : std::optional<uint64_t>(marker), *format, out);
+    if (o.exit_code == 0) return 0;
+    Fail((out.failed ? "write stdout: " : "retrieve: ") + o.error);
+    return out.failed ? 1 : o.exit_code;
   }
   if (!p.extras.empty() || words.empty() || words.size() > 2 || format_opt->count() > 0) return Fail(kRetrieveUsage);
   if (!slice_error.empty()) return Fail(slice_error);

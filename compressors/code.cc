@@ -305,8 +305,11 @@ std::vector<Replacement> CollectBodies(TSNode root, std::string_view text,
   }
 }
 
+// Appends to `spans` (when not null) what each applied replacement dropped and where its
+// marker lies in the output: a body whole; of a comment block only the lines after the kept
+// first sentence (the output keeps those lines verbatim before the marker line).
 std::string ApplyReplacements(std::string_view text, std::vector<Replacement> replacements,
-                              std::string_view replacement) {
+                              std::string_view replacement, std::vector<ElidedSpan>* spans = nullptr) {
   std::stable_sort(replacements.begin(), replacements.end(),
                    [](const Replacement& a, const Replacement& b) { return a.start < b.start; });
   std::string out;
@@ -315,7 +318,25 @@ std::string ApplyReplacements(std::string_view text, std::vector<Replacement> re
   for (const Replacement& r : replacements) {
     if (r.start < pos) continue;  // overlaps an earlier replacement
     out.append(text.substr(pos, r.start - pos));
+    const size_t view_start = out.size();
     out.append(r.text.empty() ? replacement : std::string_view(r.text));
+    if (spans != nullptr) {
+      ElidedSpan span;
+      if (r.text.empty()) {
+        span = {r.start, r.end, view_start, out.size(), "body", 1};
+      } else {
+        // r.text = the kept lines of the block, LF, the marker line; the original block's
+        // lines from the same line on are what the marker replaced.
+        const size_t marker_nl = r.text.rfind('\n');
+        const size_t kept = marker_nl == std::string::npos ? 0 : marker_nl + 1;
+        const std::string_view block = text.substr(r.start, r.end - r.start);
+        const uint64_t dropped_from = kept <= block.size() ? r.start + kept : r.end;
+        const std::string_view dropped = text.substr(dropped_from, r.end - dropped_from);
+        const uint64_t lines = static_cast<uint64_t>(std::count(dropped.begin(), dropped.end(), '\n')) + 1;
+        span = {dropped_from, r.end, view_start + kept, out.size(), "comment", lines};
+      }
+      spans->push_back(std::move(span));
+    }
     pos = r.end;
   }
   out.append(text.substr(pos));
@@ -328,7 +349,9 @@ class CodeCompressor final : public InMemoryCompressor {
 
  protected:
   std::optional<std::string> TransformText(std::string_view body, std::string_view /*query*/,
-                                           TransformMeta* /*meta*/) const override {
+                                           TransformMeta* meta) const override {
+    std::vector<ElidedSpan>* spans = meta != nullptr ? &meta->elided : nullptr;
+    if (spans != nullptr) spans->clear();
     std::optional<Language> language = SniffLanguage(body);
     if (!language) return std::nullopt;
 
@@ -368,18 +391,21 @@ class CodeCompressor final : public InMemoryCompressor {
           CollectBodies(ts_tree_root_node(rough.get()), body, replacement, python, /*with_bodies=*/false,
                         /*allow_hash=*/false);
       if (comments.empty()) return std::nullopt;
-      return ApplyReplacements(body, std::move(comments), replacement);
+      return ApplyReplacements(body, std::move(comments), replacement, spans);
     }
 
     std::vector<Replacement> bodies =
         CollectBodies(ts_tree_root_node(tree.get()), body, replacement, python, /*with_bodies=*/true,
                       /*allow_hash=*/python);
     if (bodies.empty()) return std::nullopt;
-    std::string out = ApplyReplacements(body, std::move(bodies), replacement);
+    std::string out = ApplyReplacements(body, std::move(bodies), replacement, spans);
 
     // The output must itself be valid code of the same grammar, else the model would be
     // shown something the original was not (and the second pass could not decline cleanly).
-    if (ParseClean(parser.get(), grammar, out) == nullptr) return std::nullopt;
+    if (ParseClean(parser.get(), grammar, out) == nullptr) {
+      if (spans != nullptr) spans->clear();
+      return std::nullopt;
+    }
     return out;
   }
 };

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "stream/byte_io.h"
 #include "stream/spool.h"
@@ -30,11 +31,21 @@ enum class TransformOutcome : uint8_t {
   kDeclined,  // forward the original; the sink content is ignored
 };
 
+// A byte range of the body a compressor replaced, reported for the marker map (issue 14) by
+// compressors whose markers carry no count of lines (code bodies and comment blocks).
+struct ElidedSpan {
+  uint64_t begin = 0, end = 0;            // body bytes [begin, end) that were dropped
+  uint64_t view_begin = 0, view_end = 0;  // the output bytes standing for them (the marker)
+  std::string kind;                       // "body", "comment"
+  uint64_t count = 0;                     // units (1 body, or the N comment lines)
+};
+
 // Optional metadata a metadata-aware compressor returns with an accepted output.
 struct TransformMeta {
   std::string method;                      // empty = the content type
   std::optional<bool> lossless_to_model;   // empty = class reversibility (false for S4)
   std::string recovery_metadata;           // stored in the record's metadata column
+  std::vector<ElidedSpan> elided;          // side channel for the marker map; may stay empty
 };
 
 class Compressor {

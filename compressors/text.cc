@@ -285,6 +285,13 @@ class TextCompressor final : public InMemoryCompressor {
 
 }  // namespace
 
+std::vector<std::string_view> TextSections(std::string_view text) {
+  const bool paragraph_mode = internal::Contains(text, "\n\n") || internal::Contains(text, "\r\n\r\n");
+  std::vector<std::string_view> out;
+  for (const Section& s : Sections(text, paragraph_mode)) out.push_back(s.raw);
+  return out;
+}
+
 std::unique_ptr<Compressor> NewTextCompressor(TextOptions options) {
   return std::make_unique<TextCompressor>(options);
 }

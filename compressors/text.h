@@ -11,6 +11,8 @@
 #define CAVEMAN_COMPRESSORS_TEXT_H_
 
 #include <memory>
+#include <string_view>
+#include <vector>
 
 #include "compressors/compressor.h"
 
@@ -24,6 +26,11 @@ struct TextOptions {
 };
 
 std::unique_ptr<Compressor> NewTextCompressor(TextOptions options = {});
+
+// The §5.7 sections of `text` (step 2, no HTML scrub) as the compressor writes them: from the
+// first line's start to the last line's end (paragraph mode: without its final CR), as views
+// into `text` (offsets `section.data() - text.data()`). Used by the marker map's aligner.
+std::vector<std::string_view> TextSections(std::string_view text);
 
 }  // namespace caveman
 

@@ -19,6 +19,7 @@
 #include "compressors/registry.h"
 #include "compressors/online.h"
 #include "engine/internal/follow_session.h"
+#include "engine/internal/marker_map.h"
 #include "engine/internal/stages.h"
 #include "stream/spool.h"
 #include "stream/tokens.h"
@@ -93,8 +94,11 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
     std::unique_ptr<Spool> view;
     CAVEMAN_ASSIGN_OR_RETURN(why, internal::Transform(selection, config, &view, &run->meta));
     if (why != PassThroughReason::kNone) return why;
+    const Spool* first_view = view.get();
     CAVEMAN_ASSIGN_OR_RETURN(why, internal::Stabilise(selection, config, &view, &run->meta));
     if (why != PassThroughReason::kNone) return why;
+    // The compressor's spans describe its own output over the whole input only.
+    if (view.get() != first_view || selection.layered) run->meta.elided.clear();
     CAVEMAN_RETURN_IF_ERROR(internal::Rewrap(selection, std::move(view), &run->output));
     CAVEMAN_ASSIGN_OR_RETURN(why, internal::Gate(*run->output, read, *counter_, &r.tokens_after));
     return why;
@@ -205,6 +209,10 @@ Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o
   if (!o.external_recovery) {
     RecordInfo info{r.content_type, std::string(run->compressor->content_type()), r.tokens_before,
                     r.tokens_after, run->meta.recovery_metadata};
+    // A lossless view (TOON, minified JSON) replaces nothing: its map is empty.
+    info.marker_map = r.lossless_to_model.value_or(false)
+                          ? internal::SerializeMarkerMap(internal::MarkerMap{true, {}, {}})
+                          : internal::MarkerMapBlob(run->original, *run->output, run->meta.elided);
     Status s = run->record.Commit(run->handle, info);
     if (!s.ok()) {
       r.error = internal::StoreError(s);
@@ -306,6 +314,27 @@ Status Engine::RetrieveQuery(std::string_view handle, std::string_view query, By
 Result<std::string> Engine::RetrieveMetadata(std::string_view handle) {
   if (options_.store == nullptr) return Status::NotSupported("no recovery store configured");
   return options_.store->GetMetadata(handle);
+}
+
+Result<std::vector<MarkerEntry>> Engine::RetrieveMarkerMap(std::string_view handle) {
+  if (options_.store == nullptr) return Status::NotSupported("no recovery store configured");
+  CAVEMAN_ASSIGN_OR_RETURN(std::optional<std::string> blob, options_.store->GetMarkerMap(handle));
+  if (!blob.has_value()) {
+    return Status::NotSupported("ccr: no marker map: the record was stored before marker maps");
+  }
+  CAVEMAN_ASSIGN_OR_RETURN(internal::MarkerMap map, internal::ParseMarkerMap(*blob));
+  if (!map.mapped) return Status::NotSupported("ccr: no marker map: " + map.reason);
+  return std::move(map.markers);
+}
+
+Status Engine::RetrieveMarker(std::string_view handle, uint64_t k, ByteSink& out) {
+  CAVEMAN_ASSIGN_OR_RETURN(std::vector<MarkerEntry> markers, RetrieveMarkerMap(handle));
+  if (k == 0 || k > markers.size()) {
+    return Status::InvalidArgument("marker " + std::to_string(k) + " out of range: the record has " +
+                                   std::to_string(markers.size()) + " marker" + (markers.size() == 1 ? "" : "s"));
+  }
+  const MarkerEntry& e = markers[k - 1];
+  return options_.store->GetRange(handle, e.byte_begin, e.byte_end - e.byte_begin, out);
 }
 
 Result<StoreStats> Engine::Stats() {

@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "store/store.h"
 #include "stream/byte_io.h"
@@ -149,6 +150,26 @@ struct RetrieveSliceOptions {
 // message that says what is expected.
 Status ParseSliceRange(std::string_view spec, RetrieveSliceOptions::Kind kind, RetrieveSliceOptions* options);
 
+// One elision marker of a stored view and the original units it replaced (issue 14; the
+// conventions are in docs/DECISIONS.md, "Marker maps"). Lines are 1-based and inclusive,
+// bytes are 0-based and half-open: the marker stands for original[byte_begin, byte_end).
+struct MarkerEntry {
+  uint64_t index = 0;       // K: 1-based, in the order the markers appear in the view
+  std::string kind;         // lines, identical, context, search, config, rows, sections,
+                            // comment, body, elements
+  uint64_t view_line = 0;   // 1-based line of the view that holds the marker
+  uint64_t count = 0;       // units it stands for (the N of its text; 1 for a body)
+  uint64_t first_line = 0;  // original lines holding [byte_begin, byte_end)
+  uint64_t last_line = 0;
+  uint64_t byte_begin = 0;
+  uint64_t byte_end = 0;
+  // JSON: the array (RFC 6901 pointer into the original, indices as in the original) and
+  // the 0-based inclusive element indices; pointer empty and indices -1 otherwise.
+  std::string pointer;
+  int64_t first_index = -1;
+  int64_t last_index = -1;
+};
+
 struct EngineOptions {
   RecoveryStore* store = nullptr;           // not owned; nullptr = no store
   const TokenCounter* counter = nullptr;    // nullptr = DefaultTokenCounter()
@@ -204,6 +225,15 @@ class Engine {
   // ("no value at JSON pointer P").
   Status RetrieveSlice(std::string_view handle, const RetrieveSliceOptions& slice, ByteSink& out);
   Result<std::string> RetrieveMetadata(std::string_view handle);
+  // The marker map of the record's latest view, markers in view order. Errors: kNotFound,
+  // kCorruption (unreadable map), kNotSupported when the record has no map: stored before
+  // schema 3 (message "ccr: no marker map: the record was stored before marker maps"), or its
+  // view could not be aligned with its original ("ccr: no marker map: …" with the reason).
+  Result<std::vector<MarkerEntry>> RetrieveMarkerMap(std::string_view handle);
+  // Exactly the original bytes marker `k` (1-based) replaced, decoded from the stored frame
+  // (only that range is held). Errors: those of RetrieveMarkerMap; kInvalidArgument when k is
+  // outside 1..markers ("marker K out of range: the record has M markers").
+  Status RetrieveMarker(std::string_view handle, uint64_t k, ByteSink& out);
   Result<StoreStats> Stats();
 
   const TokenCounter& counter() const { return *counter_; }

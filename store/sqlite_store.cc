@@ -38,7 +38,7 @@ constexpr std::chrono::milliseconds kSchemaRetryLimit{30000};  // §6.2
 constexpr std::chrono::milliseconds kWriteRetryLimit{30000};
 constexpr std::chrono::milliseconds kInitialBackoff{10};
 constexpr std::chrono::milliseconds kMaxBackoff{1000};
-constexpr int64_t kSchemaVersion = 2;
+constexpr int64_t kSchemaVersion = 3;
 constexpr int kPageSize = 65536;
 
 constexpr char kMemoryPath[] = ":memory:";
@@ -81,6 +81,12 @@ constexpr char kMigrateV2Sql[] =
     "  next_seq       INTEGER NOT NULL"
     ");"
     "PRAGMA user_version = 2;";
+
+// Version 3 (issue 14): the marker map of the view emitted with the record (NULL for records
+// stored before; engine/internal/marker_map.h defines the blob).
+constexpr char kMigrateV3Sql[] =
+    "ALTER TABLE recoveries ADD COLUMN marker_map BLOB;"
+    "PRAGMA user_version = 3;";
 
 // Size of a record as counted against the capacity (§6.5); partial records count too.
 constexpr char kUsedBytesV1Sql[] =
@@ -258,7 +264,9 @@ class SqliteStore final : public RecoveryStore {
   Status Get(std::string_view handle, ByteSink& out) override;
   Status GetStreaming(std::string_view handle, ByteSink& out, const std::function<bool()>& enough,
                       bool* stopped) override;
+  Status GetRange(std::string_view handle, uint64_t offset, uint64_t length, ByteSink& out) override;
   Result<std::string> GetMetadata(std::string_view handle) override;
+  Result<std::optional<std::string>> GetMarkerMap(std::string_view handle) override;
   Result<StoreStats> Stats() override;
   Result<GcResult> Gc(std::optional<uint64_t> older_than_seconds, bool dry_run) override;
 
@@ -305,7 +313,8 @@ class SqliteStore final : public RecoveryStore {
   std::unique_ptr<Db> db_;
   bool memory_;
   bool read_only_ = false;
-  bool v2_ = true;  // schema version 2 (a read-only open may find version 1)
+  bool v2_ = true;  // schema version ≥ 2 (a read-only open may find version 1)
+  bool v3_ = true;  // schema version ≥ 3: recoveries.marker_map
 };
 
 constexpr const char* kReadOnlyMessage = "recovery store is read-only (no write permission)";
@@ -395,10 +404,11 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenReadOnly(const StoreOption
   store->read_only_ = true;
   sqlite3_busy_timeout(store->db_->raw(), kBusyTimeoutMs);
   CAVEMAN_ASSIGN_OR_RETURN(int64_t version, store->db_->QueryInt("PRAGMA user_version"));
-  if (version != kSchemaVersion && version != 1) {
+  if (version < 1 || version > kSchemaVersion) {
     return Status::NotSupported("unsupported schema version " + std::to_string(version));
   }
-  store->v2_ = version == kSchemaVersion;
+  store->v2_ = version >= 2;
+  store->v3_ = version >= 3;
   return store;
 }
 
@@ -422,6 +432,7 @@ Status SqliteStore::InitSchema() {
     CAVEMAN_ASSIGN_OR_RETURN(version, db_->QueryInt("PRAGMA user_version"));
     if (version == 0) CAVEMAN_RETURN_IF_ERROR(db_->Exec(kCreateSchemaSql));
     if (version <= 1) CAVEMAN_RETURN_IF_ERROR(db_->Exec(kMigrateV2Sql));
+    if (version <= 2) CAVEMAN_RETURN_IF_ERROR(db_->Exec(kMigrateV3Sql));
     return db_->Exec("COMMIT");
   });
 }
@@ -471,7 +482,7 @@ Status SqliteStore::PutOnce(const std::string& handle, const RecordInfo& info,
       Statement ins,
       db_->Prepare("INSERT INTO recoveries (handle, created_at, content_type, compressor,"
                    " tokens_before, tokens_after, original_bytes, stored_bytes, metadata,"
-                   " command) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
+                   " command, marker_map) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
   CAVEMAN_RETURN_IF_ERROR(ins.BindText(1, handle));
   CAVEMAN_RETURN_IF_ERROR(ins.BindText(2, now));
   CAVEMAN_RETURN_IF_ERROR(ins.BindText(3, info.content_type));
@@ -482,6 +493,7 @@ Status SqliteStore::PutOnce(const std::string& handle, const RecordInfo& info,
   CAVEMAN_RETURN_IF_ERROR(ins.BindInt(8, ToSqlInt(stored)));
   if (!info.metadata.empty()) CAVEMAN_RETURN_IF_ERROR(ins.BindBlob(9, info.metadata));
   if (!info.command.empty()) CAVEMAN_RETURN_IF_ERROR(ins.BindText(10, info.command));
+  if (info.marker_map.has_value()) CAVEMAN_RETURN_IF_ERROR(ins.BindBlob(11, *info.marker_map));
   CAVEMAN_RETURN_IF_ERROR(ins.Run());
   return db_->Exec("COMMIT");
 }
@@ -520,7 +532,8 @@ Result<bool> SqliteStore::RefreshExisting(const std::string& handle, const Recor
                    " compressor = CASE WHEN ?3 THEN ?5 ELSE compressor END,"
                    " tokens_before = CASE WHEN ?3 THEN ?6 ELSE tokens_before END,"
                    " tokens_after = CASE WHEN ?3 THEN ?7 ELSE tokens_after END,"
-                   " metadata = CASE WHEN ?8 THEN metadata ELSE ?9 END"
+                   " metadata = CASE WHEN ?8 THEN metadata ELSE ?9 END,"
+                   " marker_map = CASE WHEN ?10 THEN ?11 ELSE marker_map END"
                    " WHERE handle = ?1"));
   CAVEMAN_RETURN_IF_ERROR(upd.BindText(1, handle));
   CAVEMAN_RETURN_IF_ERROR(upd.BindText(2, now));
@@ -531,6 +544,9 @@ Result<bool> SqliteStore::RefreshExisting(const std::string& handle, const Recor
   CAVEMAN_RETURN_IF_ERROR(upd.BindInt(7, ToSqlInt(info.tokens_after)));
   CAVEMAN_RETURN_IF_ERROR(upd.BindInt(8, keep_meta ? 1 : 0));
   if (!info.metadata.empty()) CAVEMAN_RETURN_IF_ERROR(upd.BindBlob(9, info.metadata));
+  // The map describes the view just emitted, so the latest put's map replaces the old one.
+  CAVEMAN_RETURN_IF_ERROR(upd.BindInt(10, info.marker_map.has_value() ? 1 : 0));
+  if (info.marker_map.has_value()) CAVEMAN_RETURN_IF_ERROR(upd.BindBlob(11, *info.marker_map));
   CAVEMAN_RETURN_IF_ERROR(upd.Run());
   return true;
 }
@@ -583,6 +599,58 @@ Status SqliteStore::Get(std::string_view handle, ByteSink& out) {
   CAVEMAN_RETURN_IF_ERROR(s);
   // Only a fully verified original reaches the caller.
   return original.CopyTo(out);
+}
+
+// Passes on only bytes [begin, end) of what it is given (GetRange's slice of the original).
+class RangeSink final : public ByteSink {
+ public:
+  RangeSink(ByteSink& out, uint64_t begin, uint64_t end) : out_(out), begin_(begin), end_(end) {}
+  Status Write(std::string_view data) override {
+    const uint64_t at = pos_;
+    pos_ += data.size();
+    if (pos_ <= begin_ || at >= end_) return Status::OK();
+    const uint64_t from = begin_ > at ? begin_ - at : 0;
+    const uint64_t to = std::min<uint64_t>(data.size(), end_ - at);
+    return out_.Write(data.substr(from, to - from));
+  }
+
+ private:
+  ByteSink& out_;
+  uint64_t begin_, end_, pos_ = 0;
+};
+
+Status SqliteStore::GetRange(std::string_view handle, uint64_t offset, uint64_t length, ByteSink& out) {
+  if (!IsWellFormedHandle(handle)) return NotFound();
+  if (length > UINT64_MAX - offset) return Status::InvalidArgument("ccr: byte range outside the original");
+  Spool slice(spool_options());
+  Status s = RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
+    slice.Clear();
+    TxnGuard guard(*db_);
+    // The whole record is decoded and verified; only the slice is kept.
+    RangeSink range(slice, offset, offset + length);
+    return ReadRecord(handle, range, nullptr, nullptr);
+  });
+  CAVEMAN_RETURN_IF_ERROR(s);
+  if (slice.size() != length) return Status::InvalidArgument("ccr: byte range outside the original");
+  return slice.CopyTo(out);
+}
+
+Result<std::optional<std::string>> SqliteStore::GetMarkerMap(std::string_view handle) {
+  if (!IsWellFormedHandle(handle)) return NotFound();
+  std::optional<std::string> map;
+  Status s = RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
+    map.reset();
+    CAVEMAN_ASSIGN_OR_RETURN(
+        Statement st, db_->Prepare(v3_ ? "SELECT marker_map IS NOT NULL, marker_map FROM recoveries WHERE handle = ?1"
+                                       : "SELECT 0, NULL FROM recoveries WHERE handle = ?1"));
+    CAVEMAN_RETURN_IF_ERROR(st.BindText(1, handle));
+    CAVEMAN_ASSIGN_OR_RETURN(bool found, st.Step());
+    if (!found) return NotFound();
+    if (st.ColumnInt(0) != 0) map = std::string(st.ColumnBlob(1));
+    return Status::OK();
+  });
+  CAVEMAN_RETURN_IF_ERROR(s);
+  return map;
 }
 
 Status SqliteStore::ReadVerified(std::string_view handle, Spool& original) {
@@ -964,7 +1032,8 @@ Status SqliteStore::CommitPartial(SqliteStreamWriter& w, const std::string& hand
         Statement ins,
         db_->Prepare("INSERT INTO recoveries (handle, created_at, content_type, compressor,"
                      " tokens_before, tokens_after, original_bytes, stored_bytes, metadata,"
-                     " command, chunk_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
+                     " command, chunk_key, marker_map)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
     CAVEMAN_RETURN_IF_ERROR(ins.BindText(1, handle));
     CAVEMAN_RETURN_IF_ERROR(ins.BindText(2, internal::FormatRfc3339(internal::NowNanos())));
     CAVEMAN_RETURN_IF_ERROR(ins.BindText(3, info.content_type));
@@ -977,6 +1046,7 @@ Status SqliteStore::CommitPartial(SqliteStreamWriter& w, const std::string& hand
     const std::string& command = info.command.empty() ? w.command_ : info.command;
     if (!command.empty()) CAVEMAN_RETURN_IF_ERROR(ins.BindText(10, command));
     CAVEMAN_RETURN_IF_ERROR(ins.BindText(11, w.id_));
+    if (info.marker_map.has_value()) CAVEMAN_RETURN_IF_ERROR(ins.BindBlob(12, *info.marker_map));
     CAVEMAN_RETURN_IF_ERROR(ins.Run());
     CAVEMAN_ASSIGN_OR_RETURN(Statement row, db_->Prepare("DELETE FROM partials WHERE id = ?1"));
     CAVEMAN_RETURN_IF_ERROR(row.BindText(1, w.id_));

@@ -68,6 +68,10 @@ struct RecordInfo {
   uint64_t tokens_after = 0;
   std::string metadata;  // recovery metadata blob (may be empty)
   std::string command;   // `run`: the command line that produced the original (may be empty)
+  // The marker map of the view emitted with this record (engine/marker_map.h serialises it;
+  // opaque here). nullopt: none computed, stored as NULL. Replaced on every put of the same
+  // original (the map describes the latest view).
+  std::optional<std::string> marker_map;
 };
 
 // Lifetime: a RecordWriter must not outlive the RecoveryStore that made it.
@@ -168,6 +172,13 @@ class RecoveryStore {
   virtual Status GetStreaming(std::string_view handle, ByteSink& out, const std::function<bool()>& enough,
                               bool* stopped);
   virtual Result<std::string> GetMetadata(std::string_view handle) = 0;
+  // The record's marker map blob; nullopt when it has none (stored before schema 3, or by a
+  // writer that gave none). Errors: kNotFound. Default: nullopt for every existing record.
+  virtual Result<std::optional<std::string>> GetMarkerMap(std::string_view handle);
+  // Writes bytes [offset, offset + length) of the verified original to `out` (nothing on
+  // error). The whole frame is decoded and verified; only the range is held (spooled).
+  // Errors: as Get; kInvalidArgument when the range lies outside the original.
+  virtual Status GetRange(std::string_view handle, uint64_t offset, uint64_t length, ByteSink& out);
   virtual Result<StoreStats> Stats() = 0;
   // older_than_seconds: records created earlier than now - age are removed; nullopt removes
   // only orphan chunks. Always checkpoints the WAL (unless dry_run).

@@ -70,7 +70,7 @@ _caveman_engine() {
     compress) flags="--type --query --report --follow --help" ;;
     run) flags="--type --query --report --help --" ;;
     detect | registry) flags="--help" ;;
-    retrieve) flags="--lines --bytes --grep --context --json-pointer --partials --format --help" ;;
+    retrieve) flags="--lines --bytes --grep --context --json-pointer --partials --map --marker --format --help" ;;
     mcp) flags="--help" ;;
     stats) flags="--format --help" ;;
     version) flags="--json --help" ;;

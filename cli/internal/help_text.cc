@@ -116,6 +116,8 @@ constexpr std::array<HelpParts, 10> kParts = {{
               "   or: caveman-engine retrieve <handle> [query] --lines A:B|--bytes A:B|--grep RE [-C N]\n"
               "   or: caveman-engine retrieve <handle> --json-pointer P\n"
               "   or: caveman-engine retrieve part_<id>\n"
+              "   or: caveman-engine retrieve <handle> --marker K\n"
+              "   or: caveman-engine retrieve <handle> --map [--format json|table]\n"
               "   or: caveman-engine retrieve --partials [--format json|table]",
      .description =
          "Writes the original bytes stored under <handle> (ccr_ followed by 32 hex digits, as\n"
@@ -127,7 +129,11 @@ constexpr std::array<HelpParts, 10> kParts = {{
          "bytes; --partials lists the partial records.\n"
          "A slice writes only part of the original (of the query's text, with a query); one\n"
          "slice flag at a time. A line or byte range stops reading the record once past the\n"
-         "range, so its bytes are not checked against the record's checksum.\n",
+         "range, so its bytes are not checked against the record's checksum.\n"
+         "Every view's markers are mapped to the original: --map lists them in view order\n"
+         "(marker K = 1, 2, ...: kind, view line, count of units, original lines first..last,\n"
+         "bytes [begin, end), and for JSON the array's pointer and element indices), and\n"
+         "--marker K writes exactly the original bytes marker K replaced.\n",
      .options = "  --lines A:B             lines A to B, from 1, inclusive (sed -n A,Bp); A: to the\n"
                 "                          end, :B from line 1, N = one line\n"
                 "  --bytes A:B             bytes from offset A (from 0) up to B, B excluded; A: or\n"
@@ -141,18 +147,28 @@ constexpr std::array<HelpParts, 10> kParts = {{
                 "  --partials              list the partial records, oldest first: one JSON object\n"
                 "                          per line (id, created_at, updated_at, original_bytes,\n"
                 "                          stored_bytes, command, writer, writer_alive)\n"
-                "  --format json|table     with --partials: JSON lines, or a table; default table\n"
-                "                          when stdout is a terminal, json otherwise\n",
+                "  --marker K              write the original bytes the K-th marker of the view\n"
+                "                          replaced (K from 1, in view order)\n"
+                "  --map                   list the view's markers: one JSON line {\"handle\",\n"
+                "                          \"markers\":[{marker, kind, view_line, count,\n"
+                "                          first_line, last_line, byte_begin, byte_end,\n"
+                "                          [pointer, first_index, last_index]}]}, or a table\n"
+                "  --format json|table     with --partials or --map: JSON, or a table; default\n"
+                "                          table when stdout is a terminal, json otherwise\n",
      .store_env = true,
-     .exit_ok = "original written (or partial records listed)",
+     .exit_ok = "original written (or partial records or the marker map listed)",
      .exit_fail = "no handle, handle or partial record not found, record corrupt, store cannot\n"
-                  "     be opened, or stdout not writable",
+                  "     be opened, marker K out of range, or stdout not writable",
      .examples = "  caveman-engine retrieve ccr_dfe6a45fb401d36689e7abe649b5617c > original.log\n"
                  "  caveman-engine retrieve ccr_9ffcb4b0e01e6d91a2527ea463750829 \"ord-1064 error\"\n"
                  "  caveman-engine retrieve ccr_dfe6a45fb401d36689e7abe649b5617c --lines 120:180\n"
                  "  caveman-engine retrieve ccr_dfe6a45fb401d36689e7abe649b5617c --grep 'FAILED|Error' -C 3\n"
                  "  caveman-engine retrieve ccr_9ffcb4b0e01e6d91a2527ea463750829 --json-pointer /orders/17\n"
-                 "  caveman-engine retrieve --partials --format table\n"},
+                 "  caveman-engine retrieve --partials --format table\n"
+                 "  caveman-engine retrieve ccr_dfe6a45fb401d36689e7abe649b5617c --map --format table\n"
+                 "  caveman-engine retrieve ccr_dfe6a45fb401d36689e7abe649b5617c --marker 2\n",
+     .exit_more = "  3  --marker/--map: the record has no marker map (stored before marker maps,\n"
+                  "     or its view could not be aligned with the original)\n"},
     {.name = "stats",
      .summary = "tokens saved per content type, and store usage",
      .usage = "stats [--format json|table]",

@@ -1,4 +1,5 @@
 #include "engine/internal/follow_session.h"
+#include "engine/internal/marker_map.h"
 
 #include <algorithm>
 #include <cstring>
@@ -30,8 +31,12 @@ bool StructuralType(std::string_view t) {
 
 class FollowSession::Queue final : public OnlineSink {
  public:
-  void Emit(OnlineEvent&& e) override { events.push_back(std::move(e)); }
+  void Emit(OnlineEvent&& e) override {
+    markers.Add(e);  // in queue order = write order, so the map is known at commit
+    events.push_back(std::move(e));
+  }
   std::deque<OnlineEvent> events;
+  OnlineMarkerTracker markers;
 };
 
 FollowSession::FollowSession(FollowConfig config, ByteSink& out)
@@ -360,6 +365,7 @@ Status FollowSession::EndOfInput(FollowClock::time_point now) {
     info.tokens_before = tokens_before_;
     info.tokens_after = view.Finish();
     info.command = config_.command;
+    info.marker_map = SerializeMarkerMap(queue_->markers.map());
     Status s = writer_->Commit(handle_, info);
     if (s.ok()) {
       committed = true;

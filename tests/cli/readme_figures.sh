@@ -43,4 +43,12 @@ expect_readme "(\`scripts/gen_json_dump.py 1\`) goes from $(fmt "$before") to $(
 
 read -r before after handle < <(measure findmnt fixtures/json-lossless/findmnt-J.json)
 expect_readme "(\`caveman-engine compress < fixtures/json-lossless/findmnt-J.json\`: $(fmt "$before") → $(fmt "$after") tokens"
+# The marker map example (issue 14): the table and the line count of marker 2.
+read -r before after handle < <("$BIN" compress --type repetition <fixtures/seed/pytest.log 2>&1 >/dev/null |
+  python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["tokens_before"], r["tokens_after"], r["recovery_handle"])')
+expect_readme "\$ caveman-engine retrieve $handle --map --format table"
+while IFS= read -r line; do
+  expect_readme "$(sed 's/  */ /g' <<<"$line")"
+done < <("$BIN" retrieve "$handle" --map --format table)
+expect_readme "\$ caveman-engine retrieve $handle --marker 2 | wc -l $("$BIN" retrieve "$handle" --marker 2 | wc -l)"
 exit $fail

@@ -233,7 +233,7 @@ TEST(RecoveryStore, RoundTripsOnDiskAndSplitsLargeFramesIntoChunkRows) {
             static_cast<int64_t>(random.size()));
   EXPECT_EQ(raw.Int("SELECT stored_bytes FROM recoveries WHERE handle='" + *h1 + "'"),
             raw.Int("SELECT sum(length(data)) FROM chunks WHERE handle='" + *h1 + "'"));
-  EXPECT_EQ(raw.Int("PRAGMA user_version"), 2);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 3);
   EXPECT_EQ(raw.Int("PRAGMA page_size"), 65536);
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
   std::string created = raw.Text("SELECT created_at FROM recoveries LIMIT 1");
@@ -809,7 +809,7 @@ TEST(StreamRecord, SyncedPrefixIsAPartialRecordAndCommitPublishesTheBatchHandle)
   EXPECT_EQ(store->GetPartial(id, gone).code(), StatusCode::kNotFound);
   RawDb raw(dir.db());
   EXPECT_EQ(raw.Text("SELECT command FROM recoveries WHERE handle='" + handle + "'"), "make -j2");
-  EXPECT_EQ(raw.Int("PRAGMA user_version"), 2);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 3);
   // The chunk rows were not copied: they stay under the partial id.
   EXPECT_EQ(raw.Int("SELECT count(*) FROM chunks WHERE handle='" + handle + "'"), 0);
   EXPECT_GT(raw.Int("SELECT count(*) FROM chunks WHERE handle='" + id + "'"), 0);
@@ -949,17 +949,60 @@ TEST(StreamRecord, VersionOneDatabaseIsMigratedAndKeepsItsRecords) {
     RawDb raw(dir.db());
     raw.Exec("DROP TABLE partials; DROP INDEX recoveries_chunk_key;"
              "ALTER TABLE recoveries DROP COLUMN chunk_key; ALTER TABLE recoveries DROP COLUMN command;"
-             "PRAGMA user_version = 1;");
+             "ALTER TABLE recoveries DROP COLUMN marker_map; PRAGMA user_version = 1;");
   }
   auto store = MustOpen(dir.db());
   StringSink got;
   ASSERT_TRUE(store->Get(handle, got).ok());
   EXPECT_EQ(got.data(), text);
   RawDb raw(dir.db());
-  EXPECT_EQ(raw.Int("PRAGMA user_version"), 2);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 3);
   auto w = store->BeginStreamRecord("").value();
   ASSERT_TRUE(w->Append("x\n").ok());
   ASSERT_TRUE(w->Sync().ok());
+}
+
+// Schema 3 (issue 14): the marker map is stored with the record and replaced by a later put;
+// a version 2 database is migrated on open and its records have no map.
+TEST(MarkerMapColumn, StoredReplacedAndMigratedFromVersionTwo) {
+  TempDir dir;
+  const std::string text = CiText(5000);
+  const std::string handle = HandleOf(text);
+  {
+    auto store = MustOpen(dir.db());
+    ASSERT_TRUE(Put(*store, text).ok());
+    EXPECT_FALSE(store->GetMarkerMap(handle)->has_value());  // Put gives no map
+    auto w = store->BeginRecord().value();
+    ASSERT_TRUE(w->Append(text).ok());
+    RecordInfo info = Info();
+    info.marker_map = "map one";
+    ASSERT_TRUE(w->Commit(handle, info).ok());
+    EXPECT_EQ(store->GetMarkerMap(handle)->value_or(""), "map one");
+    auto w2 = store->BeginRecord().value();
+    ASSERT_TRUE(w2->Append(text).ok());
+    info.marker_map = "map two";
+    ASSERT_TRUE(w2->Commit(handle, info).ok());
+    EXPECT_EQ(store->GetMarkerMap(handle)->value_or(""), "map two");
+    EXPECT_EQ(store->GetMarkerMap("ccr_00000000000000000000000000000000").status().code(), StatusCode::kNotFound);
+    // A slice of the verified original.
+    StringSink slice;
+    ASSERT_TRUE(store->GetRange(handle, 100, 250, slice).ok());
+    EXPECT_EQ(slice.data(), text.substr(100, 250));
+    StringSink outside;
+    EXPECT_EQ(store->GetRange(handle, text.size() - 1, 2, outside).code(), StatusCode::kInvalidArgument);
+    EXPECT_TRUE(outside.data().empty());
+  }
+  {
+    RawDb raw(dir.db());
+    raw.Exec("ALTER TABLE recoveries DROP COLUMN marker_map; PRAGMA user_version = 2;");
+  }
+  auto store = MustOpen(dir.db());
+  EXPECT_FALSE(store->GetMarkerMap(handle)->has_value());
+  StringSink got;
+  ASSERT_TRUE(store->Get(handle, got).ok());
+  EXPECT_EQ(got.data(), text);
+  RawDb raw(dir.db());
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 3);
 }
 
 }  // namespace

@@ -1,0 +1,867 @@
+// Marker maps (issue 14): the aligners of marker_map.h and the stored blob format.
+#include "engine/internal/marker_map.h"
+
+#include <algorithm>
+#include <charconv>
+#include <unordered_map>
+#include <utility>
+
+#include "compressors/internal/cj.h"
+#include "compressors/internal/large_stack.h"
+#include "compressors/internal/lines.h"
+#include "compressors/internal/text_util.h"
+#include "compressors/terminal.h"
+#include "compressors/text.h"
+
+namespace caveman::internal {
+namespace {
+
+constexpr std::string_view kEllipsis = "\xE2\x80\xA6";        // …
+constexpr std::string_view kMarkPrefix = "\xE2\x80\xA6 ";     // "… "
+constexpr std::string_view kCavemanPrefix = "caveman: ";
+constexpr std::string_view kNotePrefix = "\xE2\x80\xA6 caveman: elided ";
+constexpr std::string_view kElidedKey = "__caveman_elided__";
+constexpr std::string_view kBlobHeader = "caveman-marker-map 1";
+
+std::string_view StripCr(std::string_view s) {
+  if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
+  return s;
+}
+
+// Digits at s[pos...]: the value and the position after them.
+bool ReadNumber(std::string_view s, size_t pos, uint64_t* value, size_t* after) {
+  size_t end = pos;
+  while (end < s.size() && s[end] >= '0' && s[end] <= '9') ++end;
+  if (end == pos || end - pos > 18) return false;
+  std::from_chars(s.data() + pos, s.data() + end, *value);
+  *after = end;
+  return true;
+}
+
+}  // namespace
+
+std::optional<MarkerText> ParseMarkerLine(std::string_view line) {
+  line = StripCr(line);
+  // "… N <phrase> (caveman)" with the longest phrases first (they end in "lines elided" too).
+  static constexpr std::pair<std::string_view, std::string_view> kCounted[] = {
+      {" context lines elided (caveman)", "context"},
+      {" search result lines elided (caveman)", "search"},
+      {" config lines elided (caveman)", "config"},
+      {" rows elided (caveman)", "rows"},
+      {" sections elided (caveman)", "sections"},
+      {" lines elided (caveman)", "lines"},
+  };
+  // "… caveman: N <phrase>" (§5.15 repeat markers, code comment blocks).
+  static constexpr std::pair<std::string_view, std::string_view> kPrefixed[] = {
+      {" identical lines elided ", "identical"},
+      {" comment lines elided ", "comment"},
+  };
+  for (size_t at = line.find(kMarkPrefix); at != std::string_view::npos;
+       at = line.find(kMarkPrefix, at + 1)) {
+    size_t pos = at + kMarkPrefix.size();
+    uint64_t n = 0;
+    size_t after = 0;
+    if (ReadNumber(line, pos, &n, &after)) {
+      std::string_view rest = line.substr(after);
+      for (const auto& [phrase, kind] : kCounted) {
+        if (rest.substr(0, phrase.size()) == phrase) return MarkerText{kind, n};
+      }
+      continue;
+    }
+    if (line.substr(pos, kCavemanPrefix.size()) == kCavemanPrefix &&
+        ReadNumber(line, pos + kCavemanPrefix.size(), &n, &after)) {
+      std::string_view rest = line.substr(after);
+      for (const auto& [phrase, kind] : kPrefixed) {
+        if (rest.substr(0, phrase.size()) == phrase) return MarkerText{kind, n};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+bool IsNoteLine(std::string_view line) {
+  const size_t at = line.find(kNotePrefix);
+  return at != std::string_view::npos && at <= 4;  // a table row may quote it: `"…` or `| …`
+}
+
+namespace {
+
+// Reads a source line by line; each line with its LF (the last one may have none).
+class LineReader {
+ public:
+  explicit LineReader(ByteSource& in) : in_(in) {}
+  // False at the end. `line` stays valid until the next call.
+  Result<bool> Next(std::string_view* line) {
+    for (;;) {
+      const size_t nl = buf_.find('\n', std::max(start_, scan_));
+      if (nl != std::string::npos) {
+        *line = std::string_view(buf_).substr(start_, nl + 1 - start_);
+        offset_ += nl + 1 - start_;
+        start_ = scan_ = nl + 1;
+        return true;
+      }
+      scan_ = buf_.size();
+      if (eof_) break;
+      if (start_ > 0) {  // keep only the unfinished line
+        buf_.erase(0, start_);
+        scan_ -= start_;
+        start_ = 0;
+      }
+      const size_t old = buf_.size();
+      buf_.resize(old + kStep);
+      CAVEMAN_ASSIGN_OR_RETURN(size_t n, in_.Read(buf_.data() + old, kStep));
+      buf_.resize(old + n);
+      if (n == 0) eof_ = true;
+    }
+    if (start_ >= buf_.size()) return false;
+    *line = std::string_view(buf_).substr(start_);
+    offset_ += buf_.size() - start_;
+    start_ = scan_ = buf_.size();
+    return true;
+  }
+  uint64_t offset() const { return offset_; }  // bytes returned so far
+
+ private:
+  static constexpr size_t kStep = 64 * 1024;
+  ByteSource& in_;
+  std::string buf_;
+  size_t start_ = 0;
+  size_t scan_ = 0;
+  uint64_t offset_ = 0;
+  bool eof_ = false;
+};
+
+std::string_view Content(std::string_view line) {
+  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+  return line;
+}
+
+// Table re-encoding (Markdown cell padding, CSV quoting) changes bytes but not cell text.
+std::string TableSkeleton(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : StripCr(s)) {
+    if (c != ' ' && c != '|' && c != '"' && c != '\t') out.push_back(c);
+  }
+  return out;
+}
+
+// A kept view line that is not byte-identical to its original line: the terminal cleanup of
+// it (ANSI sequences removed, CR overwrites resolved) or a table row re-encoding.
+bool SameUnit(std::string_view view, std::string_view original) {
+  if (CleanTerminalLine(original) == view) return true;
+  return TableSkeleton(view) == TableSkeleton(original);
+}
+
+MarkerMap Unmapped(std::string reason) {
+  MarkerMap m;
+  m.mapped = false;
+  m.reason = std::move(reason);
+  return m;
+}
+
+// The line-type aligner: streams both spools once.
+Result<MarkerMap> AlignLines(const Spool& original, const Spool& view) {
+  auto orig_src = original.NewReader();
+  auto view_src = view.NewReader();
+  LineReader orig(*orig_src), vr(*view_src);
+  MarkerMap map;
+  map.mapped = true;
+  std::string_view o_line;
+  CAVEMAN_ASSIGN_OR_RETURN(bool have_o, orig.Next(&o_line));
+  uint64_t o_no = have_o ? 1 : 0;     // 1-based number of o_line
+  uint64_t o_begin = 0;               // its offset
+  uint64_t v_no = 0;
+  std::string_view v_line;
+  auto advance = [&]() -> Status {
+    o_begin = orig.offset();
+    CAVEMAN_ASSIGN_OR_RETURN(have_o, orig.Next(&o_line));
+    if (have_o) ++o_no;
+    return Status::OK();
+  };
+  for (;;) {
+    CAVEMAN_ASSIGN_OR_RETURN(bool have_v, vr.Next(&v_line));
+    if (!have_v) break;
+    ++v_no;
+    const std::string_view v = Content(v_line);
+    if (have_o && v == Content(o_line)) {
+      CAVEMAN_RETURN_IF_ERROR(advance());
+      continue;
+    }
+    if (std::optional<MarkerText> m = ParseMarkerLine(v); m && m->count > 0) {
+      MarkerEntry e;
+      e.index = map.markers.size() + 1;
+      e.kind = std::string(m->kind);
+      e.view_line = v_no;
+      e.count = m->count;
+      e.first_line = o_no;
+      e.byte_begin = o_begin;
+      for (uint64_t k = 0; k < m->count; ++k) {
+        if (!have_o) {
+          return Unmapped("view line " + std::to_string(v_no) + ": the marker counts more lines than remain");
+        }
+        CAVEMAN_RETURN_IF_ERROR(advance());
+      }
+      e.last_line = e.first_line + m->count - 1;
+      e.byte_end = o_begin;
+      map.markers.push_back(std::move(e));
+      continue;
+    }
+    if (IsNoteLine(v)) continue;
+    if (have_o && SameUnit(v, Content(o_line))) {
+      CAVEMAN_RETURN_IF_ERROR(advance());
+      continue;
+    }
+    return Unmapped("view line " + std::to_string(v_no) + " is neither an original line nor a marker");
+  }
+  if (have_o) return Unmapped("original lines remain after the last view line");
+  return map;
+}
+
+// 1-based line number of byte `offset` of `text` (lines counted by LF), via a sorted cache.
+class LineIndex {
+ public:
+  explicit LineIndex(std::string_view text) {
+    for (size_t i = text.find('\n'); i != std::string_view::npos; i = text.find('\n', i + 1)) lfs_.push_back(i);
+  }
+  uint64_t LineOf(uint64_t offset) const {
+    return static_cast<uint64_t>(std::lower_bound(lfs_.begin(), lfs_.end(), offset) - lfs_.begin()) + 1;
+  }
+  // The lines holding bytes [begin, end) (an empty range: the line of begin).
+  void Lines(uint64_t begin, uint64_t end, MarkerEntry* e) const {
+    e->first_line = LineOf(begin);
+    e->last_line = end > begin ? LineOf(end - 1) : e->first_line;
+  }
+
+ private:
+  std::vector<size_t> lfs_;
+};
+
+void AppendPointerToken(std::string_view token, std::string* pointer) {
+  pointer->push_back('/');
+  for (char c : token) {
+    if (c == '~') {
+      pointer->append("~0");
+    } else if (c == '/') {
+      pointer->append("~1");
+    } else {
+      pointer->push_back(c);
+    }
+  }
+}
+
+bool IsMarkerItem(const JsonValue& v) { return v.kind == JsonValue::Kind::kObject && v.Find(kElidedKey) != nullptr; }
+
+bool HoldsMarker(const JsonValue& array) {
+  return std::any_of(array.items.begin(), array.items.end(), IsMarkerItem);
+}
+
+// Walks the view tree against the original tree (iteratively: 10,000 levels cost no stack).
+bool AlignJsonTrees(const JsonValue& view_root, const JsonValue& orig_root, std::string_view view_text,
+                    const LineIndex& lines, std::vector<MarkerEntry>* out, std::string* reason) {
+  struct Pair {
+    const JsonValue* v;
+    const JsonValue* o;
+    std::string pointer;
+  };
+  // Depth-first in view order: children are pushed in reverse.
+  std::vector<Pair> stack;
+  stack.push_back({&view_root, &orig_root, std::string()});
+  LineIndex view_lines(view_text);
+  while (!stack.empty()) {
+    Pair p = std::move(stack.back());
+    stack.pop_back();
+    const JsonValue& v = *p.v;
+    const JsonValue& o = *p.o;
+    if (v.kind != o.kind) {
+      *reason = "JSON value at \"" + p.pointer + "\" differs in kind from the original";
+      return false;
+    }
+    std::vector<Pair> children;
+    if (v.kind == JsonValue::Kind::kObject) {
+      for (const JsonMember& m : v.members) {
+        const JsonValue* om = o.Find(m.key);
+        if (om == nullptr) {
+          *reason = "JSON key at \"" + p.pointer + "\" is not in the original";
+          return false;
+        }
+        std::string ptr = p.pointer;
+        AppendPointerToken(m.key, &ptr);
+        children.push_back({&m.value, om, std::move(ptr)});
+      }
+    } else if (v.kind == JsonValue::Kind::kArray) {
+      const bool collapsed = !HoldsMarker(o) && HoldsMarker(v);
+      size_t idx = 0;
+      for (const JsonValue& item : v.items) {
+        if (collapsed && IsMarkerItem(item)) {
+          const JsonValue* n = item.Find(kElidedKey);
+          uint64_t count = 0;
+          size_t after = 0;
+          if (n->kind != JsonValue::Kind::kNumber || !ReadNumber(n->text, 0, &count, &after) ||
+              after != n->text.size() || count == 0 || count > o.items.size() - idx) {
+            *reason = "JSON marker at \"" + p.pointer + "\" does not fit its array";
+            return false;
+          }
+          MarkerEntry e;
+          e.kind = "elements";
+          e.count = count;
+          e.pointer = p.pointer;
+          e.first_index = static_cast<int64_t>(idx);
+          e.last_index = static_cast<int64_t>(idx + count - 1);
+          e.byte_begin = o.items[idx].begin;
+          e.byte_end = o.items[idx + count - 1].end;
+          e.view_line = view_lines.LineOf(item.begin);
+          lines.Lines(e.byte_begin, e.byte_end, &e);
+          e.index = item.begin;  // view position; renumbered after the walk
+          out->push_back(std::move(e));
+          idx += count;
+          continue;
+        }
+        if (idx >= o.items.size()) {
+          *reason = "JSON array at \"" + p.pointer + "\" has more items than the original";
+          return false;
+        }
+        std::string ptr = p.pointer + "/" + std::to_string(idx);
+        children.push_back({&item, &o.items[idx], std::move(ptr)});
+        ++idx;
+      }
+      if (idx != o.items.size()) {
+        *reason = "JSON array at \"" + p.pointer + "\" accounts for " + std::to_string(idx) + " of " +
+                  std::to_string(o.items.size()) + " items";
+        return false;
+      }
+    }
+    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(std::move(*it));
+  }
+  return true;
+}
+
+// One collapsed run of an original array: path segments as the scanner builds them.
+struct JsonTarget {
+  std::string path;   // "\x01key" / "\x02index" segments from the root
+  uint64_t first = 0, last = 0;
+  uint64_t array_size = 0;  // the original array's length the view implies
+  size_t entry = 0;         // index into the markers being built
+  bool have_begin = false, have_end = false;
+};
+
+void AppendIndexSegment(uint64_t i, std::string* path) {
+  path->push_back('\x02');
+  path->append(std::to_string(i));
+  path->push_back('\x00');
+}
+void AppendKeySegment(std::string_view key, std::string* path) {
+  path->push_back('\x01');
+  path->append(std::to_string(key.size()));
+  path->push_back(':');
+  path->append(key);
+}
+
+// The view walk without the original tree: original indices follow from the markers' counts.
+// REQUIRES: the original holds no `__caveman_elided__` key (then every marker item is new).
+bool CollectJsonTargets(const JsonValue& view_root, std::string_view view_text, std::vector<MarkerEntry>* out,
+                        std::vector<JsonTarget>* targets, std::string* reason) {
+  struct Item {
+    const JsonValue* v;
+    std::string path, pointer;
+  };
+  std::vector<Item> stack;
+  stack.push_back({&view_root, std::string(), std::string()});
+  LineIndex view_lines(view_text);
+  while (!stack.empty()) {
+    Item it = std::move(stack.back());
+    stack.pop_back();
+    const JsonValue& v = *it.v;
+    std::vector<Item> children;
+    if (v.kind == JsonValue::Kind::kObject) {
+      for (const JsonMember& m : v.members) {
+        Item c{&m.value, it.path, it.pointer};
+        AppendKeySegment(m.key, &c.path);
+        AppendPointerToken(m.key, &c.pointer);
+        children.push_back(std::move(c));
+      }
+    } else if (v.kind == JsonValue::Kind::kArray) {
+      uint64_t idx = 0;
+      const size_t first_target = targets->size();
+      for (const JsonValue& item : v.items) {
+        if (IsMarkerItem(item)) {
+          const JsonValue* n = item.Find(kElidedKey);
+          uint64_t count = 0;
+          size_t after = 0;
+          if (n->kind != JsonValue::Kind::kNumber || !ReadNumber(n->text, 0, &count, &after) ||
+              after != n->text.size() || count == 0) {
+            *reason = "JSON marker at \"" + it.pointer + "\" has no count";
+            return false;
+          }
+          MarkerEntry e;
+          e.kind = "elements";
+          e.count = count;
+          e.pointer = it.pointer;
+          e.first_index = static_cast<int64_t>(idx);
+          e.last_index = static_cast<int64_t>(idx + count - 1);
+          e.view_line = view_lines.LineOf(item.begin);
+          e.index = item.begin;  // view position; renumbered after the walk
+          targets->push_back({it.path, idx, idx + count - 1, 0, out->size(), false, false});
+          out->push_back(std::move(e));
+          idx += count;
+          continue;
+        }
+        Item c{&item, it.path, it.pointer + "/" + std::to_string(idx)};
+        AppendIndexSegment(idx, &c.path);
+        children.push_back(std::move(c));
+        ++idx;
+      }
+      for (size_t t = first_target; t < targets->size(); ++t) (*targets)[t].array_size = idx;
+    }
+    for (auto r = children.rbegin(); r != children.rend(); ++r) stack.push_back(std::move(*r));
+  }
+  return true;
+}
+
+// One pass over the original JSON text (valid: the compressor parsed it) recording the byte
+// spans of the targets' first and last elements and the targets' array lengths. Iterative;
+// memory: the path of the current value. A duplicate key's later value overwrites (CJ keeps
+// the last duplicate).
+bool ScanJsonSpans(std::string_view text, std::vector<JsonTarget>* targets, std::vector<MarkerEntry>* entries,
+                   std::string* reason) {
+  std::unordered_map<std::string, std::vector<size_t>> by_path;
+  for (size_t t = 0; t < targets->size(); ++t) by_path[(*targets)[t].path].push_back(t);
+  struct Frame {
+    bool array;
+    size_t path_len;                     // path length of this container
+    uint64_t count = 0;                  // array: elements seen
+    uint64_t elem_begin = 0;             // array: start of the current element
+    const std::vector<size_t>* hits = nullptr;  // array: targets of this array
+    std::string key;                     // object: the pending member's key
+  };
+  std::vector<Frame> stack;
+  std::string path;
+  std::unordered_map<size_t, uint64_t> sizes;  // target -> length seen
+  auto value_starts = [&](uint64_t at) {
+    if (stack.empty()) return;
+    Frame& f = stack.back();
+    if (f.array) {
+      f.elem_begin = at;
+      AppendIndexSegment(f.count, &path);
+    } else {
+      AppendKeySegment(f.key, &path);
+    }
+  };
+  auto value_ends = [&](uint64_t end) {
+    if (stack.empty()) return;
+    Frame& f = stack.back();
+    path.resize(f.path_len);
+    if (!f.array) return;
+    if (f.hits != nullptr) {
+      for (size_t t : *f.hits) {
+        JsonTarget& g = (*targets)[t];
+        if (g.first == f.count) {
+          (*entries)[g.entry].byte_begin = f.elem_begin;
+          g.have_begin = true;
+        }
+        if (g.last == f.count) {
+          (*entries)[g.entry].byte_end = end;
+          g.have_end = true;
+        }
+      }
+    }
+    ++f.count;
+  };
+  auto open = [&](bool array) {
+    Frame f;
+    f.array = array;
+    f.path_len = path.size();
+    if (array) {
+      auto hit = by_path.find(path);
+      if (hit != by_path.end()) f.hits = &hit->second;
+    }
+    stack.push_back(std::move(f));
+  };
+  bool expect_key = false;
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':') {
+      if (c == ',' && !stack.empty() && !stack.back().array) expect_key = true;
+      ++i;
+      continue;
+    }
+    if (c == '"') {
+      size_t j = i + 1;
+      bool escaped = false;
+      while (j < text.size() && text[j] != '"') {
+        if (text[j] == '\\') {
+          escaped = true;
+          ++j;
+        }
+        ++j;
+      }
+      if (j >= text.size()) break;
+      const std::string_view token = text.substr(i, j + 1 - i);
+      if (expect_key) {
+        std::optional<std::string> key =
+            escaped ? DecodeJsonString(token) : std::optional<std::string>(std::string(token.substr(1, token.size() - 2)));
+        if (!key) break;
+        stack.back().key = std::move(*key);
+        expect_key = false;
+      } else {
+        value_starts(i);
+        value_ends(j + 1);
+      }
+      i = j + 1;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      value_starts(i);
+      open(c == '[');
+      expect_key = c == '{';
+      ++i;
+      continue;
+    }
+    if (c == '}' || c == ']') {
+      if (stack.empty()) break;
+      if (stack.back().array && stack.back().hits != nullptr) {
+        for (size_t t : *stack.back().hits) sizes[t] = stack.back().count;
+      }
+      stack.pop_back();
+      expect_key = false;
+      value_ends(i + 1);
+      ++i;
+      continue;
+    }
+    // A number or literal: up to the next delimiter.
+    size_t j = i;
+    while (j < text.size() && text[j] != ',' && text[j] != ']' && text[j] != '}' && text[j] != ' ' &&
+           text[j] != '\t' && text[j] != '\n' && text[j] != '\r') {
+      ++j;
+    }
+    value_starts(i);
+    value_ends(j);
+    i = j;
+  }
+  for (size_t t = 0; t < targets->size(); ++t) {
+    const JsonTarget& g = (*targets)[t];
+    auto seen = sizes.find(t);
+    if (!g.have_begin || !g.have_end || seen == sizes.end() || seen->second != g.array_size) {
+      *reason = "JSON marker at \"" + (*entries)[g.entry].pointer + "\" does not fit the original array";
+      return false;
+    }
+  }
+  return true;
+}
+
+MarkerMap AlignJson(std::string_view original, std::string_view view) {
+  if (original.find(kElidedKey) == std::string_view::npos) {
+    // The usual case: no marker objects in the original, so the view alone says which items
+    // are markers; one scan of the original finds the spans (no tree of the original).
+    std::optional<JsonValue> v;
+    RunWithStack(StackBytesForInput(view.size()), [&] { v = ParseJson(view); });
+    if (!v) return Unmapped("the view is not JSON");
+    MarkerMap map;
+    map.mapped = true;
+    std::vector<JsonTarget> targets;
+    if (!CollectJsonTargets(*v, view, &map.markers, &targets, &map.reason) ||
+        !ScanJsonSpans(original, &targets, &map.markers, &map.reason)) {
+      return Unmapped(std::move(map.reason));
+    }
+    LineIndex lines(original);
+    for (MarkerEntry& e : map.markers) lines.Lines(e.byte_begin, e.byte_end, &e);
+    std::stable_sort(map.markers.begin(), map.markers.end(),
+                     [](const MarkerEntry& a, const MarkerEntry& b) { return a.index < b.index; });
+    for (size_t i = 0; i < map.markers.size(); ++i) map.markers[i].index = i + 1;
+    return map;
+  }
+  std::optional<JsonValue> v, o;
+  // cj's parser recurses per nesting level: give it a stack sized for the input.
+  RunWithStack(StackBytesForInput(std::max(original.size(), view.size())), [&] {
+    v = ParseJson(view);
+    if (v) o = ParseJson(original);
+  });
+  if (!v) return Unmapped("the view is not JSON");
+  if (!o) return Unmapped("the original is not JSON");
+  MarkerMap map;
+  map.mapped = true;
+  LineIndex lines(original);
+  if (!AlignJsonTrees(*v, *o, view, lines, &map.markers, &map.reason)) return Unmapped(std::move(map.reason));
+  std::stable_sort(map.markers.begin(), map.markers.end(),
+                   [](const MarkerEntry& a, const MarkerEntry& b) { return a.index < b.index; });
+  for (size_t i = 0; i < map.markers.size(); ++i) map.markers[i].index = i + 1;
+  return map;
+}
+
+// Start of the line holding `offset`.
+size_t LineStart(std::string_view text, size_t offset) {
+  const size_t nl = offset == 0 ? std::string_view::npos : text.rfind('\n', offset - 1);
+  return nl == std::string_view::npos ? 0 : nl + 1;
+}
+
+// §5.7 views: kept sections (their raw lines) and `… N sections elided (caveman) …`, joined
+// by a blank line in the input's convention (paragraph mode) or LF (line mode), plus the
+// input's final line ending.
+MarkerMap AlignText(std::string_view original, std::string_view view) {
+  const std::vector<std::string_view> sections = TextSections(original);
+  const bool paragraph = original.find("\n\n") != std::string_view::npos ||
+                         original.find("\r\n\r\n") != std::string_view::npos;
+  const std::string_view sep = !paragraph ? "\n" : IsMajorityCrlf(original) ? "\r\n\r\n" : "\n\n";
+  LineIndex lines(original);
+  LineIndex view_lines(view);
+  MarkerMap map;
+  map.mapped = true;
+  auto section_start = [&](size_t k) -> uint64_t {
+    return k < sections.size() ? static_cast<uint64_t>(sections[k].data() - original.data()) : original.size();
+  };
+  auto ends_piece = [&](size_t at) {
+    const std::string_view rest = view.substr(at);
+    return rest.empty() || rest == "\n" || rest == "\r\n" || rest.substr(0, sep.size()) == sep;
+  };
+  size_t pos = 0, i = 0;
+  for (bool first = true;; first = false) {
+    const std::string_view rest = view.substr(pos);
+    if (i == sections.size()) {
+      if (rest.empty() || rest == "\n" || rest == "\r\n") return map;
+      return Unmapped("view text remains after the last original section");
+    }
+    if (!first) {
+      if (rest.substr(0, sep.size()) != sep) return Unmapped("view section separator missing at byte " + std::to_string(pos));
+      pos += sep.size();
+    }
+    const std::string_view piece = view.substr(pos);
+    if (piece.substr(0, sections[i].size()) == sections[i] && ends_piece(pos + sections[i].size())) {
+      pos += sections[i].size();
+      ++i;
+      continue;
+    }
+    const size_t piece_end = std::min(piece.find(sep), piece.size());
+    std::string_view text = piece.substr(0, piece_end);
+    if (text.size() >= 2 && text.substr(text.size() - 2) == "\r\n") text.remove_suffix(2);
+    if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    std::optional<MarkerText> m = ParseMarkerLine(text);
+    if (!m || m->kind != "sections" || m->count == 0 || m->count > sections.size() - i) {
+      return Unmapped("view section at byte " + std::to_string(pos) + " is neither an original section nor a marker");
+    }
+    MarkerEntry e;
+    e.index = map.markers.size() + 1;
+    e.kind = "sections";
+    e.count = m->count;
+    e.view_line = view_lines.LineOf(pos);
+    e.byte_begin = section_start(i);
+    e.byte_end = section_start(i + m->count);
+    lines.Lines(e.byte_begin, e.byte_end, &e);
+    map.markers.push_back(std::move(e));
+    i += m->count;
+    pos += piece_end;
+    if (view.substr(pos) == "\n" || view.substr(pos) == "\r\n") pos = view.size();
+  }
+}
+
+// Code: the compressor's own spans.
+MarkerMap MapSpans(std::string_view original, std::string_view view, const std::vector<ElidedSpan>& spans) {
+  LineIndex lines(original);
+  LineIndex view_lines(view);
+  MarkerMap map;
+  map.mapped = true;
+  uint64_t last_end = 0;
+  for (const ElidedSpan& s : spans) {
+    if (s.begin < last_end || s.end < s.begin || s.end > original.size() || s.view_end > view.size()) {
+      return Unmapped("the compressor's spans do not fit the original");
+    }
+    last_end = s.end;
+    MarkerEntry e;
+    e.index = map.markers.size() + 1;
+    e.kind = s.kind;
+    e.count = s.count;
+    e.view_line = view_lines.LineOf(s.view_begin);
+    e.byte_begin = s.begin;
+    e.byte_end = s.end;
+    lines.Lines(s.begin, s.end, &e);
+    map.markers.push_back(std::move(e));
+  }
+  return map;
+}
+
+bool LooksLikeJson(std::string_view s) {
+  s = Trim(s);
+  return !s.empty() && (s.front() == '{' || s.front() == '[');
+}
+
+}  // namespace
+
+MarkerMap BuildMarkerMap(std::string_view original, std::string_view view, const std::vector<ElidedSpan>& spans) {
+  if (!spans.empty()) return MapSpans(original, view, spans);
+  if (LooksLikeJson(view) && LooksLikeJson(original) && IsJson(view)) return AlignJson(original, view);
+  Spool o, v;
+  if (!o.Write(original).ok() || !v.Write(view).ok()) return Unmapped("spool failure");
+  Result<MarkerMap> lines = AlignLines(o, v);
+  if (lines.ok() && lines->mapped) return std::move(lines).value();
+  MarkerMap text = AlignText(original, view);
+  if (text.mapped) return text;
+  if (lines.ok()) return std::move(lines).value();
+  return Unmapped(lines.status().message());
+}
+
+Result<MarkerMap> BuildMarkerMap(const Spool& original, const Spool& view, const std::vector<ElidedSpan>& spans) {
+  const bool small = original.size() <= kMarkerMapMaxInMemory && view.size() <= kMarkerMapMaxInMemory;
+  std::string head;
+  CAVEMAN_RETURN_IF_ERROR(view.ReadRange(0, 64, &head));
+  if (!spans.empty() && !small) return Unmapped("too large to map (over 16 MiB)");
+  // JSON-looking views (a log whose lines start with `[` looks so too) are tried in memory
+  // when small; a large one streams through the line aligner like any line view.
+  if (!spans.empty() || (LooksLikeJson(head) && small)) {
+    CAVEMAN_ASSIGN_OR_RETURN(std::string o, original.ReadAllToString());
+    CAVEMAN_ASSIGN_OR_RETURN(std::string v, view.ReadAllToString());
+    return BuildMarkerMap(o, v, spans);
+  }
+  // Line types stream (bounded memory); text views (sections) are tried in memory.
+  CAVEMAN_ASSIGN_OR_RETURN(MarkerMap lines, AlignLines(original, view));
+  if (!lines.mapped && LooksLikeJson(head)) return Unmapped("JSON too large to map (over 16 MiB)");
+  if (lines.mapped || !small) return lines;
+  CAVEMAN_ASSIGN_OR_RETURN(std::string o, original.ReadAllToString());
+  CAVEMAN_ASSIGN_OR_RETURN(std::string v, view.ReadAllToString());
+  MarkerMap text = AlignText(o, v);
+  return text.mapped ? text : lines;
+}
+
+std::string MarkerMapBlob(const Spool& original, const Spool& view, const std::vector<ElidedSpan>& spans) {
+  Result<MarkerMap> map = BuildMarkerMap(original, view, spans);
+  return SerializeMarkerMap(map.ok() ? *map : Unmapped(map.status().message()));
+}
+
+// ---- blob ----
+// "caveman-marker-map 1" LF, then "mapped" or "unmapped <reason>" LF, then per marker:
+// kind view_line count first_line last_line byte_begin byte_end first_index last_index pointer
+// (space-separated; the pointer is last and percent-encodes '%', bytes < 0x20 and 0x7F).
+
+namespace {
+
+std::string EncodeField(std::string_view s) {
+  std::string out;
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (unsigned char c : s) {
+    if (c == '%' || c < 0x20 || c == 0x7F) {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+bool DecodeField(std::string_view s, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out->push_back(s[i]);
+      continue;
+    }
+    if (i + 2 >= s.size()) return false;
+    unsigned v = 0;
+    auto r = std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16);
+    if (r.ec != std::errc() || r.ptr != s.data() + i + 3) return false;
+    out->push_back(static_cast<char>(v));
+    i += 2;
+  }
+  return true;
+}
+
+Status BadBlob() { return Status::Corruption("ccr: corrupt marker map"); }
+
+}  // namespace
+
+std::string SerializeMarkerMap(const MarkerMap& map) {
+  std::string out(kBlobHeader);
+  out += '\n';
+  out += map.mapped ? "mapped" : "unmapped " + EncodeField(map.reason);
+  out += '\n';
+  for (const MarkerEntry& e : map.markers) {
+    out += e.kind + ' ' + std::to_string(e.view_line) + ' ' + std::to_string(e.count) + ' ' +
+           std::to_string(e.first_line) + ' ' + std::to_string(e.last_line) + ' ' + std::to_string(e.byte_begin) +
+           ' ' + std::to_string(e.byte_end) + ' ' + std::to_string(e.first_index) + ' ' +
+           std::to_string(e.last_index) + ' ' + EncodeField(e.pointer) + '\n';
+  }
+  return out;
+}
+
+Result<MarkerMap> ParseMarkerMap(std::string_view blob) {
+  MarkerMap map;
+  auto next_line = [&](std::string_view* line) {
+    const size_t nl = blob.find('\n');
+    if (nl == std::string_view::npos) return false;
+    *line = blob.substr(0, nl);
+    blob.remove_prefix(nl + 1);
+    return true;
+  };
+  std::string_view line;
+  if (!next_line(&line) || line != kBlobHeader || !next_line(&line)) return BadBlob();
+  if (line == "mapped") {
+    map.mapped = true;
+  } else if (line.substr(0, 9) == "unmapped ") {
+    if (!DecodeField(line.substr(9), &map.reason)) return BadBlob();
+  } else {
+    return BadBlob();
+  }
+  while (next_line(&line)) {
+    MarkerEntry e;
+    std::vector<std::string_view> f;
+    for (int k = 0; k < 9; ++k) {
+      const size_t sp = line.find(' ');
+      if (sp == std::string_view::npos) return BadBlob();
+      f.push_back(line.substr(0, sp));
+      line.remove_prefix(sp + 1);
+    }
+    auto u = [&](std::string_view s, uint64_t* v) {
+      auto r = std::from_chars(s.data(), s.data() + s.size(), *v);
+      return r.ec == std::errc() && r.ptr == s.data() + s.size();
+    };
+    auto i = [&](std::string_view s, int64_t* v) {
+      auto r = std::from_chars(s.data(), s.data() + s.size(), *v);
+      return r.ec == std::errc() && r.ptr == s.data() + s.size();
+    };
+    e.kind = std::string(f[0]);
+    if (!u(f[1], &e.view_line) || !u(f[2], &e.count) || !u(f[3], &e.first_line) || !u(f[4], &e.last_line) ||
+        !u(f[5], &e.byte_begin) || !u(f[6], &e.byte_end) || !i(f[7], &e.first_index) || !i(f[8], &e.last_index) ||
+        e.byte_end < e.byte_begin || !DecodeField(line, &e.pointer)) {
+      return BadBlob();
+    }
+    e.index = map.markers.size() + 1;
+    map.markers.push_back(std::move(e));
+  }
+  if (!blob.empty()) return BadBlob();
+  return map;
+}
+
+// ---- follow ----
+
+void OnlineMarkerTracker::Add(const OnlineEvent& e) {
+  const uint64_t lfs = static_cast<uint64_t>(std::count(e.bytes.begin(), e.bytes.end(), '\n'));
+  if (e.input_end > e.input_begin && e.input_begin != input_end_) map_ = Unmapped("follow events out of order");
+  if (!map_.mapped) return;
+  if (e.lossy && e.lines > 0) {
+    // A marker event is one line (a leading LF closes an unterminated line written before).
+    std::string_view text(e.bytes);
+    uint64_t leading = 0;
+    if (!text.empty() && text.front() == '\n') {
+      text.remove_prefix(1);
+      leading = 1;
+    }
+    std::optional<MarkerText> m = ParseMarkerLine(Content(text));
+    if (m && m->count == e.lines && Content(text).find('\n') == std::string_view::npos) {
+      MarkerEntry entry;
+      entry.index = map_.markers.size() + 1;
+      entry.kind = std::string(m->kind);
+      entry.view_line = view_lines_ + leading + 1;
+      entry.count = m->count;
+      entry.first_line = input_lines_ + 1;
+      entry.last_line = input_lines_ + m->count;
+      entry.byte_begin = e.input_begin;
+      entry.byte_end = e.input_end;
+      map_.markers.push_back(std::move(entry));
+    }
+  }
+  view_lines_ += lfs;
+  // Lines of the input this event covers: its own count, or (verbatim bytes) their LFs.
+  input_lines_ += e.lines > 0 ? e.lines : (e.input_end > e.input_begin && !e.lossy ? lfs : 0);
+  if (e.input_end > e.input_begin) input_end_ = e.input_end;
+}
+
+}  // namespace caveman::internal
