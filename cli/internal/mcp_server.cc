@@ -216,7 +216,7 @@ class BoundedSink final : public ByteSink {
   bool over_ = false;
 };
 
-constexpr std::string_view kToolsList = R"json({"tools":[{"name":"caveman_compress","title":"Compress tool output","description":"Compress long tool output (build/CI logs, test reports, JSON API dumps, diffs, tables, code, HTML) so it costs fewer tokens, keeping errors, failures, anomalies and counts. The exact original is stored: the result names its recovery handle (ccr_...), and caveman_retrieve with that handle gives back the original or any slice of it. If the view is not smaller, the text comes back unchanged and nothing is stored.","inputSchema":{"type":"object","properties":{"text":{"type":"string","description":"The tool output to compress, verbatim (at most 16 MiB per message)."},"type":{"type":"string","description":"Force a content type instead of detecting it: json, log, test-report, diff, code, html, tabular, config, search-result, terminal, repetition, text, toon, toolschema, a11y. Omit (or 'auto') to detect."},"query":{"type":"string","description":"What you are looking for (words, ids, error names); parts that match are kept in the view."}},"required":["text"],"additionalProperties":false}},{"name":"caveman_retrieve","title":"Retrieve an original","description":"Get back the exact original stored under a recovery handle from caveman_compress (or the CLI report), whole or a slice. Use a slice when you need only part of it: lines (\"120:180\"), bytes (\"0:4096\"), grep (a regex, with context lines), json_pointer (\"/orders/17\"), or query (broad words: the parts of the original that match them). One slice kind at a time; query can be combined with lines, bytes or grep.","inputSchema":{"type":"object","properties":{"handle":{"type":"string","description":"The recovery handle: ccr_ followed by 32 hex digits (or part_<32 hex> for a partial record of a live run)."},"query":{"type":"string","description":"Broad words to narrow the original to the parts that match them (the same narrowing as the compressed view's query)."},"lines":{"type":"string","description":"Line range A:B, 1-based and inclusive like sed -n A,Bp; A: runs to the end, :B starts at line 1, N is one line."},"bytes":{"type":"string","description":"Byte range A:B, 0-based offsets, B exclusive; A: to the end, :B from the start."},"json_pointer":{"type":"string","description":"RFC 6901 JSON pointer into a JSON original, e.g. /items/3/status; returns that value's exact original bytes. Empty string = the whole document."},"grep":{"type":"string","description":"Regular expression (PCRE syntax as Hyperscan supports it; no backreferences). Output is grep -n: 'N:line' for matches, 'N-line' for context, '--' between groups."},"context":{"type":"integer","minimum":0,"description":"With grep: lines of context before and after each match (grep -C)."},"marker":{"type":"string","description":"Marker key from a compressed view (the original lines behind one marker)."}},"required":["handle"],"additionalProperties":false}},{"name":"caveman_stats","title":"Recovery store statistics","description":"Records in the recovery store, tokens saved per content type, and store usage.","inputSchema":{"type":"object","properties":{},"additionalProperties":false}}]})json";
+constexpr std::string_view kToolsList = R"json({"tools":[{"name":"caveman_compress","title":"Compress tool output","description":"Compress long tool output (build/CI logs, test reports, JSON API dumps, diffs, tables, code, HTML) so it costs fewer tokens, keeping errors, failures, anomalies and counts. The exact original is stored: the result names its recovery handle (ccr_...), and caveman_retrieve with that handle gives back the original or any slice of it. If the view is not smaller, the text comes back unchanged and nothing is stored.","inputSchema":{"type":"object","properties":{"text":{"type":"string","description":"The tool output to compress, verbatim (at most 16 MiB per message)."},"type":{"type":"string","description":"Force a content type instead of detecting it: json, log, test-report, diff, code, html, tabular, config, search-result, terminal, repetition, text, toon, toolschema, a11y. Omit (or 'auto') to detect."},"query":{"type":"string","description":"What you are looking for (words, ids, error names); parts that match are kept in the view."}},"required":["text"],"additionalProperties":false}},{"name":"caveman_retrieve","title":"Retrieve an original","description":"Get back the exact original stored under a recovery handle from caveman_compress (or the CLI report), whole or a slice. Use a slice when you need only part of it: lines (\"120:180\"), bytes (\"0:4096\"), grep (a regex, with context lines), json_pointer (\"/orders/17\"), or query (broad words: the parts of the original that match them). One slice kind at a time; query can be combined with lines, bytes or grep.","inputSchema":{"type":"object","properties":{"handle":{"type":"string","description":"The recovery handle: ccr_ followed by 32 hex digits (or part_<32 hex> for a partial record of a live run)."},"query":{"type":"string","description":"Broad words to narrow the original to the parts that match them (the same narrowing as the compressed view's query)."},"lines":{"type":"string","description":"Line range A:B, 1-based and inclusive like sed -n A,Bp; A: runs to the end, :B starts at line 1, N is one line."},"bytes":{"type":"string","description":"Byte range A:B, 0-based offsets, B exclusive; A: to the end, :B from the start."},"json_pointer":{"type":"string","description":"RFC 6901 JSON pointer into a JSON original, e.g. /items/3/status; returns that value's exact original bytes. Empty string = the whole document."},"grep":{"type":"string","description":"Regular expression (PCRE syntax as Hyperscan supports it; no backreferences). Output is grep -n: 'N:line' for matches, 'N-line' for context, '--' between groups."},"context":{"type":"integer","minimum":0,"description":"With grep: lines of context before and after each match (grep -C)."},"marker":{"type":"integer","minimum":1,"description":"Marker number K: the K-th elision marker of the compressed view, counting from 1 in view order; returns exactly the original bytes that marker replaced. Use it alone (no other slice)."}},"required":["handle"],"additionalProperties":false}},{"name":"caveman_stats","title":"Recovery store statistics","description":"Records in the recovery store, tokens saved per content type, and store usage.","inputSchema":{"type":"object","properties":{},"additionalProperties":false}}]})json";
 
 }  // namespace
 
@@ -340,16 +340,36 @@ ToolResult McpServer::Impl::Retrieve(const std::map<std::string, Arg>& args) {
   std::string bad = CheckArgs("caveman_retrieve", args,
                               {{"handle", K::kString}, {"query", K::kString}, {"lines", K::kString}, {"bytes", K::kString},
                                {"json_pointer", K::kString}, {"grep", K::kString}, {"context", K::kInteger},
-                               {"marker", K::kString}});
+                               {"marker", K::kInteger}});
   if (!bad.empty()) return ToolError(bad);
   const std::string* handle = StringArg(args, "handle");
   if (handle == nullptr || handle->empty()) {
     return ToolError("caveman_retrieve: the argument 'handle' is required: the recovery handle (ccr_ + 32 hex digits) "
                      "from the caveman_compress result");
   }
-  if (args.count("marker") > 0) {
-    return ToolError("caveman_retrieve: marker is not supported yet by this server; use grep (with context) or lines "
-                     "to get the original lines behind a marker");
+  if (auto m = args.find("marker"); m != args.end()) {
+    if (args.size() > 2) return ToolError("caveman_retrieve: marker takes no other slice or query");
+    if (m->second.number < 1) return ToolError("caveman_retrieve: marker is 1-based: the first marker of the view is 1");
+    RecoveryStore* st = Store();
+    if (st == nullptr) return ToolError("caveman_retrieve: the recovery store cannot be opened (" + store_error + ")");
+    Engine engine(EngineOptions{.store = st});
+    BoundedSink sink(kMaxToolOutputBytes);
+    const uint64_t k = static_cast<uint64_t>(m->second.number);
+    Status s = engine.RetrieveMarker(*handle, k, sink);
+    if (sink.over()) {
+      return ToolError("caveman_retrieve: what marker " + std::to_string(k) +
+                       " replaced is over 16 MiB, too large for one tool result; ask for lines or grep instead");
+    }
+    if (!s.ok()) return ToolError("caveman_retrieve: marker " + std::to_string(k) + ": " + s.message());
+    const std::string command = "caveman-engine retrieve " + ShellQuote(*handle) + " --marker " + std::to_string(k);
+    const uint64_t size = sink.data().size();
+    ToolResult out;
+    AddPayload(out, std::move(sink.data()), "caveman://" + *handle);
+    out.content.push_back({.text = "caveman: what marker " + std::to_string(k) + " of " + *handle + " replaced, " +
+                                   std::to_string(size) + " bytes. Shell: " + command + "\n"});
+    out.structured = "{\"handle\":" + JsonQuote(*handle) + ",\"marker\":" + std::to_string(k) + ",\"bytes\":" +
+                     std::to_string(size) + ",\"retrieve_command\":" + JsonQuote(command) + "}";
+    return out;
   }
   int kinds = static_cast<int>(args.count("lines") + args.count("bytes") + args.count("json_pointer") + args.count("grep"));
   if (kinds > 1) return ToolError("caveman_retrieve: use only one of lines, bytes, json_pointer, grep per call");

@@ -588,12 +588,6 @@ MarkerMap AlignJson(std::string_view original, std::string_view view) {
   return map;
 }
 
-// Start of the line holding `offset`.
-size_t LineStart(std::string_view text, size_t offset) {
-  const size_t nl = offset == 0 ? std::string_view::npos : text.rfind('\n', offset - 1);
-  return nl == std::string_view::npos ? 0 : nl + 1;
-}
-
 // §5.7 views: kept sections (their raw lines) and `… N sections elided (caveman) …`, joined
 // by a blank line in the input's convention (paragraph mode) or LF (line mode), plus the
 // input's final line ending.

@@ -235,7 +235,9 @@ size_t CheckRecord(Engine& engine, const std::string& handle, const std::string&
     Status st = engine.RetrieveMarker(handle, e.index, slice);
     EXPECT_TRUE(st.ok()) << st.message();
     EXPECT_EQ(slice.data(), original.substr(e.byte_begin, e.byte_end - e.byte_begin)) << "marker " << e.index;
-    if (e.kind != "body") EXPECT_EQ(UnitsIn(e, slice.data()), e.count) << "marker " << e.index << " " << e.kind;
+    if (e.kind != "body") {
+      EXPECT_EQ(UnitsIn(e, slice.data()), e.count) << "marker " << e.index << " " << e.kind;
+    }
     // Line numbers agree with the bytes.
     EXPECT_EQ(e.first_line, 1 + std::count(original.begin(), original.begin() + e.byte_begin, '\n'));
     std::string text = MarkerViewText(view, e, e.kind == "elements" ? json_ordinal++ : 0);

@@ -1,11 +1,12 @@
 // Real MCP client test (issue 14): the official TypeScript SDK (@modelcontextprotocol/sdk,
 // pinned in package.json / package-lock.json) spawns `caveman-engine mcp` over stdio
 // (StdioClientTransport), lists the tools, compresses a large log and retrieves it by handle
-// (whole, lines, bytes, grep, query), comparing bytes with the original.
+// (whole, lines, bytes, grep, query, marker), comparing bytes with the original.
 //   node client_test.mjs CAVEMAN_ENGINE STORE_DIR LOG EXPECTED_GREP_C2 MCP_JSON
 // The server is started with the command and args of examples/agents/.mcp.json (MCP_JSON),
 // its command "caveman-engine" replaced by the built binary.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -82,8 +83,19 @@ const bad = await client.callTool({ name: "caveman_retrieve", arguments: { handl
 ok(bad.isError === true && /not found/.test(bad.content[0].text), "unknown handle is a tool error");
 const badRange = await client.callTool({ name: "caveman_retrieve", arguments: { handle, lines: "9:3" } });
 ok(badRange.isError === true && /ends before it starts/.test(badRange.content[0].text), "bad range is a tool error");
+// by marker: each of the first markers of the map (from the CLI, same store) gives exactly the
+// original bytes of its range
+const map = JSON.parse(execFileSync(bin, ["retrieve", handle, "--map", "--format", "json"],
+                                    { env: { ...process.env, CAVEMAN_HOME: home } }).toString("utf8"));
+ok(map.handle === handle && map.markers.length >= 3, `marker map has ${map.markers.length} markers`);
+for (const m of map.markers.slice(0, 5)) {
+  const got = await retrieve({ marker: m.marker });
+  ok(got.equals(log.subarray(m.byte_begin, m.byte_end)), `marker ${m.marker} (${m.kind}, lines ${m.first_line}-${m.last_line})`);
+}
 const marker = await client.callTool({ name: "caveman_retrieve", arguments: { handle, marker: "m1" } });
-ok(marker.isError === true && marker.content[0].text.length > 20, "marker answers a clear tool error");
+ok(marker.isError === true && marker.content[0].text.length > 20, "a non-integer marker is a clear tool error");
+const past = await client.callTool({ name: "caveman_retrieve", arguments: { handle, marker: map.markers.length + 1 } });
+ok(past.isError === true && /marker/.test(past.content[0].text), "a marker past the last one is a tool error");
 // unknown tool: a JSON-RPC error (-32602)
 await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), (e) => e instanceof McpError && e.code === -32602);
 checks++;
