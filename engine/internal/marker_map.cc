@@ -681,7 +681,15 @@ bool LooksLikeJson(std::string_view s) {
 
 MarkerMap BuildMarkerMap(std::string_view original, std::string_view view, const std::vector<ElidedSpan>& spans) {
   if (!spans.empty()) return MapSpans(original, view, spans);
-  if (LooksLikeJson(view) && LooksLikeJson(original) && IsJson(view)) return AlignJson(original, view);
+  if (LooksLikeJson(view) && LooksLikeJson(original)) {
+    // cj's parser, the tree walks and the tree's destructor recurse per nesting level: all of
+    // it runs on a stack sized for the input (a 9,000-deep member overflowed an ASan stack).
+    std::optional<MarkerMap> json;
+    RunWithStack(StackBytesForInput(std::max(original.size(), view.size())), [&] {
+      if (IsJson(view)) json = AlignJson(original, view);
+    });
+    if (json) return std::move(*json);
+  }
   Spool o, v;
   if (!o.Write(original).ok() || !v.Write(view).ok()) return Unmapped("spool failure");
   Result<MarkerMap> lines = AlignLines(o, v);

@@ -526,7 +526,11 @@ TEST(JsonByteValidator, AgreesWithSimdjsonOnCasesAndMutations) {
     for (int e = 0; e < edits; ++e) {
       const size_t at = rng() % m.size();
       switch (rng() % 3) {
-        case 0: m[at] = "{}[],:\"\\0123456789eE+-.tfn \x01\xc3"[rng() % 34]; break;
+        case 0: {
+          static constexpr char kBytes[] = "{}[],:\"\\0123456789eE+-.tfn \x01\xc3";
+          m[at] = kBytes[rng() % (sizeof(kBytes) - 1)];  // not the terminating NUL
+          break;
+        }
         case 1: m.erase(at, 1 + rng() % 3); break;
         default: m.resize(at); break;
       }
