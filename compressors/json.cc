@@ -197,35 +197,6 @@ class Elider {
   bool collapsed_ = false;
 };
 
-// JSON text without its insignificant whitespace (RFC 8259 §2: space, tab, LF, CR between
-// tokens); strings, numbers and key order are kept byte for byte, so the model loses nothing.
-// `*max_depth` is the deepest nesting of arrays and objects. REQUIRES: `json` is valid JSON.
-std::string MinifyJson(std::string_view json, int* max_depth) {
-  std::string out;
-  int depth = 0;
-  *max_depth = 0;
-  out.reserve(json.size());
-  bool in_string = false;
-  for (size_t i = 0; i < json.size(); ++i) {
-    const char c = json[i];
-    if (in_string) {
-      out.push_back(c);
-      if (c == '\\' && i + 1 < json.size()) {
-        out.push_back(json[++i]);
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-    if (c == '"') in_string = true;
-    if (c == '[' || c == '{') *max_depth = std::max(*max_depth, ++depth);
-    if (c == ']' || c == '}') --depth;
-    out.push_back(c);
-  }
-  return out;
-}
-
 // A lossless candidate is only counted when its bytes are at most this many times the lossy
 // view's: beyond it, it cannot plausibly count fewer tokens, and counting it would cost as much
 // as the elision itself on large dumps (docs/DECISIONS.md, "JSON, lossless first").
@@ -306,6 +277,33 @@ class JsonCompressor final : public Compressor {
 };
 
 }  // namespace
+
+std::string MinifyJson(std::string_view json, int* max_depth) {
+  std::string out;
+  int depth = 0;
+  int deepest = 0;
+  out.reserve(json.size());
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < json.size()) {
+        out.push_back(json[++i]);
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    if (c == '"') in_string = true;
+    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    if (c == ']' || c == '}') --depth;
+    out.push_back(c);
+  }
+  if (max_depth != nullptr) *max_depth = deepest;
+  return out;
+}
 
 std::optional<std::string> ElideJson(std::string_view body, std::string_view query) {
   return ElideJson(body, query, 0);

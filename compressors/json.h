@@ -33,6 +33,12 @@ std::unique_ptr<Compressor> NewJsonCompressor();
 
 // The elision transform itself (also used by the best-of selector of §5.1.7): the output, or
 // nullopt to decline. An empty query means no query.
+// JSON text without its insignificant whitespace (RFC 8259 §2: space, tab, LF, CR between
+// tokens); strings, numbers and key order are kept byte for byte. With `max_depth`, the deepest
+// nesting of arrays and objects. REQUIRES: `json` is valid JSON (else the result is unspecified,
+// but the function is total and never reads out of bounds).
+std::string MinifyJson(std::string_view json, int* max_depth = nullptr);
+
 std::optional<std::string> ElideJson(std::string_view body, std::string_view query);
 // Same, where `readable_padding` bytes after body.end() may be read (Body::view_padding()):
 // with ≥ 64 the parser reads the body in place instead of copying it.

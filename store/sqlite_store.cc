@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "store/internal/range_sink.h"
 #include "store/internal/sqlite_util.h"
 #include "store/internal/store_files.h"
 #include "store/internal/timestamp.h"
@@ -601,23 +602,6 @@ Status SqliteStore::Get(std::string_view handle, ByteSink& out) {
   return original.CopyTo(out);
 }
 
-// Passes on only bytes [begin, end) of what it is given (GetRange's slice of the original).
-class RangeSink final : public ByteSink {
- public:
-  RangeSink(ByteSink& out, uint64_t begin, uint64_t end) : out_(out), begin_(begin), end_(end) {}
-  Status Write(std::string_view data) override {
-    const uint64_t at = pos_;
-    pos_ += data.size();
-    if (pos_ <= begin_ || at >= end_) return Status::OK();
-    const uint64_t from = begin_ > at ? begin_ - at : 0;
-    const uint64_t to = std::min<uint64_t>(data.size(), end_ - at);
-    return out_.Write(data.substr(from, to - from));
-  }
-
- private:
-  ByteSink& out_;
-  uint64_t begin_, end_, pos_ = 0;
-};
 
 Status SqliteStore::GetRange(std::string_view handle, uint64_t offset, uint64_t length, ByteSink& out) {
   if (!IsWellFormedHandle(handle)) return NotFound();
@@ -627,7 +611,7 @@ Status SqliteStore::GetRange(std::string_view handle, uint64_t offset, uint64_t 
     slice.Clear();
     TxnGuard guard(*db_);
     // The whole record is decoded and verified; only the slice is kept.
-    RangeSink range(slice, offset, offset + length);
+    internal::RangeSink range(slice, offset, offset + length);
     return ReadRecord(handle, range, nullptr, nullptr);
   });
   CAVEMAN_RETURN_IF_ERROR(s);

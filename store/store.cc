@@ -1,6 +1,8 @@
 // RecoveryStore defaults shared by every backend.
 #include "store/store.h"
 
+#include "store/internal/range_sink.h"
+
 #include <algorithm>
 
 namespace caveman {
@@ -27,30 +29,10 @@ Result<std::optional<std::string>> RecoveryStore::GetMarkerMap(std::string_view 
   return std::optional<std::string>();
 }
 
-namespace {
-// Passes on only bytes [begin, end) of what it is given.
-class RangeSink final : public ByteSink {
- public:
-  RangeSink(ByteSink& out, uint64_t begin, uint64_t end) : out_(out), begin_(begin), end_(end) {}
-  Status Write(std::string_view data) override {
-    const uint64_t at = pos_;
-    pos_ += data.size();
-    if (pos_ <= begin_ || at >= end_) return Status::OK();
-    const uint64_t from = begin_ > at ? begin_ - at : 0;
-    const uint64_t to = std::min<uint64_t>(data.size(), end_ - at);
-    return out_.Write(data.substr(from, to - from));
-  }
-  uint64_t seen() const { return pos_; }
-
- private:
-  ByteSink& out_;
-  uint64_t begin_, end_, pos_ = 0;
-};
-}  // namespace
 
 Status RecoveryStore::GetRange(std::string_view handle, uint64_t offset, uint64_t length, ByteSink& out) {
   StringSink slice;
-  RangeSink range(slice, offset, offset + length);
+  internal::RangeSink range(slice, offset, offset + length);
   CAVEMAN_RETURN_IF_ERROR(Get(handle, range));
   if (offset > range.seen() || length > range.seen() - offset) {
     return Status::InvalidArgument("ccr: byte range outside the original");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/internal/report_format.h"
+#include "compressors/json.h"
 #include "compressors/slice.h"
 #include "engine/engine.h"
 #include "stream/byte_io.h"
@@ -85,30 +86,6 @@ std::string Base64(std::string_view in) {
     out.push_back(kAlphabet[(v >> 12) & 63]);
     out.push_back(i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=');
     out.push_back('=');
-  }
-  return out;
-}
-
-// JSON without the whitespace between tokens (a raw newline would end the message).
-std::string MinifyJson(std::string_view json) {
-  std::string out;
-  out.reserve(json.size());
-  bool in_string = false;
-  for (size_t i = 0; i < json.size(); ++i) {
-    char c = json[i];
-    if (in_string) {
-      out.push_back(c);
-      if (c == '\\' && i + 1 < json.size()) {
-        out.push_back(json[++i]);
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-      out.push_back(c);
-    } else if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
-      out.push_back(c);
-    }
   }
   return out;
 }
@@ -444,7 +421,7 @@ ToolResult McpServer::Impl::Stats(const std::map<std::string, Arg>& args) {
   while (!json.empty() && (json.back() == '\n' || json.back() == ' ')) json.pop_back();
   ToolResult out;
   out.content.push_back({.text = json});
-  out.structured = MinifyJson(json);
+  out.structured = MinifyJson(json);  // a raw newline would end the message
   return out;
 }
 

@@ -8,8 +8,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string_view>
 
+#include "stream/byte_io.h"
 #include "stream/sha256.h"
 
 namespace caveman::internal {
@@ -64,15 +66,7 @@ hs_database_t* Load(const std::string& path) {
   std::string bytes;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && Private(st) && st.st_size > static_cast<off_t>(kHeaderBytes) &&
       st.st_size <= kMaxFileBytes) {
-    bytes.resize(static_cast<size_t>(st.st_size));
-    size_t got = 0;
-    while (got < bytes.size()) {
-      const ssize_t n = read(fd, bytes.data() + got, bytes.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<size_t>(n);
-    }
-    bytes.resize(got);
+    if (!ReadAll(*NewFdSource(fd), &bytes, static_cast<uint64_t>(kMaxFileBytes)).ok()) bytes.clear();
   }
   close(fd);
   if (bytes.size() <= kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) return nullptr;
@@ -97,14 +91,12 @@ void Store(const std::string& dir, const std::string& path, const hs_database_t*
   std::string tmp = dir + "/.hs-XXXXXX";
   const int fd = mkostemp(tmp.data(), O_CLOEXEC);  // mode 0600
   if (fd < 0) return;
-  size_t put = 0;
-  while (put < file.size()) {
-    const ssize_t n = write(fd, file.data() + put, file.size() - put);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    put += static_cast<size_t>(n);
+  bool ok = false;
+  {
+    std::unique_ptr<ByteSink> sink = NewFdSink(fd);
+    ok = sink->Write(file).ok() && sink->Flush().ok();
   }
-  const bool ok = put == file.size() && close(fd) == 0;
+  ok = close(fd) == 0 && ok;
   if (!ok || rename(tmp.c_str(), path.c_str()) != 0) unlink(tmp.c_str());
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "compressors/internal/lines.h"
 #include "compressors/internal/text_util.h"
 
 namespace caveman::internal {
@@ -124,14 +125,7 @@ std::optional<uint64_t> ParseUint(std::string_view s) {
 
 bool LooksLikeStanzas(std::string_view body) {
   if (!IsValidUtf8(body)) return false;
-  std::vector<std::string_view> lines;
-  for (size_t b = 0; b <= body.size();) {
-    size_t e = body.find('\n', b);
-    if (e == std::string_view::npos) e = body.size();
-    lines.push_back(body.substr(b, e - b));
-    b = e + 1;
-  }
-  const std::vector<Line> cls = Classify(lines);
+  const std::vector<Line> cls = Classify(SplitLines(body).lines);
   size_t fields = 0, other = 0, nonblank = 0;
   std::map<std::string, std::set<size_t>> stanzas_of;  // field name → stanzas
   std::set<size_t> stanzas;

@@ -252,6 +252,18 @@ void AppendPointerToken(std::string_view token, std::string* pointer) {
 
 bool IsMarkerItem(const JsonValue& v) { return v.kind == JsonValue::Kind::kObject && v.Find(kElidedKey) != nullptr; }
 
+// The run length a marker item's "__caveman_elided__" member states; 0 when it is not a
+// positive integer. REQUIRES: IsMarkerItem(item).
+uint64_t ElidedCount(const JsonValue& item) {
+  const JsonValue* n = item.Find(kElidedKey);
+  uint64_t count = 0;
+  size_t after = 0;
+  if (n->kind != JsonValue::Kind::kNumber || !ReadNumber(n->text, 0, &count, &after) || after != n->text.size()) {
+    return 0;
+  }
+  return count;
+}
+
 bool HoldsMarker(const JsonValue& array) {
   return std::any_of(array.items.begin(), array.items.end(), IsMarkerItem);
 }
@@ -294,11 +306,8 @@ bool AlignJsonTrees(const JsonValue& view_root, const JsonValue& orig_root, std:
       size_t idx = 0;
       for (const JsonValue& item : v.items) {
         if (collapsed && IsMarkerItem(item)) {
-          const JsonValue* n = item.Find(kElidedKey);
-          uint64_t count = 0;
-          size_t after = 0;
-          if (n->kind != JsonValue::Kind::kNumber || !ReadNumber(n->text, 0, &count, &after) ||
-              after != n->text.size() || count == 0 || count > o.items.size() - idx) {
+          const uint64_t count = ElidedCount(item);
+          if (count == 0 || count > o.items.size() - idx) {
             *reason = "JSON marker at \"" + p.pointer + "\" does not fit its array";
             return false;
           }
@@ -385,11 +394,8 @@ bool CollectJsonTargets(const JsonValue& view_root, std::string_view view_text, 
       const size_t first_target = targets->size();
       for (const JsonValue& item : v.items) {
         if (IsMarkerItem(item)) {
-          const JsonValue* n = item.Find(kElidedKey);
-          uint64_t count = 0;
-          size_t after = 0;
-          if (n->kind != JsonValue::Kind::kNumber || !ReadNumber(n->text, 0, &count, &after) ||
-              after != n->text.size() || count == 0) {
+          const uint64_t count = ElidedCount(item);
+          if (count == 0) {
             *reason = "JSON marker at \"" + it.pointer + "\" has no count";
             return false;
           }
