@@ -486,6 +486,8 @@ std::string RecoveryMetadata(const std::vector<Record>& recs) {
 class A11yCompressor final : public InMemoryCompressor {
  public:
   std::string_view content_type() const override { return "a11y"; }
+  // Working set (issue 15 ceiling; scripts/memory_table.py --shapes): a JSON/YAML tree of the snapshot: ~4.5 B per pretty-printed byte, doubled for minified input.
+  MemoryModel memory_model() const override { return {.per_byte = 9, .per_line = 0}; }
   bool metadata_aware() const override { return true; }
 
  protected:

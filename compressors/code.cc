@@ -346,6 +346,8 @@ std::string ApplyReplacements(std::string_view text, std::vector<Replacement> re
 class CodeCompressor final : public InMemoryCompressor {
  public:
   std::string_view content_type() const override { return "code"; }
+  // Working set (issue 15 ceiling; scripts/memory_table.py --shapes): tree-sitter parse tree and the kept ranges.
+  MemoryModel memory_model() const override { return {.per_byte = 0.8, .per_line = 0}; }
 
  protected:
   std::optional<std::string> TransformText(std::string_view body, std::string_view /*query*/,

@@ -46,12 +46,35 @@ struct TransformMeta {
   std::optional<bool> lossless_to_model;   // empty = class reversibility (false for S4)
   std::string recovery_metadata;           // stored in the record's metadata column
   std::vector<ElidedSpan> elided;          // side channel for the marker map; may stay empty
+  // Set with kDeclined when the body would break the memory ceiling (memory_model()); the
+  // engine then streams a line type through its online stage instead (issue 15).
+  bool over_memory_ceiling = false;
 };
+
+// Working memory an in-memory compressor needs beyond the body it is given, as a linear model
+// of the body's size and line count (issue 15, item 2). Measured per compressor on its worst
+// input shapes (scripts/memory_table.py --shapes; docs/PERFORMANCE.md, "Memory ceiling") and
+// rounded up. {0, 0}: the compressor streams or needs no more than a constant.
+struct MemoryModel {
+  double per_byte = 0;  // bytes of working memory per body byte
+  double per_line = 0;  // bytes of working memory per LF in the body
+};
+
+// The ceiling a compressor must keep to: peak RSS <= 3 x input + 64 MiB. The engine itself
+// holds the body (1x) and the process baseline (vocabulary, pattern databases: about
+// 40 MiB), which leaves a compressor 2 x input + 24 MiB.
+inline constexpr double kWorkingSetPerInputByte = 2.0;
+inline constexpr uint64_t kWorkingSetFloor = uint64_t{24} << 20;
+
+// True when `model` on a body of `bytes` bytes and `lines` LFs stays within the ceiling.
+bool WithinMemoryCeiling(const MemoryModel& model, uint64_t bytes, uint64_t lines);
 
 class Compressor {
  public:
   virtual ~Compressor() = default;
   virtual std::string_view content_type() const = 0;
+  // Default: a streaming compressor whose working set does not grow with its input.
+  virtual MemoryModel memory_model() const { return {}; }
   virtual SafetyClass safety_class() const { return SafetyClass::kS4; }
   // Query-aware compressors receive the query when it is non-empty.
   virtual bool query_aware() const { return false; }
@@ -69,8 +92,11 @@ class Compressor {
 // test reports, ...). Implement TransformText; return std::nullopt to decline.
 class InMemoryCompressor : public Compressor {
  public:
+  // Declines, before any parsing, a body whose estimated working set (memory_model()) would
+  // break the memory ceiling; otherwise runs TransformText on a stack sized for the input.
   Result<TransformOutcome> Transform(const Body& body, std::string_view query, ByteSink& out,
                                      TransformMeta* meta) const final;
+  MemoryModel memory_model() const override = 0;
 
  protected:
   virtual std::optional<std::string> TransformText(std::string_view body, std::string_view query,

@@ -434,6 +434,8 @@ void ExpandIni(const std::vector<std::string_view>& lines, std::vector<bool>* ke
 class ConfigCompressor final : public InMemoryCompressor {
  public:
   std::string_view content_type() const override { return "config"; }
+  // Working set (issue 15 ceiling; scripts/memory_table.py --shapes): per-line entries and the line skeleton.
+  MemoryModel memory_model() const override { return {.per_byte = 0.5, .per_line = 62}; }
   bool query_aware() const override { return true; }
 
  protected:

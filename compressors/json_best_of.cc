@@ -14,6 +14,8 @@ class JsonBestOfCompressor final : public InMemoryCompressor {
  public:
   explicit JsonBestOfCompressor(const TokenCounter& counter) : counter_(counter) {}
   std::string_view content_type() const override { return "json"; }
+  // Working set (issue 15 ceiling; scripts/memory_table.py --shapes): the TOON tree beside the JSON view.
+  MemoryModel memory_model() const override { return {.per_byte = 9, .per_line = 0}; }
   bool query_aware() const override { return true; }
 
  protected:

@@ -33,6 +33,8 @@ constexpr std::string_view kMarkerText = "search result lines elided (caveman)";
 class SearchResultCompressor final : public InMemoryCompressor {
  public:
   std::string_view content_type() const override { return "search-result"; }
+  // Working set (issue 15 ceiling; scripts/memory_table.py --shapes): per-line match records.
+  MemoryModel memory_model() const override { return {.per_byte = 0.5, .per_line = 100}; }
   bool query_aware() const override { return true; }
 
  protected:

@@ -53,7 +53,17 @@ size_t EscapeMatch(std::string_view s, size_t i) {
 
 }  // namespace
 
-std::string CleanTerminalLine(std::string_view line) {
+namespace {
+
+// True when the §5.16 cleanup leaves `line` as it is: no escape, no CR but a final one.
+bool IsClean(std::string_view line) {
+  if (line.find(kEsc) != std::string_view::npos) return false;
+  const size_t cr = line.find('\r');
+  return cr == std::string_view::npos || cr + 1 == line.size();
+}
+
+// Appends the cleaned `line` to *out (never more bytes than `line` has).
+void AppendCleaned(std::string_view line, std::string* out) {
   bool final_cr = !line.empty() && line.back() == '\r';
   if (final_cr) line.remove_suffix(1);
   if (line.find('\r') != std::string_view::npos) {
@@ -68,25 +78,31 @@ std::string CleanTerminalLine(std::string_view line) {
     }
     line = last;
   }
-  std::string out;
-  out.reserve(line.size() + 1);
   size_t i = 0;
   while (i < line.size()) {
     size_t esc = line.find(kEsc, i);
     if (esc == std::string_view::npos) {
-      out.append(line.substr(i));
+      out->append(line.substr(i));
       break;
     }
-    out.append(line.substr(i, esc - i));
+    out->append(line.substr(i, esc - i));
     size_t m = EscapeMatch(line, esc);
     if (m == 0) {
-      out.push_back(kEsc);
+      out->push_back(kEsc);
       i = esc + 1;
     } else {
       i = esc + m;
     }
   }
-  if (final_cr) out.push_back('\r');
+  if (final_cr) out->push_back('\r');
+}
+
+}  // namespace
+
+std::string CleanTerminalLine(std::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  AppendCleaned(line, &out);
   return out;
 }
 
@@ -100,6 +116,9 @@ class TerminalCompressor final : public InMemoryCompressor {
  public:
   explicit TerminalCompressor(TerminalOptions options) : options_(options) {}
   std::string_view content_type() const override { return "terminal"; }
+  // Working set (issue 15 ceiling; scripts/memory_table.py --shapes): line views, the arena
+  // of cleaned lines, the elision's per-line records and its output.
+  MemoryModel memory_model() const override { return {.per_byte = 1.5, .per_line = 120}; }
 
  protected:
   std::optional<std::string> TransformText(std::string_view body, std::string_view,
@@ -107,14 +126,23 @@ class TerminalCompressor final : public InMemoryCompressor {
     if (body.empty() || !internal::IsValidUtf8(body)) return std::nullopt;
     internal::SplitResult split = internal::SplitLines(body);
     const size_t n = split.lines.size();
-    std::vector<std::string> cleaned;
-    cleaned.reserve(n);
-    for (std::string_view line : split.lines) cleaned.push_back(CleanTerminalLine(line));
+    // Cleaned lines are views: into the body where cleanup changes nothing (most lines of
+    // most sessions), else into one arena. Cleanup never lengthens a line, so an arena
+    // reserved at the body's size never reallocates and its views stay valid (issue 15: one
+    // std::string per line cost ~120 bytes of heap per line on a 64 MiB log).
+    std::string arena;
+    std::vector<std::string_view>& views = split.lines;
+    for (std::string_view& line : views) {
+      if (IsClean(line)) continue;
+      if (arena.capacity() < body.size()) arena.reserve(body.size());
+      const size_t at = arena.size();
+      AppendCleaned(line, &arena);
+      line = std::string_view(arena).substr(at);
+    }
     std::string result;
     if (n < kMinLinesForElision) {
-      result = internal::JoinLines(cleaned, split.trailing);
+      result = internal::JoinLines(views, split.trailing);
     } else {
-      std::vector<std::string_view> views(cleaned.begin(), cleaned.end());
       internal::LinePolicy policy;
       policy.head = kHead;
       policy.tail = kTail;
@@ -124,7 +152,7 @@ class TerminalCompressor final : public InMemoryCompressor {
       policy.guard = options_.template_grouping ? internal::LineGuard::kTemplates : internal::LineGuard::kProfiles;
       std::optional<std::string> elided =
           internal::ElideLines(views, split.trailing, internal::IsMajorityCrlf(body), {}, policy);
-      result = elided ? std::move(*elided) : internal::JoinLines(cleaned, split.trailing);
+      result = elided ? std::move(*elided) : internal::JoinLines(views, split.trailing);
     }
     if (result == body) return std::nullopt;
     return result;

@@ -194,6 +194,8 @@ class TextCompressor final : public InMemoryCompressor {
  public:
   explicit TextCompressor(TextOptions options) : options_(options) {}
   std::string_view content_type() const override { return "text"; }
+  // Working set (issue 15 ceiling; scripts/memory_table.py --shapes): section records, template grouping.
+  MemoryModel memory_model() const override { return {.per_byte = 0.25, .per_line = 115}; }
   bool query_aware() const override { return true; }
 
  protected:

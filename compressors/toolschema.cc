@@ -146,6 +146,8 @@ void Envelope(JsonValue* v) {
 class ToolschemaCompressor final : public InMemoryCompressor {
  public:
   std::string_view content_type() const override { return "toolschema"; }
+  // Working set (issue 15 ceiling; scripts/memory_table.py --shapes): a JSON tree plus the per-tool copies: ~10 B per pretty-printed byte, doubled for minified input.
+  MemoryModel memory_model() const override { return {.per_byte = 20, .per_line = 0}; }
 
  protected:
   std::optional<std::string> TransformText(std::string_view body, std::string_view,

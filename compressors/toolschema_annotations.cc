@@ -81,6 +81,8 @@ void Envelope(const JsonValue& v, std::vector<Span>* spans) {
 class ToolschemaAnnotationsCompressor final : public InMemoryCompressor {
  public:
   std::string_view content_type() const override { return "toolschema-annotations"; }
+  // Working set (issue 15 ceiling; scripts/memory_table.py --shapes): a JSON tree: ~5.5 B per pretty-printed byte, doubled for minified input.
+  MemoryModel memory_model() const override { return {.per_byte = 11, .per_line = 0}; }
 
  protected:
   std::optional<std::string> TransformText(std::string_view body, std::string_view,

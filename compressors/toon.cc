@@ -377,6 +377,8 @@ class Decoder {
 class ToonCompressor final : public InMemoryCompressor {
  public:
   std::string_view content_type() const override { return "toon"; }
+  // Working set (issue 15 ceiling; scripts/memory_table.py --shapes): a JSON tree: ~4.6 B per pretty-printed byte, doubled for minified input.
+  MemoryModel memory_model() const override { return {.per_byte = 9, .per_line = 0}; }
 
  protected:
   std::optional<std::string> TransformText(std::string_view body, std::string_view,

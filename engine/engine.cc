@@ -66,6 +66,23 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)) {
 
 Engine::~Engine() = default;
 
+namespace {
+
+// The follow path for a line type with an online stage (inputs over the size limit, or over
+// a batch compressor's memory ceiling).
+internal::FollowConfig OnlineConfig(const TokenCounter* counter, RecoveryStore* store, const std::string& type,
+                                    const CompressOptions& o) {
+  internal::FollowConfig config;
+  config.counter = counter;
+  config.store = store;
+  config.type = type;
+  config.query = o.query;
+  config.command = o.command;
+  return config;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const CompressOptions& o,
                                                          bool simulate) {
   const bool forced = !o.type.empty() && o.type != "auto";
@@ -160,13 +177,7 @@ Result<CompressResult> Engine::CompressOversized(Run& run, ByteSource& in, const
   auto head = run.original.NewReader();
   RecoveryStore* store = o.external_recovery ? nullptr : options_.store;
   if (o.mode == Mode::kCompress && store != nullptr && IsOnlineContentType(type)) {
-    internal::FollowConfig config;
-    config.counter = counter_;
-    config.store = store;
-    config.type = type;
-    config.query = o.query;
-    config.command = o.command;
-    return internal::FollowFromSource(config, *head, in, out);
+    return internal::FollowFromSource(OnlineConfig(counter_, store, type, o), *head, in, out);
   }
   r.content_type = type;
   r.error = "cave_input_too_large";
@@ -193,6 +204,15 @@ Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o
   CAVEMAN_ASSIGN_OR_RETURN(std::unique_ptr<Run> run, RunPipeline(in, o, /*simulate=*/false));
   if (run->oversized) return CompressOversized(*run, in, o, out);
   CompressResult& r = run->result;
+  // Issue 15: a line type whose batch compressor would break the memory ceiling (terminal
+  // on a huge number of lines) streams through its online stage, whose memory is flat, as
+  // an input over the size limit does; the whole input is in `original`, `in` is at its end.
+  if (r.pass_through_reason == PassThroughReason::kOverMemoryCeiling && o.mode == Mode::kCompress &&
+      !o.external_recovery && options_.store != nullptr && IsOnlineContentType(r.content_type)) {
+    run->record.Abandon();
+    auto whole = run->original.NewReader();
+    return internal::FollowFromSource(OnlineConfig(counter_, options_.store, r.content_type, o), *whole, in, out);
+  }
   auto pass_through = [&]() -> Result<CompressResult> {
     run->record.Abandon();
     r.tokens_after = r.tokens_before;

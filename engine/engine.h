@@ -82,6 +82,7 @@ enum class PassThroughReason : uint8_t {
   kInputTooLarge, // over max_input_bytes and no streaming compressor for its type
   kReportFailed,  // CompressOptions::before_view refused (the report could not be written)
   kOutOfMemory,   // memory ran out after the input was read (std::bad_alloc): original passed
+  kOverMemoryCeiling,  // the compressor would need more than 3x the input + 64 MiB of memory
 };
 // One short English phrase, e.g. "the view would not count fewer tokens".
 const char* PassThroughReasonText(PassThroughReason reason);

@@ -28,6 +28,7 @@ const char* PassThroughReasonText(PassThroughReason reason) {
     case PassThroughReason::kInputTooLarge: return "the input exceeds the size limit and its type cannot be streamed";
     case PassThroughReason::kReportFailed: return "the report could not be written";
     case PassThroughReason::kOutOfMemory: return "memory ran out while compressing";
+    case PassThroughReason::kOverMemoryCeiling: return "the compressor would exceed its memory ceiling";
   }
   return "unknown";
 }

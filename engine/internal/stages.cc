@@ -312,7 +312,9 @@ Result<PassThroughReason> Transform(const Selection& selection, const StageConfi
   *view = std::make_unique<Spool>(config.spool);
   CAVEMAN_ASSIGN_OR_RETURN(TransformOutcome outcome,
                            RunCompressor(*selection.compressor, *selection.body, config.query, view->get(), meta));
-  if (outcome != TransformOutcome::kAccepted) return PassThroughReason::kDeclined;
+  if (outcome != TransformOutcome::kAccepted) {
+    return meta->over_memory_ceiling ? PassThroughReason::kOverMemoryCeiling : PassThroughReason::kDeclined;
+  }
   CAVEMAN_ASSIGN_OR_RETURN(bool same_as_body, SameBytes(**view, *selection.body));
   if (same_as_body) return PassThroughReason::kNoChange;
   return PassThroughReason::kNone;
