@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Peak RSS of `caveman-engine compress --type T` for every registered type (issue 15, item 2).
 
-Each type is forced onto four input shapes, so the figure is the compressor's worst case over
+Each type is forced onto five input shapes, so the figure is the compressor's worst case over
 them, not its best: the generated CI log, the generated JSON dump, 2-byte lines ("a\\n", the
-most lines per byte) and one long line of random words (no line breaks at all). Prints a
+most lines per byte), one long line of random words (no line breaks at all) and the type's
+own costliest fixture scaled to the size (FIXTURES below; repeated, or its largest JSON array
+repeated, as scripts/bench does). Prints a
 Markdown table: per type and size, the worst peak RSS over the shapes, the shape it came from,
 the bound 3 x input + 64 MiB, and whether the run stayed inside it.
 
@@ -13,6 +15,7 @@ the bound 3 x input + 64 MiB, and whether the run stayed inside it.
 
 Not a timing measurement; each run checks that stdout is non-empty (original or a view).
 """
+import json
 import os
 import random
 import subprocess
@@ -50,6 +53,28 @@ def shape_bytes(shape, mib):
 
 
 SHAPES = ["ci-log", "json-dump", "short-lines", "one-line"]
+
+# The fixture per type whose scaled copy costs its compressor the most memory per byte
+# (measured on every fixture of the type; the streaming types have the generated inputs).
+FIXTURES = {
+    "code": "code/typescript_cache.in", "diff": "diff/no_newline_at_eof.in",
+    "search-result": "search-result/grep_listing.in", "test-report": "detect/test-report/pytest_json_report.json",
+    "html": "html/docs_page.in", "toolschema": "toolschema/openai_functions.in",
+    "toolschema-annotations": "toolschema-annotations/mcp_tools.in", "toon": "toon/tricky.in",
+    "a11y": "a11y/orders_page.in", "tabular": "tabular/csv_hosts_query.in",
+    "config": "config/fourteen_lines.in", "terminal": "terminal/build_session.in", "text": "text/report.in",
+}
+
+
+def fixture_bytes(ctype, mib, dest):
+    sys.path.insert(0, HERE)
+    import bench  # scripts/bench.py: the same scaling as the benchmark's per-type inputs
+    src = os.path.join(HERE, "..", "fixtures", FIXTURES[ctype])
+    try:
+        json.load(open(src))
+        bench.scaled_json(src, int(mib * 1048576), dest)
+    except ValueError:
+        bench.scaled([src], int(mib * 1048576), dest)
 
 
 def peak_rss_kib(binary, path, ctype, home):
@@ -92,7 +117,11 @@ def main():
                 inputs[shape] = path
             for ctype in TYPES:
                 worst, worst_shape, worst_size = 0, "", 0
-                for shape, path in inputs.items():
+                shapes = dict(inputs)
+                if ctype in FIXTURES:
+                    shapes["fixture"] = os.path.join(work, "fixture." + ctype)
+                    fixture_bytes(ctype, mib, shapes["fixture"])
+                for shape, path in shapes.items():
                     rss = peak_rss_kib(binary, path, ctype, home)
                     if per_shape:
                         lines = open(path, "rb").read().count(b"\n")
