@@ -227,7 +227,12 @@ def main():
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "docs", "perf"))
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "PERFORMANCE.md"))
     ap.add_argument("--charts", action="store_true")
+    ap.add_argument("--check", action="store_true",
+                    help="small inputs, one run, every output verified; no timings reported, "
+                         "no docs or charts written (run by ctest as bench.check)")
     args = ap.parse_args()
+    if args.check:
+        args.mib, args.type_mib, args.runs, args.sizes, args.charts = 1, 0.25, 1, "1", False
     work = tempfile.mkdtemp(prefix="caveman-bench-")
     try:
         return run(args, work)
@@ -304,6 +309,12 @@ def run(args, work):
         print("  RSS at %3d MiB: log %.1f, repetition %.1f, json %.1f, zstd %.1f MiB" % (
             mib, row["log"], row["repetition"], row["json"], row["zstd"]), flush=True)
         rss.append(row)
+
+    if args.check:
+        n = len(big) + len(types) + 4 * len(rss)
+        print("bench check ok: %d outputs verified (caveman round trips, baselines' outputs), "
+              "%d types" % (n, len(types)))
+        return 0
 
     # Tables.
     t1 = fmt_table(big, [
