@@ -1,6 +1,8 @@
 #include "stream/byte_io.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <istream>
 #include <ostream>
@@ -188,6 +190,15 @@ Status ReadAll(ByteSource& src, std::string* out, uint64_t limit) {
     out->append(buf.data(), n);
   }
 }
+
+namespace internal {
+
+void ContractViolation(const char* what, const Status& status) {
+  std::fprintf(stderr, "caveman: %s: %s\n", what, status.ToString().c_str());
+  std::abort();
+}
+
+}  // namespace internal
 
 std::string Status::ToString() const {
   static const char* kNames[] = {"OK", "InvalidArgument", "NotSupported", "Corruption",

@@ -47,7 +47,14 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-// Either a value or a non-OK Status.
+namespace internal {
+// Writes "caveman: <what>: <status>" to stderr and aborts: a broken REQUIRES contract is a
+// bug in the caller, not an outcome (no exception crosses the API).
+[[noreturn]] void ContractViolation(const char* what, const Status& status);
+}  // namespace internal
+
+// Either a value or a non-OK Status. value(), operator* and operator-> REQUIRE ok(); on an
+// error they abort with the status (they never throw).
 template <class T>
 class [[nodiscard]] Result {
  public:
@@ -58,14 +65,22 @@ class [[nodiscard]] Result {
     static const Status kOkStatus;
     return ok() ? kOkStatus : std::get<1>(v_);
   }
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
+  T& value() & { return *Get(); }
+  const T& value() const& { return *Get(); }
+  T&& value() && { return std::move(*Get()); }
   T& operator*() & { return value(); }
-  T* operator->() { return &std::get<0>(v_); }
-  const T* operator->() const { return &std::get<0>(v_); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return Get(); }
+  const T* operator->() const { return Get(); }
 
  private:
+  T* Get() {
+    T* v = std::get_if<0>(&v_);
+    if (v == nullptr) internal::ContractViolation("Result::value() on an error", std::get<1>(v_));
+    return v;
+  }
+  const T* Get() const { return const_cast<Result*>(this)->Get(); }
+
   std::variant<T, Status> v_;
 };
 
