@@ -14,6 +14,7 @@
 
 #include "compressors/internal/grammars.h"
 #include "compressors/internal/text_util.h"
+#include "compressors/internal/ts_budget.h"
 
 namespace caveman {
 namespace {
@@ -346,9 +347,10 @@ std::string ApplyReplacements(std::string_view text, std::vector<Replacement> re
 class CodeCompressor final : public InMemoryCompressor {
  public:
   std::string_view content_type() const override { return "code"; }
-  // Working set (issue 15 ceiling; scripts/memory_table.py --shapes): the tree-sitter tree,
-  // 37 (Go) to 66 (TypeScript) bytes per source byte on the fixtures, so code above ~350 KiB declines.
-  MemoryModel memory_model() const override { return {.per_byte = 70, .per_line = 0}; }
+  // Working set (issue 15 ceiling): the output and the replacements (1 byte per byte) here;
+  // the tree-sitter trees, from a few bytes per source byte (comment-heavy headers) to 66
+  // (dense TypeScript), are metered while parsing instead (TreeSitterBudget below).
+  MemoryModel memory_model() const override { return {.per_byte = 1, .per_line = 0}; }
 
  protected:
   std::optional<std::string> TransformText(std::string_view body, std::string_view /*query*/,
@@ -358,8 +360,18 @@ class CodeCompressor final : public InMemoryCompressor {
     std::optional<Language> language = SniffLanguage(body);
     if (!language) return std::nullopt;
 
+    // The ceiling's allowance less this compressor's own model: what the trees may hold.
+    internal::TreeSitterBudget budget(static_cast<uint64_t>((kWorkingSetPerInputByte - memory_model().per_byte) *
+                                                            static_cast<double>(body.size())) +
+                                      kWorkingSetFloor);
+    auto over_budget = [&]() -> std::optional<std::string> {
+      if (budget.exceeded() && meta != nullptr) meta->over_memory_ceiling = true;
+      if (spans != nullptr) spans->clear();
+      return std::nullopt;
+    };
     ParserPtr parser(ts_parser_new());
     if (parser == nullptr) return std::nullopt;
+    ts_parser_set_cancellation_flag(parser.get(), budget.flag());
     const TSLanguage* grammar = nullptr;
     TreePtr tree;
     switch (*language) {
@@ -376,6 +388,7 @@ class CodeCompressor final : public InMemoryCompressor {
       grammar = tree_sitter_tsx();
       tree = ParseClean(parser.get(), grammar, body);
     }
+    if (budget.exceeded()) return over_budget();
     const bool python = *language == Language::kPython;
     const std::string_view replacement = python ? kPythonReplacement : kBraceReplacement;
     if (tree == nullptr) {
@@ -389,7 +402,7 @@ class CodeCompressor final : public InMemoryCompressor {
       if (!ts_parser_set_language(parser.get(), grammar) || body.size() > UINT32_MAX) return std::nullopt;
       TreePtr rough(ts_parser_parse_string(parser.get(), nullptr, body.data(),
                                            static_cast<uint32_t>(body.size())));
-      if (rough == nullptr) return std::nullopt;
+      if (rough == nullptr) return over_budget();
       std::vector<Replacement> comments =
           CollectBodies(ts_tree_root_node(rough.get()), body, replacement, python, /*with_bodies=*/false,
                         /*allow_hash=*/false);
@@ -405,10 +418,7 @@ class CodeCompressor final : public InMemoryCompressor {
 
     // The output must itself be valid code of the same grammar, else the model would be
     // shown something the original was not (and the second pass could not decline cleanly).
-    if (ParseClean(parser.get(), grammar, out) == nullptr) {
-      if (spans != nullptr) spans->clear();
-      return std::nullopt;
-    }
+    if (ParseClean(parser.get(), grammar, out) == nullptr) return over_budget();
     return out;
   }
 };

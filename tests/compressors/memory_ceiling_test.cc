@@ -5,7 +5,12 @@
 
 #include <string>
 
+#include <tree_sitter/api.h>
+
+#include "compressors/code.h"
 #include "compressors/compressor.h"
+#include "compressors/internal/grammars.h"
+#include "compressors/internal/ts_budget.h"
 #include "compressors/registry.h"
 #include "compressors/terminal.h"
 
@@ -63,6 +68,60 @@ TEST(MemoryCeiling, TerminalDeclinesManyShortLinesAndSaysWhy) {
   EXPECT_EQ(s.value(), TransformOutcome::kAccepted);
   EXPECT_FALSE(small_meta.over_memory_ceiling);
   EXPECT_LT(small_sink.data().size(), small.size());
+}
+
+// Dense Python: functions with bodies, no comments.
+std::string DensePython(size_t bytes) {
+  std::string s;
+  for (size_t i = 0; s.size() < bytes; ++i) {
+    s += "def f" + std::to_string(i) + "(a, b):\n    x = [a + b * " + std::to_string(i) +
+         ", (a - b) / 2]\n    return {'k': x, 'n': len(x)}\n\n";
+  }
+  return s;
+}
+
+TEST(TreeSitterBudget, CancelsTheParseOnceTheTreeOutgrowsIt) {
+  const std::string src = DensePython(256 * 1024);
+  TSParser* parser = ts_parser_new();
+  ASSERT_TRUE(ts_parser_set_language(parser, tree_sitter_python()));
+  {
+    internal::TreeSitterBudget budget(64 * 1024);
+    ts_parser_set_cancellation_flag(parser, budget.flag());
+    TSTree* tree = ts_parser_parse_string(parser, nullptr, src.data(), static_cast<uint32_t>(src.size()));
+    EXPECT_EQ(tree, nullptr);
+    EXPECT_TRUE(budget.exceeded());
+    ts_parser_reset(parser);
+  }
+  {
+    internal::TreeSitterBudget budget(uint64_t{1} << 30);
+    ts_parser_set_cancellation_flag(parser, budget.flag());
+    TSTree* tree = ts_parser_parse_string(parser, nullptr, src.data(), static_cast<uint32_t>(src.size()));
+    ASSERT_NE(tree, nullptr);
+    EXPECT_FALSE(budget.exceeded());
+    // The metered bytes are the tree's real cost: several bytes per source byte.
+    EXPECT_GT(budget.peak_bytes(), src.size());
+    ts_tree_delete(tree);
+  }
+  ts_parser_delete(parser);
+}
+
+TEST(MemoryCeiling, CodeDeclinesADenseFileWhoseTreeWouldBreakTheCeiling) {
+  auto code = NewCodeCompressor();
+  const std::string big = DensePython(4 * 1024 * 1024);  // ~66 B/B of tree: far over 1x + 24 MiB
+  TransformMeta meta;
+  StringSink sink;
+  Result<TransformOutcome> r = code->Transform(Body::FromView(big), {}, sink, &meta);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value(), TransformOutcome::kDeclined);
+  EXPECT_TRUE(meta.over_memory_ceiling);
+
+  const std::string small = DensePython(64 * 1024);
+  TransformMeta small_meta;
+  StringSink small_sink;
+  Result<TransformOutcome> s = code->Transform(Body::FromView(small), {}, small_sink, &small_meta);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s.value(), TransformOutcome::kAccepted);
+  EXPECT_FALSE(small_meta.over_memory_ceiling);
 }
 
 }  // namespace
