@@ -142,7 +142,7 @@ Status WriteStdout(std::string_view data) { return NewFdSink(STDOUT_FILENO)->Wri
 Result<std::unique_ptr<RecoveryStore>> OpenStoreFromEnv(bool read_only = false) {
   CAVEMAN_ASSIGN_OR_RETURN(StoreOptions so, StoreOptions::FromEnv());
   so.read_only = read_only;
-  return OpenSqliteStore(so);
+  return OpenRecoveryStore(so);
 }
 
 Status WriteHelp(std::string_view name) {
@@ -229,7 +229,7 @@ Result<ReportFormat> TableFormat(const CLI::Option* format_opt, const std::strin
 // not: compress then passes lossy results through with cave_ccr_unavailable.
 Result<std::unique_ptr<RecoveryStore>> OpenStoreForCompress() {
   CAVEMAN_ASSIGN_OR_RETURN(StoreOptions options, StoreOptions::FromEnv());
-  auto opened = OpenSqliteStore(options);
+  auto opened = OpenRecoveryStore(options);
   if (opened.ok()) return opened;
   return std::unique_ptr<RecoveryStore>(std::make_unique<UnavailableStore>(opened.status()));
 }

@@ -38,6 +38,9 @@ namespace caveman {
 inline constexpr uint64_t kDefaultStoreCapacity = 536870912;  // 512 MiB of stored bytes
 
 struct StoreOptions {
+  // PostgreSQL connection URL (postgresql://... or postgres://...; libpq syntax, TLS and auth
+  // parameters included). Non-empty selects the PostgreSQL backend and `path` is unused.
+  std::string url;
   // Database path; ":memory:" (or empty with in_memory) for a private in-memory store.
   std::string path;
   // Capacity in stored (compressed) bytes. Default: 512 MiB.
@@ -54,8 +57,9 @@ struct StoreOptions {
   // changed (a deliberately read-only 0400 ccr.db stays 0400 and is opened read-only).
   bool read_only = false;
 
-  // Resolves §6.2/§9 environment: CAVEMAN_CCR_DB, CAVEMAN_HOME, HOME; CAVEMAN_CCR_MAX_BYTES,
-  // CAVEMAN_CCR_ZSTD_LEVEL. Creates the home directory (0700) when it is the default or
+  // Resolves §6.2/§9 environment: CAVEMAN_CCR_URL (issue 18: when set, the PostgreSQL store;
+  // the home directory is then neither resolved nor created), CAVEMAN_CCR_DB, CAVEMAN_HOME,
+  // HOME; CAVEMAN_CCR_MAX_BYTES, CAVEMAN_CCR_ZSTD_LEVEL. Creates the home directory (0700) when it is the default or
   // CAVEMAN_HOME. Errors: kInvalidArgument (bad variable, message names it), kIoError with
   // the CLI message.
   static Result<StoreOptions> FromEnv();
@@ -200,6 +204,18 @@ bool IsWellFormedPartialId(std::string_view id);
 // Opens (creating if needed) the SQLite store at options.path with the file rules of §6.2.
 // Errors: message "cannot open recovery store: E".
 Result<std::unique_ptr<RecoveryStore>> OpenSqliteStore(const StoreOptions& options);
+// Opens the PostgreSQL store at options.url (issue 18): libpq connects with the URL as given
+// (connect_timeout=10 unless the URL sets one; up to 3 attempts with back-off), then creates
+// or migrates the schema under a transaction-scoped advisory lock. Errors: kIoError "cannot
+// open recovery store: <URL without password>: <libpq message>". Schema: store/README.md.
+Result<std::unique_ptr<RecoveryStore>> OpenPostgresStore(const StoreOptions& options);
+// The backend options select: PostgreSQL when options.url is set, else SQLite at options.path.
+Result<std::unique_ptr<RecoveryStore>> OpenRecoveryStore(const StoreOptions& options);
+// True for postgresql:// and postgres:// URLs.
+bool IsPostgresUrl(std::string_view url);
+// `url` with any password (user:PASSWORD@ or password=...) replaced by "***", for messages.
+std::string RedactUrl(std::string_view url);
+
 // A private in-memory SQLite store with the same code paths (for tests and library users).
 Result<std::unique_ptr<RecoveryStore>> OpenMemoryStore(const StoreOptions& options = {});
 
