@@ -395,6 +395,7 @@ class PgStore final : public RecoveryStore {
   Result<StoreStats> Stats() override;
   Result<GcResult> Gc(std::optional<uint64_t> older_than_seconds, bool dry_run) override;
   Result<std::vector<PartialInfo>> ListPartials() override;
+  Result<std::vector<RecordListing>> ListRecords(std::string_view after, size_t limit) override;
   Status GetPartial(std::string_view id, ByteSink& out) override;
 
   Status Put(const std::string& handle, const RecordInfo& info, const Spool& frame, uint64_t original_bytes);
@@ -931,6 +932,32 @@ Result<std::vector<PartialInfo>> PgStore::ListPartials() {
     p.writer = internal::WriterDisplay(r.Get(i, 6));
     p.writer_alive = internal::WriterAlive(r.Get(i, 6));
     out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Result<std::vector<RecordListing>> PgStore::ListRecords(std::string_view after, size_t limit) {
+  // Binary results: the blobs come as they are; the integers as 8-byte big-endian values.
+  CAVEMAN_ASSIGN_OR_RETURN(
+      PgResult r,
+      pg_->Exec("SELECT handle, content_type, compressor, tokens_before::text::bytea, tokens_after::text::bytea,"
+                " original_bytes::text::bytea, coalesce(metadata, ''::bytea), coalesce(command, ''),"
+                " marker_map IS NOT NULL, marker_map FROM ccr_recoveries WHERE handle COLLATE \"C\" > $1"
+                " ORDER BY handle COLLATE \"C\" LIMIT $2::bigint",
+                {Text(after), Text(Dec(limit))}, /*binary_result=*/true));
+  std::vector<RecordListing> out;
+  for (int i = 0; i < r.rows(); ++i) {
+    RecordListing rec;
+    rec.handle = std::string(r.Get(i, 0));
+    rec.info.content_type = std::string(r.Get(i, 1));
+    rec.info.compressor = std::string(r.Get(i, 2));
+    rec.info.tokens_before = r.Count(i, 3);
+    rec.info.tokens_after = r.Count(i, 4);
+    rec.original_bytes = r.Count(i, 5);
+    rec.info.metadata = std::string(r.Get(i, 6));
+    rec.info.command = std::string(r.Get(i, 7));
+    if (r.Get(i, 8) == std::string_view("\x01", 1)) rec.info.marker_map = std::string(r.Get(i, 9));
+    out.push_back(std::move(rec));
   }
   return out;
 }

@@ -220,6 +220,7 @@ class SqliteStore final : public RecoveryStore {
   Result<std::unique_ptr<RecordWriter>> BeginRecord() override;
   Result<std::unique_ptr<StreamRecordWriter>> BeginStreamRecord(std::string_view command) override;
   Result<std::vector<PartialInfo>> ListPartials() override;
+  Result<std::vector<RecordListing>> ListRecords(std::string_view after, size_t limit) override;
   Status GetPartial(std::string_view id, ByteSink& out) override;
   Status Get(std::string_view handle, ByteSink& out) override;
   Status GetStreaming(std::string_view handle, ByteSink& out, const std::function<bool()>& enough,
@@ -1030,6 +1031,40 @@ Result<std::vector<PartialInfo>> SqliteStore::ListPartials() {
       p.writer = internal::WriterDisplay(st.ColumnText(6));
       p.writer_alive = internal::WriterAlive(st.ColumnText(6));
       out.push_back(std::move(p));
+    }
+    return Status::OK();
+  });
+  CAVEMAN_RETURN_IF_ERROR(s);
+  return out;
+}
+
+Result<std::vector<RecordListing>> SqliteStore::ListRecords(std::string_view after, size_t limit) {
+  std::vector<RecordListing> out;
+  Status s = RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
+    out.clear();
+    CAVEMAN_ASSIGN_OR_RETURN(
+        Statement st,
+        db_->Prepare(std::string("SELECT handle, content_type, compressor, tokens_before, tokens_after, original_bytes,"
+                                 " metadata, ") +
+                     (v2_ ? "coalesce(command, '')" : "''") + ", " +
+                     (v3_ ? "marker_map IS NOT NULL, marker_map" : "0, NULL") +
+                     " FROM recoveries WHERE handle > ?1 ORDER BY handle LIMIT ?2"));
+    CAVEMAN_RETURN_IF_ERROR(st.BindText(1, after));
+    CAVEMAN_RETURN_IF_ERROR(st.BindInt(2, ToSqlInt(limit)));
+    for (;;) {
+      CAVEMAN_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      RecordListing rec;
+      rec.handle = std::string(st.ColumnText(0));
+      rec.info.content_type = std::string(st.ColumnText(1));
+      rec.info.compressor = std::string(st.ColumnText(2));
+      rec.info.tokens_before = FromSqlInt(st.ColumnInt(3));
+      rec.info.tokens_after = FromSqlInt(st.ColumnInt(4));
+      rec.original_bytes = FromSqlInt(st.ColumnInt(5));
+      rec.info.metadata = std::string(st.ColumnBlob(6));
+      rec.info.command = std::string(st.ColumnText(7));
+      if (st.ColumnInt(8) != 0) rec.info.marker_map = std::string(st.ColumnBlob(9));
+      out.push_back(std::move(rec));
     }
     return Status::OK();
   });

@@ -11,6 +11,10 @@ Result<std::unique_ptr<StreamRecordWriter>> RecoveryStore::BeginStreamRecord(std
   return Status::NotSupported("this recovery store cannot record streams");
 }
 
+Result<std::vector<RecordListing>> RecoveryStore::ListRecords(std::string_view, size_t) {
+  return Status::NotSupported("this recovery store cannot list its records");
+}
+
 Result<std::vector<PartialInfo>> RecoveryStore::ListPartials() { return std::vector<PartialInfo>{}; }
 
 Status RecoveryStore::GetPartial(std::string_view, ByteSink&) {

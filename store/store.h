@@ -130,6 +130,13 @@ class StreamRecordWriter {
   virtual void Abandon() = 0;
 };
 
+// One complete record as ListRecords returns it (store migrate).
+struct RecordListing {
+  std::string handle;
+  uint64_t original_bytes = 0;
+  RecordInfo info;  // everything a put of the same original would store
+};
+
 struct PartialInfo {
   std::string id;          // part_<32 hex>
   std::string created_at;  // RFC 3339 UTC
@@ -187,6 +194,10 @@ class RecoveryStore {
   // older_than_seconds: records created earlier than now - age are removed; nullopt removes
   // only orphan chunks. Always checkpoints the WAL (unless dry_run).
   virtual Result<GcResult> Gc(std::optional<uint64_t> older_than_seconds, bool dry_run) = 0;
+
+  // Complete records in handle order, those after `after` (exclusive; "" = from the start),
+  // at most `limit` of them: pages for `store migrate` (issue 18). Default: kNotSupported.
+  virtual Result<std::vector<RecordListing>> ListRecords(std::string_view after, size_t limit);
 
   // Follow mode. The defaults say the store cannot do it (kNotSupported / nothing listed).
   virtual Result<std::unique_ptr<StreamRecordWriter>> BeginStreamRecord(std::string_view command);

@@ -8,7 +8,7 @@
 #   source tests/store/pg_harness.sh; pg_start; ...; pg_stop   # from another test script
 #
 # pg_start exports PG_URL (postgresql://caveman@127.0.0.1:PORT/caveman), PG_DIR, PG_DATA,
-# PG_PORT and defines pg_ctl_as (pg_ctl as the server's user). initdb refuses to run as
+# PG_PORT and defines pg_ctl_as (pg_ctl as the server's user) and pg_restart. initdb refuses to run as
 # root, so as root (CI) the server runs as the unprivileged user caveman-test (created with
 # useradd when missing), owning the temporary directory; otherwise as the caller.
 # A missing PostgreSQL installation is a failure (exit 1), not a skip: scripts/setup
@@ -39,6 +39,11 @@ pg_free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+pg_server_opts() { echo "-p $PG_PORT -k $PG_DIR/sock -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=100"; }
+
+# Starts the stopped server again on the same port and data directory.
+pg_restart() { pg_ctl_as -w -t 60 -l "$PG_DIR/server.log" -o "$(pg_server_opts)" start >/dev/null 2>&1; }
+
 pg_start() {
   [[ -n $PG_BIN && -x $PG_BIN/initdb && -x $PG_BIN/pg_ctl ]] ||
     pg_fail "PostgreSQL server binaries not found (/usr/lib/postgresql/*/bin/initdb); run scripts/setup (installs postgresql)"
@@ -60,9 +65,7 @@ pg_start() {
   local tries
   for tries in 1 2 3 4 5; do
     PG_PORT=$(pg_free_port)
-    if pg_ctl_as -w -t 60 -l "$PG_DIR/server.log" \
-        -o "-p $PG_PORT -k $PG_DIR/sock -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=100" \
-        start >/dev/null 2>&1; then
+    if pg_ctl_as -w -t 60 -l "$PG_DIR/server.log" -o "$(pg_server_opts)" start >/dev/null 2>&1; then
       break
     fi
     PG_PORT=""
