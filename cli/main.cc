@@ -27,6 +27,7 @@
 #include "cli/internal/mcp_server.h"
 #include "cli/internal/report_format.h"
 #include "cli/internal/run_command.h"
+#include "cli/internal/store_migrate.h"
 #include "compressors/manifest.h"
 #include "compressors/toon.h"
 #include "engine/command_hints.h"
@@ -142,7 +143,7 @@ Status WriteStdout(std::string_view data) { return NewFdSink(STDOUT_FILENO)->Wri
 Result<std::unique_ptr<RecoveryStore>> OpenStoreFromEnv(bool read_only = false) {
   CAVEMAN_ASSIGN_OR_RETURN(StoreOptions so, StoreOptions::FromEnv());
   so.read_only = read_only;
-  return OpenSqliteStore(so);
+  return OpenRecoveryStore(so);
 }
 
 Status WriteHelp(std::string_view name) {
@@ -229,7 +230,7 @@ Result<ReportFormat> TableFormat(const CLI::Option* format_opt, const std::strin
 // not: compress then passes lossy results through with cave_ccr_unavailable.
 Result<std::unique_ptr<RecoveryStore>> OpenStoreForCompress() {
   CAVEMAN_ASSIGN_OR_RETURN(StoreOptions options, StoreOptions::FromEnv());
-  auto opened = OpenSqliteStore(options);
+  auto opened = OpenRecoveryStore(options);
   if (opened.ok()) return opened;
   return std::unique_ptr<RecoveryStore>(std::make_unique<UnavailableStore>(opened.status()));
 }
@@ -678,6 +679,14 @@ int CmdMcp(const std::vector<std::string>& args) {
   return server.Serve(STDIN_FILENO, STDOUT_FILENO);
 }
 
+// `store migrate` (issue 18): cli/internal/store_migrate.h.
+int CmdStore(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "migrate") {
+    return internal::RunStoreMigrate(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  return Fail(std::string(internal::kStoreMigrateUsage));
+}
+
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
@@ -704,6 +713,7 @@ int Main(int argc, char** argv) {
   if (cmd == "gc") return CmdGc(rest);
   if (cmd == "run") return CmdRun(rest);
   if (cmd == "mcp") return CmdMcp(rest);
+  if (cmd == "store") return CmdStore(rest);
   std::fprintf(stderr, "unknown caveman-engine subcommand: %s\n", cmd.c_str());
   return 2;
 }

@@ -314,7 +314,7 @@ const char* LibraryVersion() { return CAVEMAN_LIBRARY_VERSION; }
 
 Result<std::unique_ptr<RecoveryStore>> OpenDefaultStore() {
   CAVEMAN_ASSIGN_OR_RETURN(StoreOptions options, StoreOptions::FromEnv());
-  return OpenSqliteStore(options);
+  return OpenRecoveryStore(options);
 }
 
 std::string Engine::Detect(std::string_view input) const { return std::string(caveman::Detect(input)); }

@@ -255,9 +255,10 @@ class Engine {
 // Version of the library ("0.1.0"), for consumers of the installed package.
 const char* LibraryVersion();
 
-// Opens the recovery store the CLI uses: StoreOptions::FromEnv() (CAVEMAN_CCR_DB,
-// CAVEMAN_HOME or ~/.caveman; CAVEMAN_CCR_MAX_BYTES, CAVEMAN_CCR_ZSTD_LEVEL), then
-// OpenSqliteStore. Errors: those of FromEnv and OpenSqliteStore (CLI-ready messages).
+// Opens the recovery store the CLI uses: StoreOptions::FromEnv() (CAVEMAN_CCR_URL, else
+// CAVEMAN_CCR_DB, CAVEMAN_HOME or ~/.caveman; CAVEMAN_CCR_MAX_BYTES, CAVEMAN_CCR_ZSTD_LEVEL),
+// then OpenRecoveryStore (PostgreSQL or SQLite). Errors: those of FromEnv and the backend's
+// open (CLI-ready messages).
 Result<std::unique_ptr<RecoveryStore>> OpenDefaultStore();
 
 // §8.1 number formatting of ratios.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "store/internal/range_sink.h"
+#include "store/internal/read_sinks.h"
 #include "store/internal/sqlite_util.h"
 #include "store/internal/store_files.h"
 #include "store/internal/timestamp.h"
@@ -30,6 +31,8 @@ namespace {
 
 using internal::Db;
 using internal::Statement;
+using internal::StopSink;
+using internal::VerifyingSink;
 
 constexpr size_t kMaxChunkBytes = 1 << 20;  // §6.3: ≤ 1 MiB of compressed bytes per row
 constexpr int kBusyTimeoutMs = 5000;        // §6.2
@@ -138,50 +141,6 @@ class TxnGuard {
   Db& db_;
 };
 
-// Receives the decompressed original: counts, hashes and spools it, and stops as soon as it
-// grows past the recorded length (so a corrupt record cannot fill the disk).
-class VerifyingSink final : public ByteSink {
- public:
-  VerifyingSink(ByteSink& spool, uint64_t limit) : spool_(spool), limit_(limit) {}
-  Status Write(std::string_view data) override {
-    if (data.size() > limit_ - bytes_) return Corrupt();
-    bytes_ += data.size();
-    sha_.Update(data);
-    return spool_.Write(data);
-  }
-  uint64_t bytes() const { return bytes_; }
-  std::string Handle() { return HandleFromDigest(sha_.Final()); }
-  std::string HexDigest() { return Sha256::Hex(sha_.Final()); }
-
- private:
-  ByteSink& spool_;
-  uint64_t limit_;
-  uint64_t bytes_ = 0;
-  Sha256 sha_;
-};
-
-// Passes decoded bytes on until `enough()` says stop, then fails the decoder's Write so that
-// it returns at once (the failure is recognised by stopped(), not passed to the caller).
-class StopSink final : public ByteSink {
- public:
-  StopSink(ByteSink& out, const std::function<bool()>& enough) : out_(out), enough_(enough) {}
-  Status Write(std::string_view data) override {
-    if (stopped_) return Status::Internal("stopped");
-    CAVEMAN_RETURN_IF_ERROR(out_.Write(data));
-    if (enough_()) {
-      stopped_ = true;
-      return Status::Internal("stopped");
-    }
-    return Status::OK();
-  }
-  bool stopped() const { return stopped_; }
-
- private:
-  ByteSink& out_;
-  const std::function<bool()>& enough_;
-  bool stopped_ = false;
-};
-
 class SqliteStore;
 
 class SqliteRecordWriter final : public RecordWriter {
@@ -261,6 +220,7 @@ class SqliteStore final : public RecoveryStore {
   Result<std::unique_ptr<RecordWriter>> BeginRecord() override;
   Result<std::unique_ptr<StreamRecordWriter>> BeginStreamRecord(std::string_view command) override;
   Result<std::vector<PartialInfo>> ListPartials() override;
+  Result<std::vector<RecordListing>> ListRecords(std::string_view after, size_t limit) override;
   Status GetPartial(std::string_view id, ByteSink& out) override;
   Status Get(std::string_view handle, ByteSink& out) override;
   Status GetStreaming(std::string_view handle, ByteSink& out, const std::function<bool()>& enough,
@@ -1078,6 +1038,40 @@ Result<std::vector<PartialInfo>> SqliteStore::ListPartials() {
   return out;
 }
 
+Result<std::vector<RecordListing>> SqliteStore::ListRecords(std::string_view after, size_t limit) {
+  std::vector<RecordListing> out;
+  Status s = RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
+    out.clear();
+    CAVEMAN_ASSIGN_OR_RETURN(
+        Statement st,
+        db_->Prepare(std::string("SELECT handle, content_type, compressor, tokens_before, tokens_after, original_bytes,"
+                                 " metadata, ") +
+                     (v2_ ? "coalesce(command, '')" : "''") + ", " +
+                     (v3_ ? "marker_map IS NOT NULL, marker_map" : "0, NULL") +
+                     " FROM recoveries WHERE handle > ?1 ORDER BY handle LIMIT ?2"));
+    CAVEMAN_RETURN_IF_ERROR(st.BindText(1, after));
+    CAVEMAN_RETURN_IF_ERROR(st.BindInt(2, ToSqlInt(limit)));
+    for (;;) {
+      CAVEMAN_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      RecordListing rec;
+      rec.handle = std::string(st.ColumnText(0));
+      rec.info.content_type = std::string(st.ColumnText(1));
+      rec.info.compressor = std::string(st.ColumnText(2));
+      rec.info.tokens_before = FromSqlInt(st.ColumnInt(3));
+      rec.info.tokens_after = FromSqlInt(st.ColumnInt(4));
+      rec.original_bytes = FromSqlInt(st.ColumnInt(5));
+      rec.info.metadata = std::string(st.ColumnBlob(6));
+      rec.info.command = std::string(st.ColumnText(7));
+      if (st.ColumnInt(8) != 0) rec.info.marker_map = std::string(st.ColumnBlob(9));
+      out.push_back(std::move(rec));
+    }
+    return Status::OK();
+  });
+  CAVEMAN_RETURN_IF_ERROR(s);
+  return out;
+}
+
 Status SqliteStore::GetPartial(std::string_view id, ByteSink& out) {
   if (!v2_ || !IsWellFormedPartialId(id)) return PartialNotFound();
   Spool original(spool_options());
@@ -1154,6 +1148,15 @@ Result<StoreOptions> StoreOptions::FromEnv() {
           "got \"" + *v + "\"");
     }
     options.zstd_level = static_cast<int>(*level);
+  }
+  if (auto v = env("CAVEMAN_CCR_URL"); v && !v->empty()) {
+    if (!IsPostgresUrl(*v)) {
+      return Status::InvalidArgument(
+          "cannot open recovery store: CAVEMAN_CCR_URL must be a postgresql:// or postgres:// URL, got \"" +
+          RedactUrl(*v) + "\"");
+    }
+    options.url = *v;
+    return options;
   }
   CAVEMAN_ASSIGN_OR_RETURN(internal::ResolvedLocation loc, internal::ResolveLocation(env));
   if (!loc.home_dir.empty()) CAVEMAN_RETURN_IF_ERROR(internal::CreateHomeDir(loc.home_dir));

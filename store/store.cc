@@ -11,6 +11,10 @@ Result<std::unique_ptr<StreamRecordWriter>> RecoveryStore::BeginStreamRecord(std
   return Status::NotSupported("this recovery store cannot record streams");
 }
 
+Result<std::vector<RecordListing>> RecoveryStore::ListRecords(std::string_view, size_t) {
+  return Status::NotSupported("this recovery store cannot list its records");
+}
+
 Result<std::vector<PartialInfo>> RecoveryStore::ListPartials() { return std::vector<PartialInfo>{}; }
 
 Status RecoveryStore::GetPartial(std::string_view, ByteSink&) {
@@ -38,6 +42,38 @@ Status RecoveryStore::GetRange(std::string_view handle, uint64_t offset, uint64_
     return Status::InvalidArgument("ccr: byte range outside the original");
   }
   return out.Write(slice.data());
+}
+
+bool IsPostgresUrl(std::string_view url) {
+  return url.starts_with("postgresql://") || url.starts_with("postgres://");
+}
+
+std::string RedactUrl(std::string_view url) {
+  std::string out(url);
+  // userinfo: scheme://user:PASSWORD@host — the authority ends at the first '/', '?' or '#'.
+  const size_t scheme = out.find("://");
+  if (scheme != std::string::npos) {
+    const size_t start = scheme + 3;
+    const size_t end = std::min(out.find_first_of("/?#", start), out.size());
+    const size_t at = out.rfind('@', end == 0 ? 0 : end - 1);
+    if (at != std::string::npos && at >= start && at < end) {
+      const size_t colon = out.find(':', start);
+      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+    }
+  }
+  // Query parameter password=...
+  for (size_t pos = out.find("password="); pos != std::string::npos; pos = out.find("password=", pos + 1)) {
+    if (pos > 0 && out[pos - 1] != '?' && out[pos - 1] != '&') continue;
+    const size_t value = pos + 9;
+    const size_t end = std::min(out.find('&', value), out.size());
+    out.replace(value, end - value, "***");
+  }
+  return out;
+}
+
+Result<std::unique_ptr<RecoveryStore>> OpenRecoveryStore(const StoreOptions& options) {
+  if (!options.url.empty()) return OpenPostgresStore(options);
+  return OpenSqliteStore(options);
 }
 
 bool IsWellFormedPartialId(std::string_view id) {

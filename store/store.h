@@ -38,6 +38,9 @@ namespace caveman {
 inline constexpr uint64_t kDefaultStoreCapacity = 536870912;  // 512 MiB of stored bytes
 
 struct StoreOptions {
+  // PostgreSQL connection URL (postgresql://... or postgres://...; libpq syntax, TLS and auth
+  // parameters included). Non-empty selects the PostgreSQL backend and `path` is unused.
+  std::string url;
   // Database path; ":memory:" (or empty with in_memory) for a private in-memory store.
   std::string path;
   // Capacity in stored (compressed) bytes. Default: 512 MiB.
@@ -54,8 +57,9 @@ struct StoreOptions {
   // changed (a deliberately read-only 0400 ccr.db stays 0400 and is opened read-only).
   bool read_only = false;
 
-  // Resolves §6.2/§9 environment: CAVEMAN_CCR_DB, CAVEMAN_HOME, HOME; CAVEMAN_CCR_MAX_BYTES,
-  // CAVEMAN_CCR_ZSTD_LEVEL. Creates the home directory (0700) when it is the default or
+  // Resolves §6.2/§9 environment: CAVEMAN_CCR_URL (issue 18: when set, the PostgreSQL store;
+  // the home directory is then neither resolved nor created), CAVEMAN_CCR_DB, CAVEMAN_HOME,
+  // HOME; CAVEMAN_CCR_MAX_BYTES, CAVEMAN_CCR_ZSTD_LEVEL. Creates the home directory (0700) when it is the default or
   // CAVEMAN_HOME. Errors: kInvalidArgument (bad variable, message names it), kIoError with
   // the CLI message.
   static Result<StoreOptions> FromEnv();
@@ -126,6 +130,13 @@ class StreamRecordWriter {
   virtual void Abandon() = 0;
 };
 
+// One complete record as ListRecords returns it (store migrate).
+struct RecordListing {
+  std::string handle;
+  uint64_t original_bytes = 0;
+  RecordInfo info;  // everything a put of the same original would store
+};
+
 struct PartialInfo {
   std::string id;          // part_<32 hex>
   std::string created_at;  // RFC 3339 UTC
@@ -184,6 +195,10 @@ class RecoveryStore {
   // only orphan chunks. Always checkpoints the WAL (unless dry_run).
   virtual Result<GcResult> Gc(std::optional<uint64_t> older_than_seconds, bool dry_run) = 0;
 
+  // Complete records in handle order, those after `after` (exclusive; "" = from the start),
+  // at most `limit` of them: pages for `store migrate` (issue 18). Default: kNotSupported.
+  virtual Result<std::vector<RecordListing>> ListRecords(std::string_view after, size_t limit);
+
   // Follow mode. The defaults say the store cannot do it (kNotSupported / nothing listed).
   virtual Result<std::unique_ptr<StreamRecordWriter>> BeginStreamRecord(std::string_view command);
   // Partial records, oldest first. gc removes those whose writer is gone (their chunks count
@@ -200,6 +215,18 @@ bool IsWellFormedPartialId(std::string_view id);
 // Opens (creating if needed) the SQLite store at options.path with the file rules of §6.2.
 // Errors: message "cannot open recovery store: E".
 Result<std::unique_ptr<RecoveryStore>> OpenSqliteStore(const StoreOptions& options);
+// Opens the PostgreSQL store at options.url (issue 18): libpq connects with the URL as given
+// (connect_timeout=10 unless the URL sets one; up to 3 attempts with back-off), then creates
+// or migrates the schema under a transaction-scoped advisory lock. Errors: kIoError "cannot
+// open recovery store: <URL without password>: <libpq message>". Schema: store/README.md.
+Result<std::unique_ptr<RecoveryStore>> OpenPostgresStore(const StoreOptions& options);
+// The backend options select: PostgreSQL when options.url is set, else SQLite at options.path.
+Result<std::unique_ptr<RecoveryStore>> OpenRecoveryStore(const StoreOptions& options);
+// True for postgresql:// and postgres:// URLs.
+bool IsPostgresUrl(std::string_view url);
+// `url` with any password (user:PASSWORD@ or password=...) replaced by "***", for messages.
+std::string RedactUrl(std::string_view url);
+
 // A private in-memory SQLite store with the same code paths (for tests and library users).
 Result<std::unique_ptr<RecoveryStore>> OpenMemoryStore(const StoreOptions& options = {});
 

@@ -65,6 +65,8 @@ std::string HintSummary() {
 constexpr std::string_view kStoreEnv =
     "  CAVEMAN_HOME            store directory (default ~/.caveman, created 0700)\n"
     "  CAVEMAN_CCR_DB          database file; overrides CAVEMAN_HOME\n"
+    "  CAVEMAN_CCR_URL         postgresql://... URL: a shared PostgreSQL store instead of\n"
+    "                          the SQLite file (libpq settings; overrides CAVEMAN_CCR_DB)\n"
     "  CAVEMAN_CCR_MAX_BYTES   store capacity in stored bytes (default 536870912)\n"
     "  CAVEMAN_CCR_ZSTD_LEVEL  zstd level 1-19 for stored originals (default 3)\n";
 

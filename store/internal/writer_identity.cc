@@ -56,6 +56,11 @@ bool WriterAlive(std::string_view identity) {
   return !start.empty() && start == identity.substr(b + 1);
 }
 
+bool WriterOnThisHost(std::string_view identity) {
+  const size_t a = identity.find(':');
+  return a != std::string_view::npos && identity.substr(0, a) == HostName();
+}
+
 std::string WriterDisplay(std::string_view identity) {
   const size_t a = identity.find(':');
   const size_t b = a == std::string_view::npos ? a : identity.find(':', a + 1);

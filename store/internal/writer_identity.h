@@ -16,6 +16,10 @@ std::string CurrentWriterIdentity();
 // time). False for other hosts (unknown), malformed identities, and exited processes.
 bool WriterAlive(std::string_view identity);
 
+// True if `identity` was written by a process on this host (a shared PostgreSQL store holds
+// partial records of other hosts, whose liveness cannot be checked from here).
+bool WriterOnThisHost(std::string_view identity);
+
 // "host:pid" for display.
 std::string WriterDisplay(std::string_view identity);
 

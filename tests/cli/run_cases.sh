@@ -22,7 +22,7 @@ for c in "${CASES[@]}"; do
   work=$(mktemp -d)
   (
     export CAVE FIX SRC CAVEMAN_HOME=$work/home
-    unset CAVEMAN_CCR_DB CAVEMAN_CCR_MAX_BYTES CAVEMAN_CCR_ZSTD_LEVEL CAVE_ENGINE_TOON CAVEMAN_REPORT
+    unset CAVEMAN_CCR_URL CAVEMAN_CCR_DB CAVEMAN_CCR_MAX_BYTES CAVEMAN_CCR_ZSTD_LEVEL CAVE_ENGINE_TOON CAVEMAN_REPORT
     cd "$work" && bash -c "$(cat "$dir/cmd")" >"$work/stdout" 2>"$work/stderr"
     echo $? >"$work/exit"
   )
