@@ -27,6 +27,7 @@
 #include "cli/internal/mcp_server.h"
 #include "cli/internal/report_format.h"
 #include "cli/internal/run_command.h"
+#include "cli/internal/store_command.h"
 #include "compressors/manifest.h"
 #include "compressors/toon.h"
 #include "engine/command_hints.h"
@@ -664,6 +665,26 @@ int CmdGc(const std::vector<std::string>& args) {
   return st.ok() ? 0 : FailWrite(st);
 }
 
+// `store <verb>`: maintenance of the recovery store itself. One word picks the verb; each
+// verb parses its own arguments (cli/internal/store_command.h).
+int CmdStore(const std::vector<std::string>& args) {
+  constexpr const char* kStoreUsage = "usage: caveman-engine store check | store salvage --to PATH";
+  if (args.empty()) return Fail(kStoreUsage);
+  if (args[0] == "-h" || args[0] == "--help") {
+    Status st = WriteHelp("store");
+    return st.ok() ? 0 : FailWrite(st);
+  }
+  using Verb = internal::StoreCommandOutcome (*)(const std::vector<std::string>&, const std::string&);
+  Verb verb = args[0] == "check" ? internal::RunStoreCheck : args[0] == "salvage" ? internal::RunStoreSalvage : nullptr;
+  if (verb == nullptr) return Fail(kStoreUsage);
+  auto options = StoreOptions::FromEnv();
+  if (!options.ok()) return Fail("store " + args[0] + ": " + options.status().message());
+  internal::StoreCommandOutcome o = verb(std::vector<std::string>(args.begin() + 1, args.end()), options->path);
+  if (!o.error.empty()) return Fail(o.error);
+  Status st = WriteStdout(o.out);
+  return st.ok() ? o.exit_code : FailWrite(st);
+}
+
 // `mcp`: the MCP server over stdin/stdout until end of input (cli/internal/mcp_server.h).
 int CmdMcp(const std::vector<std::string>& args) {
   if (auto code = NoArguments("mcp", args)) return *code;
@@ -704,6 +725,7 @@ int Main(int argc, char** argv) {
   if (cmd == "gc") return CmdGc(rest);
   if (cmd == "run") return CmdRun(rest);
   if (cmd == "mcp") return CmdMcp(rest);
+  if (cmd == "store") return CmdStore(rest);
   std::fprintf(stderr, "unknown caveman-engine subcommand: %s\n", cmd.c_str());
   return 2;
 }
