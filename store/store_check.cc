@@ -99,6 +99,11 @@ class Source {
     auto db = Db::Open(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW);
     if (!db.ok()) return OpenError(db.status().message());
     db_ = std::move(db).value();
+    // A file shorter than its header says (truncated) is refused as corrupt unless the schema
+    // is "writable"; on a read-only connection this only lets the readable pages be read.
+    // cell_size_check makes damaged b-tree pages fail as corrupt instead of being misread.
+    Status s = db_->Exec("PRAGMA writable_schema=ON; PRAGMA cell_size_check=ON;");
+    if (!s.ok()) return OpenError(s.message());
     auto version = db_->QueryInt("PRAGMA user_version");
     if (!version.ok()) return OpenError(version.status().message());
     version_ = *version;
