@@ -28,6 +28,7 @@
 #include "cli/internal/report_format.h"
 #include "cli/internal/run_command.h"
 #include "cli/internal/store_migrate.h"
+#include "cli/internal/store_command.h"
 #include "compressors/manifest.h"
 #include "compressors/toon.h"
 #include "engine/command_hints.h"
@@ -665,6 +666,30 @@ int CmdGc(const std::vector<std::string>& args) {
   return st.ok() ? 0 : FailWrite(st);
 }
 
+// `store <verb>`: maintenance of the recovery store itself. One word picks the verb; each
+// verb parses its own arguments (cli/internal/store_command.h, store_migrate.h).
+int CmdStore(const std::vector<std::string>& args) {
+  constexpr const char* kStoreUsage =
+      "usage: caveman-engine store check | store salvage --to PATH | store migrate --from SRC --to DST";
+  if (args.empty()) return Fail(kStoreUsage);
+  if (args[0] == "-h" || args[0] == "--help") {
+    Status st = WriteHelp("store");
+    return st.ok() ? 0 : FailWrite(st);
+  }
+  // `store migrate` (issue 18) takes its source and destination from its arguments, not the
+  // environment: cli/internal/store_migrate.h.
+  if (args[0] == "migrate") return internal::RunStoreMigrate(std::vector<std::string>(args.begin() + 1, args.end()));
+  using Verb = internal::StoreCommandOutcome (*)(const std::vector<std::string>&, const std::string&);
+  Verb verb = args[0] == "check" ? internal::RunStoreCheck : args[0] == "salvage" ? internal::RunStoreSalvage : nullptr;
+  if (verb == nullptr) return Fail(kStoreUsage);
+  auto options = StoreOptions::FromEnv();
+  if (!options.ok()) return Fail("store " + args[0] + ": " + options.status().message());
+  internal::StoreCommandOutcome o = verb(std::vector<std::string>(args.begin() + 1, args.end()), options->path);
+  if (!o.error.empty()) return Fail(o.error);
+  Status st = WriteStdout(o.out);
+  return st.ok() ? o.exit_code : FailWrite(st);
+}
+
 // `mcp`: the MCP server over stdin/stdout until end of input (cli/internal/mcp_server.h).
 int CmdMcp(const std::vector<std::string>& args) {
   if (auto code = NoArguments("mcp", args)) return *code;
@@ -677,14 +702,6 @@ int CmdMcp(const std::vector<std::string>& args) {
   options.open_store = [] { return OpenStoreFromEnv(); };
   internal::McpServer server(std::move(options));
   return server.Serve(STDIN_FILENO, STDOUT_FILENO);
-}
-
-// `store migrate` (issue 18): cli/internal/store_migrate.h.
-int CmdStore(const std::vector<std::string>& args) {
-  if (!args.empty() && args[0] == "migrate") {
-    return internal::RunStoreMigrate(std::vector<std::string>(args.begin() + 1, args.end()));
-  }
-  return Fail(std::string(internal::kStoreMigrateUsage));
 }
 
 int Main(int argc, char** argv) {

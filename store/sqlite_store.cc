@@ -358,19 +358,29 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::OpenReadOnly(const StoreOption
   // Without a -wal file no writer is active (a writer creates it), so the database can be read
   // as immutable, which needs no -shm either; with one, SQLite reads it through the existing
   // -shm. Records are verified on Get, so a concurrent owner's write cannot yield wrong bytes.
-  bool has_wal = internal::FileExists(options.path + "-wal");
-  std::string uri = internal::SqliteFileUri(options.path) + (has_wal ? "?mode=ro" : "?mode=ro&immutable=1");
-  CAVEMAN_ASSIGN_OR_RETURN(auto db, Db::Open(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW));
-  std::unique_ptr<SqliteStore> store(new SqliteStore(options, std::move(db), /*memory=*/false));
-  store->read_only_ = true;
-  sqlite3_busy_timeout(store->db_->raw(), kBusyTimeoutMs);
-  CAVEMAN_ASSIGN_OR_RETURN(int64_t version, store->db_->QueryInt("PRAGMA user_version"));
-  if (version < 1 || version > kSchemaVersion) {
-    return Status::NotSupported("unsupported schema version " + std::to_string(version));
-  }
-  store->v2_ = version >= 2;
-  store->v3_ = version >= 3;
-  return store;
+  // A -wal whose -shm is gone, in a directory we cannot write (a killed writer's leftovers),
+  // cannot be read at all (SQLite needs a -shm for it): then the database file alone is read
+  // as immutable, so every record checkpointed into it stays reachable (issue 15 item 9; the
+  // WAL's own records need `store salvage`, which reads a private copy).
+  const bool has_wal = internal::FileExists(options.path + "-wal");
+  auto open = [&](bool immutable) -> Result<std::unique_ptr<SqliteStore>> {
+    std::string uri = internal::SqliteFileUri(options.path) + (immutable ? "?mode=ro&immutable=1" : "?mode=ro");
+    CAVEMAN_ASSIGN_OR_RETURN(auto db, Db::Open(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW));
+    std::unique_ptr<SqliteStore> store(new SqliteStore(options, std::move(db), /*memory=*/false));
+    store->read_only_ = true;
+    sqlite3_busy_timeout(store->db_->raw(), kBusyTimeoutMs);
+    CAVEMAN_ASSIGN_OR_RETURN(int64_t version, store->db_->QueryInt("PRAGMA user_version"));
+    if (version < 1 || version > kSchemaVersion) {
+      return Status::NotSupported("unsupported schema version " + std::to_string(version));
+    }
+    store->v2_ = version >= 2;
+    store->v3_ = version >= 3;
+    return store;
+  };
+  auto store = open(/*immutable=*/!has_wal);
+  if (store.ok() || !has_wal || internal::FileExists(options.path + "-shm")) return store;
+  auto fallback = open(/*immutable=*/true);
+  return fallback.ok() ? std::move(fallback) : std::move(store);
 }
 
 Status SqliteStore::InitSchema() {

@@ -70,7 +70,7 @@ constexpr std::string_view kStoreEnv =
     "  CAVEMAN_CCR_MAX_BYTES   store capacity in stored bytes (default 536870912)\n"
     "  CAVEMAN_CCR_ZSTD_LEVEL  zstd level 1-19 for stored originals (default 3)\n";
 
-constexpr std::array<HelpParts, 10> kParts = {{
+constexpr std::array<HelpParts, 11> kParts = {{
     {.name = "compress",
      .summary = "stdin -> smaller view on stdout, report on stderr; original stored",
      .usage = "compress [--type T|auto] [--query Q] [--report json|pretty]",
@@ -285,6 +285,32 @@ constexpr std::array<HelpParts, 10> kParts = {{
      .exit_ok = "end of input",
      .exit_fail = "bad arguments, or stdin/stdout failed",
      .examples = "  claude mcp add caveman -- caveman-engine mcp\n"},
+    {.name = "store",
+     .summary = "check the recovery store, salvage its intact records, or migrate it",
+     .usage = "store check | store salvage --to PATH | store migrate --from SRC --to DST",
+     .description =
+         "check: runs SQLite's integrity_check and decodes every record and partial record,\n"
+         "verifying its zstd checksum, length and SHA-256 (the handle). Read-only: the database\n"
+         "and its file modes stay as they are (with a -wal file, a private copy is read). Prints\n"
+         "one JSON line: {\"integrity\":\"ok\" or [messages],\"records\":N,\"ok\":N,\"corrupt\":\n"
+         "[handles],\"partials\":N,\"partials_ok\":N,\"corrupt_partials\":[ids],\"unreadable_rows\":N}\n"
+         "salvage: copies every record that verifies into a new database at PATH (an existing\n"
+         "PATH is refused), also from damaged files normal opens refuse; prints check's members\n"
+         "plus \"copied\", \"partials_copied\", \"partial_ids\" (old id to new id) and \"lost\".\n"
+         "migrate: copies every record from SRC to DST (each sqlite:PATH or a postgresql:// URL),\n"
+         "verifying each by checksum after the copy; records already at DST are skipped, so an\n"
+         "interrupted migration resumes. See `store migrate --help`.\n",
+     .options = "  --to PATH               salvage: the new database\n"
+                "  --from SRC --to DST     migrate: source and destination stores\n",
+     .store_env = true,
+     .exit_ok = "nothing damaged (salvage: every record copied)",
+     .exit_fail = "bad arguments, store cannot be opened, target exists or cannot be\n"
+                  "     created, or stdout not writable",
+     .examples = "  caveman-engine store check | jq .corrupt\n"
+                 "  caveman-engine store salvage --to ~/.caveman/salvaged.db\n"
+                 "  caveman-engine store migrate --from sqlite:$HOME/.caveman/ccr.db --to \"$CAVEMAN_CCR_URL\"\n",
+     .exit_more = "  4  damage found: a record that does not verify, an unreadable row, or\n"
+                  "     integrity_check not ok (salvage copied every intact record)\n"},
 }};
 
 std::string Compose(const HelpParts& p) {
