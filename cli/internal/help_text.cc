@@ -287,7 +287,7 @@ constexpr std::array<HelpParts, 11> kParts = {{
      .examples = "  claude mcp add caveman -- caveman-engine mcp\n"},
     {.name = "store",
      .summary = "check the recovery store, salvage its intact records, or migrate it",
-     .usage = "store check | store salvage --to PATH | store migrate --from SRC --to DST",
+     .usage = "store check | salvage --to PATH | migrate --from SRC --to DST",
      .description =
          "check: runs SQLite's integrity_check and decodes every record and partial record,\n"
          "verifying its zstd checksum, length and SHA-256 (the handle). Read-only: the database\n"
