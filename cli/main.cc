@@ -366,34 +366,36 @@ bool WriteReport(const CompressResult& r, ReportFormat format, std::string_view 
 // keeps what was stored.
 int FollowExitCode(const CompressResult& r) { return !r.partial_record.empty() && !r.error.empty() ? 1 : 0; }
 
-// Applies the configuration file's compress settings that no flag overrode (issue 17):
-// precedence flag > environment > file > default.
-Status ApplyCompressConfig(const CLI::Option* min_opt, const std::string& min_flag, CompressOptions* o) {
+// A share of tokens in [0, 1) ("0.2"); nullopt otherwise.
+std::optional<double> ParseShare(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || errno != 0 || !(v >= 0 && v < 1)) return std::nullopt;
+  return v;
+}
+
+// Applies the minimum savings and the never-compress list (issue 17), precedence flag >
+// environment > file > default. Returns the exit status of an error (after printing it):
+// a bad flag is a usage error (2), a bad CAVEMAN_MIN_SAVINGS a fatal one (1), as for
+// --report and CAVEMAN_REPORT.
+std::optional<int> ApplyCompressConfig(std::string_view subcommand, const CLI::Option* min_opt,
+                                       const std::string& min_flag, CompressOptions* o) {
+  const std::string sub(subcommand);
   o->never_types = g_config.never_types;
   if (min_opt->count() > 0) {
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(min_flag.c_str(), &end);
-    if (min_flag.empty() || *end != '\0' || errno != 0 || !(v >= 0 && v < 1)) {
-      return Status::InvalidArgument("--min-savings: expected a number from 0 to below 1, got '" + min_flag + "'");
-    }
-    o->min_savings = v;
-    return Status::OK();
+    std::optional<double> v = ParseShare(min_flag);
+    if (!v) return Usage(sub + ": --min-savings: expected a number from 0 to below 1, got '" + min_flag + "'");
+    o->min_savings = *v;
+  } else if (std::string env(Env("CAVEMAN_MIN_SAVINGS")); !env.empty()) {
+    std::optional<double> v = ParseShare(env);
+    if (!v) return Fail(sub + ": CAVEMAN_MIN_SAVINGS: expected a number from 0 to below 1, got '" + env + "'");
+    o->min_savings = *v;
+  } else if (g_config.min_savings) {
+    o->min_savings = *g_config.min_savings;
   }
-  std::string_view env = Env("CAVEMAN_MIN_SAVINGS");
-  if (!env.empty()) {
-    std::string e(env);
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(e.c_str(), &end);
-    if (*end != '\0' || errno != 0 || !(v >= 0 && v < 1)) {
-      return Status::NotSupported("CAVEMAN_MIN_SAVINGS: expected a number from 0 to below 1, got '" + e + "'");
-    }
-    o->min_savings = v;
-    return Status::OK();
-  }
-  if (g_config.min_savings) o->min_savings = *g_config.min_savings;
-  return Status::OK();
+  return std::nullopt;
 }
 
 int CmdCompress(const std::vector<std::string>& args) {
@@ -438,9 +440,7 @@ int CmdCompress(const std::vector<std::string>& args) {
   if (output_opt->count() > 0 && output_path.empty()) return Usage("compress: -o/--output: empty file name");
   if (std::string bad = CheckType("compress", o.type); !bad.empty()) return Usage(bad);
   if (o.type == "auto") o.type.clear();
-  if (Status st = ApplyCompressConfig(min_opt, min_flag, &o); !st.ok()) {
-    return st.code() == StatusCode::kInvalidArgument ? Usage("compress: " + st.message()) : Fail("compress: " + st.message());
-  }
+  if (auto code = ApplyCompressConfig("compress", min_opt, min_flag, &o)) return *code;
 
   auto format = CompressReportFormat(report_opt, report_flag);
   if (!format.ok()) {
@@ -552,9 +552,7 @@ int CmdRun(const std::vector<std::string>& args) {
   }
   if (command.empty()) return usage_error(kRunUsage);
   if (std::string bad = CheckType("run", o.type); !bad.empty()) return usage_error(bad);
-  if (Status st = ApplyCompressConfig(min_opt, min_flag, &o); !st.ok()) {
-    return st.code() == StatusCode::kInvalidArgument ? usage_error("run: " + st.message()) : Fail("run: " + st.message());
-  }
+  if (auto code = ApplyCompressConfig("run", min_opt, min_flag, &o)) return *code;
   // The file's [run.PROGRAM] table, for the program the command runs (wrappers looked
   // through as for the type hint); --type and --query win over it.
   if (auto it = g_config.run.find(CommandProgram(command)); it != g_config.run.end()) {
