@@ -71,7 +71,8 @@ constexpr std::string_view kStoreEnv =
 constexpr std::array<HelpParts, 11> kParts = {{
     {.name = "compress",
      .summary = "FILE or stdin -> smaller view on stdout, report on stderr; original stored",
-     .usage = "compress [--type T|auto] [--query Q] [--report json|pretty] [-q] [-o OUT] [FILE]",
+     .usage = "compress [--type T|auto] [--query Q] [--report json|pretty]\n"
+              "                               [--follow] [--min-savings R] [-q] [-o OUT] [FILE]",
      .description =
          "Reads tool output from FILE (stdin when FILE is - or missing) and writes a smaller view\n"
          "of it to stdout (or OUT), then a report to stderr. Before anything lossy is written,\n"
@@ -242,7 +243,8 @@ constexpr std::array<HelpParts, 11> kParts = {{
                  "  caveman-engine gc --older-than 30d\n"},
     {.name = "run",
      .summary = "run a command and compress its output as it arrives; original stored",
-     .usage = "run [--type T|auto] [--query Q] [--report json|pretty] [-q] -- CMD...",
+     .usage = "run [--type T|auto] [--query Q] [--report json|pretty]\n"
+              "                          [--min-savings R] [-q] -- CMD...",
      .description =
          "Runs CMD with its stdout and stderr on one pipe (their order kept) and stdin\n"
          "inherited, and compresses what it prints as it arrives, like compress --follow: kept\n"
@@ -302,7 +304,7 @@ constexpr std::array<HelpParts, 11> kParts = {{
      .examples = "  claude mcp add caveman -- caveman-engine mcp\n"},
     {.name = "gain",
      .summary = "tokens saved per invocation of compress and run (the savings ledger)",
-     .usage = "gain [--since <N>s|m|h|d] [--by type|command|day] [--format json|table]",
+     .usage = "gain [--since D] [--by type|command|day] [--format json|table]",
      .description =
          "Sums the savings ledger: one row per compress or run invocation that reached the\n"
          "store, pass-throughs and repeated inputs included (stats counts each stored original\n"
