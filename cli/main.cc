@@ -2,10 +2,12 @@
 // --help, --report / --format, --version).
 //
 // Arguments are parsed by CLI11, one parser per subcommand, so that each parse error can be
-// mapped to the exact §9 message of its subcommand. Exit codes: 0 success (pass-through and
-// store-failure pass-through included), 1 fatal error (message on stderr, stdout empty), 2
-// unknown subcommand.
+// mapped to the exact message of its subcommand. Every error is one "caveman-engine: ..." line
+// on stderr (issue 17). Exit codes: 0 success (pass-through and store-failure pass-through
+// included), 1 fatal error (stdout empty), 2 usage error (bad arguments, unknown subcommand,
+// bad configuration file), 3 no marker map, 126/127 and the command's own for `run`.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <new>
 #include <optional>
@@ -22,6 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/internal/config.h"
+#include "cli/internal/gain.h"
 #include "cli/internal/help_text.h"
 #include "cli/internal/marker_format.h"
 #include "cli/internal/mcp_server.h"
@@ -29,16 +34,16 @@
 #include "cli/internal/run_command.h"
 #include "cli/internal/store_migrate.h"
 #include "cli/internal/store_command.h"
+#include "cli/version.h"
 #include "compressors/manifest.h"
+#include "compressors/registry.h"
 #include "compressors/toon.h"
 #include "engine/command_hints.h"
 #include "engine/engine.h"
+#include "store/ledger.h"
 #include "store/store.h"
 #include "stream/byte_io.h"
 
-#ifndef CAVEMAN_VERSION_STRING
-#define CAVEMAN_VERSION_STRING "dev"
-#endif
 
 namespace caveman {
 namespace {
@@ -46,10 +51,21 @@ namespace {
 using internal::ReportFormat;
 
 constexpr uint64_t kStdinLimit = 67108864;  // 64 MiB (§10)
+constexpr int kExitUsage = 2;
 
+// The configuration file, loaded by Main before a subcommand that uses it (config.h).
+internal::Config g_config;
+
+// A fatal error: "caveman-engine: MESSAGE" on stderr, exit 1.
 int Fail(const std::string& message) {
-  std::fprintf(stderr, "%s\n", message.c_str());
+  std::fprintf(stderr, "caveman-engine: %s\n", message.c_str());
   return 1;
+}
+
+// A usage error (bad arguments): as Fail, exit 2 (zstd, ripgrep and GNU tools use 2).
+int Usage(const std::string& message) {
+  Fail(message);
+  return kExitUsage;
 }
 
 bool IsTerminal(int fd);
@@ -100,11 +116,115 @@ class TrackedSink final : public ByteSink {
   ByteSink& s_;
 };
 
+// The input of compress/detect/toon: FILE, or stdin for none or "-" (issue 17).
+struct Input {
+  int fd = STDIN_FILENO;
+  std::string name = "stdin";  // for messages: "read stdin: E", "read build.log: E"
+  ~Input() {
+    if (fd != STDIN_FILENO) close(fd);
+  }
+};
+
+// Opens `path` for reading. Returns false after printing the error (exit 1).
+bool OpenInput(const std::string& path, Input* in, int* exit_code) {
+  if (path.empty() || path == "-") return true;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *exit_code = Fail("cannot open " + path + ": " + std::strerror(errno));
+    return false;
+  }
+  in->fd = fd;
+  in->name = path;
+  return true;
+}
+
+// -o/--output FILE: the output goes to a temporary file beside FILE, renamed over it only
+// when the subcommand succeeds, so FILE is never left truncated or half-written; on failure
+// the temporary file is removed and FILE is untouched. The file gets 0666 minus the umask,
+// as a shell redirection would.
+class OutputFile {
+ public:
+  ~OutputFile() { Discard(); }
+  // Returns false after printing the error.
+  bool Open(const std::string& path, int* exit_code) {
+    path_ = path;
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    std::string tmpl = dir + "." + base + ".caveman-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    fd_ = mkostemp(buf.data(), O_CLOEXEC);
+    if (fd_ < 0) {
+      *exit_code = Fail("cannot create " + path + ": " + std::strerror(errno));
+      return false;
+    }
+    temp_.assign(buf.data());
+    const mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd_, 0666 & ~mask);
+    return true;
+  }
+  int fd() const { return fd_; }
+  // Renames the temporary file over FILE. Returns false after printing the error.
+  bool Commit() {
+    if (fd_ < 0) return true;
+    const int fd = fd_;
+    fd_ = -1;
+    if (fsync(fd) != 0 || close(fd) != 0 || rename(temp_.c_str(), path_.c_str()) != 0) {
+      Fail("write " + path_ + ": " + std::strerror(errno));
+      unlink(temp_.c_str());
+      return false;
+    }
+    return true;
+  }
+  void Discard() {
+    if (fd_ < 0) return;
+    close(fd_);
+    fd_ = -1;
+    unlink(temp_.c_str());
+  }
+
+ private:
+  std::string path_, temp_;
+  int fd_ = -1;
+};
+
+// The content types --type accepts: auto and every registered one (issue 17: an unknown type
+// is a usage error, not a silent pass-through). Empty when `type` is valid, else the message.
+std::string CheckType(std::string_view subcommand, const std::string& type) {
+  if (type.empty() || type == "auto") return "";
+  Registry registry;
+  std::vector<std::string_view> types = registry.content_types();
+  if (std::find(types.begin(), types.end(), type) != types.end()) return "";
+  std::sort(types.begin(), types.end());
+  std::string list = "auto";
+  for (std::string_view t : types) list += ", " + std::string(t);
+  return std::string(subcommand) + ": --type: unknown content type \"" + type + "\" (valid: " + list + ")";
+}
+
+// One ledger row for this invocation (issue 17). Never changes the outcome: a ledger that
+// cannot be opened or written is ignored.
+void RecordInLedger(const CompressResult& r, const std::string& command) {
+  auto options = StoreOptions::FromEnv();
+  if (!options.ok()) return;
+  auto ledger = OpenLedger(options->path, /*read_only=*/false);
+  if (!ledger.ok()) return;
+  LedgerEntry e;
+  e.unix_time = static_cast<int64_t>(std::time(nullptr));
+  e.content_type = r.content_type;
+  e.command = command;
+  e.tokens_before = r.tokens_before;
+  e.tokens_after = r.passed_through() ? r.tokens_before : r.tokens_after;
+  e.handle = !r.recovery_handle.empty() ? r.recovery_handle : r.partial_record;
+  (void)(*ledger)->Append(e);
+}
+
 // When the view went to a terminal, the line that tells its reader (a person, or a model
 // driving a pty) where the original is: the exact retrieve command (docs/DECISIONS.md,
 // "Where the model finds the handle"). Nothing for a pass-through.
-void WriteTerminalHandleLine(const CompressResult& r, TrackedSink& out) {
-  if (!IsTerminal(STDOUT_FILENO) || out.failed) return;
+void WriteTerminalHandleLine(const CompressResult& r, TrackedSink& out, int out_fd = STDOUT_FILENO) {
+  if (out_fd != STDOUT_FILENO || !IsTerminal(STDOUT_FILENO) || out.failed) return;
   std::string line = internal::TerminalHandleLine(r);
   if (line.empty()) return;
   if (out.last != '\n') line.insert(line.begin(), '\n');
@@ -126,15 +246,15 @@ class UnavailableStore final : public RecoveryStore {
   Status why_;
 };
 
-// Reads stdin up to the 64 MiB limit. Returns false after printing the error.
-bool ReadStdin(std::string* out, int* exit_code) {
-  auto in = NewFdSource(STDIN_FILENO);
+// Reads the input up to the 64 MiB limit. Returns false after printing the error.
+bool ReadInput(const Input& input, std::string* out, int* exit_code) {
+  auto in = NewFdSource(input.fd);
   Status st = ReadAll(*in, out, kStdinLimit);
   if (st.ok()) return true;
   if (st.code() == StatusCode::kResourceExhausted) {
-    *exit_code = Fail("read stdin: cave_input_too_large: stdin exceeds 67108864 bytes");
+    *exit_code = Fail("read " + input.name + ": cave_input_too_large: " + input.name + " exceeds 67108864 bytes");
   } else {
-    *exit_code = Fail("read stdin: " + st.message());
+    *exit_code = Fail("read " + input.name + ": " + st.message());
   }
   return false;
 }
@@ -248,77 +368,152 @@ bool WriteReport(const CompressResult& r, ReportFormat format, std::string_view 
 // keeps what was stored.
 int FollowExitCode(const CompressResult& r) { return !r.partial_record.empty() && !r.error.empty() ? 1 : 0; }
 
+// A share of tokens in [0, 1) ("0.2"); nullopt otherwise.
+std::optional<double> ParseShare(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || errno != 0 || !(v >= 0 && v < 1)) return std::nullopt;
+  return v;
+}
+
+// Applies the minimum savings and the never-compress list (issue 17), precedence flag >
+// environment > file > default. Returns the exit status of an error (after printing it):
+// a bad flag is a usage error (2), a bad CAVEMAN_MIN_SAVINGS a fatal one (1), as for
+// --report and CAVEMAN_REPORT.
+std::optional<int> ApplyCompressConfig(std::string_view subcommand, const CLI::Option* min_opt,
+                                       const std::string& min_flag, CompressOptions* o) {
+  const std::string sub(subcommand);
+  o->never_types = g_config.never_types;
+  if (min_opt->count() > 0) {
+    std::optional<double> v = ParseShare(min_flag);
+    if (!v) return Usage(sub + ": --min-savings: expected a number from 0 to below 1, got '" + min_flag + "'");
+    o->min_savings = *v;
+  } else if (std::string env(Env("CAVEMAN_MIN_SAVINGS")); !env.empty()) {
+    std::optional<double> v = ParseShare(env);
+    if (!v) return Fail(sub + ": CAVEMAN_MIN_SAVINGS: expected a number from 0 to below 1, got '" + env + "'");
+    o->min_savings = *v;
+  } else if (g_config.min_savings) {
+    o->min_savings = *g_config.min_savings;
+  }
+  return std::nullopt;
+}
+
 int CmdCompress(const std::vector<std::string>& args) {
-  constexpr const char* kCompressUsage = "usage: caveman-engine compress [--type <content-type>] [--query <text>]";
+  constexpr const char* kCompressUsage =
+      "usage: caveman-engine compress [--type <content-type>] [--query <text>] [-o FILE] [-q] [FILE]";
   CompressOptions o;
   o.mode = Mode::kCompress;
   o.max_input_bytes = kStdinLimit;
-  std::string report_flag;
-  bool follow = false;
+  std::string report_flag, output_path, min_flag;
+  std::vector<std::string> files;
+  bool follow = false, quiet = false;
   CLI::App app;
+  app.add_option("file", files);
   app.add_option("--type", o.type)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--query", o.query)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   CLI::Option* report_opt =
       app.add_option("--report", report_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* output_opt =
+      app.add_option("-o,--output", output_path)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* min_opt =
+      app.add_option("--min-savings", min_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_flag("--follow", follow)->disable_flag_override();
+  app.add_flag("-q,--quiet", quiet)->disable_flag_override();
   // CLI11 takes the word after an option as its value whatever it looks like, so a value can
   // only be missing when the option is the last argument.
   Parsed p = ParseArgs(app, "compress", args, [&] {
     if (!args.empty() && args.back() == "--report") {
-      return Fail("compress: --report: missing format (use json or pretty)");
+      return Usage("compress: --report: missing format (use json or pretty)");
     }
-    return Fail(kCompressUsage);
+    if (!args.empty() && (args.back() == "-o" || args.back() == "--output")) {
+      return Usage("compress: " + args.back() + ": missing file name");
+    }
+    return Usage(kCompressUsage);
   });
   if (p.exit_code) return *p.exit_code;
-  if (!p.extras.empty()) return Fail("unknown compress flag: " + p.extras.front());
+  if (!p.extras.empty()) {
+    return p.extras.front().starts_with("-") && p.extras.front() != "-"
+               ? Usage("unknown compress flag: " + p.extras.front())
+               : Usage(kCompressUsage);
+  }
+  if (files.size() > 1) return Usage("compress: one FILE at most (got " + std::to_string(files.size()) + ")");
+  if (output_opt->count() > 0 && output_path.empty()) return Usage("compress: -o/--output: empty file name");
+  if (std::string bad = CheckType("compress", o.type); !bad.empty()) return Usage(bad);
   if (o.type == "auto") o.type.clear();
+  if (auto code = ApplyCompressConfig("compress", min_opt, min_flag, &o)) return *code;
 
   auto format = CompressReportFormat(report_opt, report_flag);
-  if (!format.ok()) return Fail("compress: " + format.status().message());
+  if (!format.ok()) {
+    return report_opt->count() > 0 ? Usage("compress: " + format.status().message())
+                                   : Fail("compress: " + format.status().message());
+  }
+  Input input;
+  int code = 0;
+  if (!OpenInput(files.empty() ? "" : files.front(), &input, &code)) return code;
   auto store = OpenStoreForCompress();
   if (!store.ok()) return Fail(store.status().message());
+  const bool stored = dynamic_cast<UnavailableStore*>(store->get()) == nullptr;
+  OutputFile file;
+  const bool to_file = output_opt->count() > 0 && output_path != "-";
+  if (to_file && !file.Open(output_path, &code)) return code;
+  const int out_fd = to_file ? file.fd() : STDOUT_FILENO;
+  // A write error on the output file is reported with its name (stdout keeps FailWrite).
+  auto fail_write = [&](const Status& st) {
+    return to_file ? Fail("write " + output_path + ": " + st.message()) : FailWrite(st);
+  };
+  // -q: no report; errors still go to stderr.
+  auto report = [&](const CompressResult& r) { return quiet || WriteReport(r, *format, "compress"); };
+  // The exit status; with -o the file replaces FILE only on success.
+  auto finish = [&](int status) {
+    if (status != 0) return status;
+    return !to_file || file.Commit() ? 0 : 1;
+  };
 
   Engine engine(EngineOptions{.store = store->get()});
-  auto raw_out = NewFdSink(STDOUT_FILENO);
+  auto raw_out = NewFdSink(out_fd);
   TrackedSink out(*raw_out);
   if (follow) {
     // No stdin limit on the line types; max_input_bytes bounds the batch fallback of the
     // others (they then pass through with cave_input_too_large).
-    auto r = engine.CompressFollowFd(STDIN_FILENO, o, out);
+    auto r = engine.CompressFollowFd(input.fd, o, out);
     if (!r.ok()) {
-      if (out.failed) return FailWrite(r.status());
-      if (r.status().code() == StatusCode::kIoError) return Fail("read stdin: " + r.status().message());
+      if (out.failed) return fail_write(r.status());
+      if (r.status().code() == StatusCode::kIoError) return Fail("read " + input.name + ": " + r.status().message());
       return Fail("compress: " + r.status().message());
     }
-    WriteTerminalHandleLine(*r, out);
+    if (stored) RecordInLedger(*r, "");
+    WriteTerminalHandleLine(*r, out, out_fd);
     // Lossy lines are already out: a report that cannot be written loses the handle, exit 1.
-    if (!WriteReport(*r, *format, "compress") && !r->passed_through()) return 1;
-    return FollowExitCode(*r);
+    if (!report(*r) && !r->passed_through()) return 1;
+    return finish(FollowExitCode(*r));
   }
-  auto raw_in = NewFdSource(STDIN_FILENO);
+  auto raw_in = NewFdSource(input.fd);
   TrackedSource in(*raw_in);
   // The report (with the handle) is written before the view; if it cannot be, the original
   // passes through instead of a view nobody could undo (issue 15).
   bool reported = false;
   o.before_view = [&](const CompressResult& result) {
     reported = true;
-    return WriteReport(result, *format, "compress");
+    return report(result);
   };
   auto r = engine.Compress(in, o, out);
   if (!r.ok()) {
     const Status& st = r.status();
-    if (st.code() == StatusCode::kResourceExhausted && !out.failed) return Fail("read stdin: " + st.message());
-    if (in.failed) return Fail("read stdin: " + st.message());
-    if (out.failed) return FailWrite(st);
+    if (st.code() == StatusCode::kResourceExhausted && !out.failed) return Fail("read " + input.name + ": " + st.message());
+    if (in.failed) return Fail("read " + input.name + ": " + st.message());
+    if (out.failed) return fail_write(st);
     return Fail("compress: " + st.message());
   }
-  WriteTerminalHandleLine(*r, out);
+  if (stored) RecordInLedger(*r, "");
+  WriteTerminalHandleLine(*r, out, out_fd);
   if (!reported) {
     // A streamed (over 64 MiB) view is already out: a lost report loses its handle, exit 1.
-    if (!WriteReport(*r, *format, "compress") && r->follow && !r->passed_through()) return 1;
+    if (!report(*r) && r->follow && !r->passed_through()) return 1;
   }
   // Over 64 MiB a line type streams like --follow, with the same exit rule.
-  return r->follow ? FollowExitCode(*r) : 0;
+  return finish(r->follow ? FollowExitCode(*r) : 0);
 }
 
 // `run [--type T] [--query Q] [--report json|pretty] -- CMD ARGS...`: CMD's stdout and stderr
@@ -326,12 +521,9 @@ int CmdCompress(const std::vector<std::string>& args) {
 // CMD's (128 + N when signal N killed it); 127/126 when it cannot be started; 2 for bad
 // arguments; 1 when caveman-engine itself failed (see the run help).
 int CmdRun(const std::vector<std::string>& args) {
-  constexpr int kUsageError = 2;
-  constexpr const char* kRunUsage = "usage: caveman-engine run [--type T|auto] [--query Q] [--report json|pretty] -- CMD...";
-  auto usage_error = [](const std::string& message) {
-    std::fprintf(stderr, "%s\n", message.c_str());
-    return kUsageError;
-  };
+  constexpr const char* kRunUsage =
+      "usage: caveman-engine run [--type T|auto] [--query Q] [--report json|pretty] [-q] -- CMD...";
+  auto usage_error = [](const std::string& message) { return Usage(message); };
   // Everything after the first "--" is the command, whatever it looks like.
   auto dashes = std::find(args.begin(), args.end(), "--");
   std::vector<std::string> flags(args.begin(), dashes);
@@ -340,12 +532,16 @@ int CmdRun(const std::vector<std::string>& args) {
   CompressOptions o;
   o.mode = Mode::kCompress;
   o.max_input_bytes = kStdinLimit;
-  std::string report_flag;
+  std::string report_flag, min_flag;
+  bool quiet = false;
   CLI::App app;
-  app.add_option("--type", o.type)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--query", o.query)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* type_opt = app.add_option("--type", o.type)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* query_opt = app.add_option("--query", o.query)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   CLI::Option* report_opt =
       app.add_option("--report", report_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* min_opt =
+      app.add_option("--min-savings", min_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_flag("-q,--quiet", quiet)->disable_flag_override();
   Parsed p = ParseArgs(app, "run", flags, [&] {
     if (!flags.empty() && flags.back() == "--report") {
       return usage_error("run: --report: missing format (use json or pretty)");
@@ -357,6 +553,22 @@ int CmdRun(const std::vector<std::string>& args) {
     return usage_error(p.extras.front().starts_with("-") ? "unknown run flag: " + p.extras.front() : kRunUsage);
   }
   if (command.empty()) return usage_error(kRunUsage);
+  if (std::string bad = CheckType("run", o.type); !bad.empty()) return usage_error(bad);
+  if (auto code = ApplyCompressConfig("run", min_opt, min_flag, &o)) return *code;
+  // The file's [run.PROGRAM] table, for the program the command runs (wrappers looked
+  // through as for the type hint); --type and --query win over it.
+  if (auto it = g_config.run.find(CommandProgram(command)); it != g_config.run.end()) {
+    const internal::RunCommandConfig& rc = it->second;
+    if (type_opt->count() == 0 && rc.type) {
+      if (std::string bad = CheckType("run", *rc.type); !bad.empty()) {
+        Fail("config " + g_config.file + ": [run." + it->first + "] type: " + bad.substr(bad.find("unknown")));
+        return internal::kExitBadConfig;
+      }
+      o.type = *rc.type;
+    }
+    if (query_opt->count() == 0 && rc.query) o.query = *rc.query;
+    if (rc.never) o.never_types = {"*"};
+  }
   if (o.type == "auto") o.type.clear();
   o.command = FormatCommandLine(command);
   if (o.type.empty()) o.type_hint = HintForCommand(command);
@@ -368,11 +580,12 @@ int CmdRun(const std::vector<std::string>& args) {
   }
   auto store = OpenStoreForCompress();
   if (!store.ok()) return Fail(store.status().message());
+  const bool stored = dynamic_cast<UnavailableStore*>(store->get()) == nullptr;
 
   // Started before the engine exists, so that no thread runs at fork time.
   auto child = internal::StartCommand(command);
   if (!child.ok()) {
-    std::fprintf(stderr, "caveman-engine run: %s\n", child.status().message().c_str());
+    Fail("run: " + child.status().message());
     return internal::StartFailureExitCode(child.status());
   }
   Engine engine(EngineOptions{.store = store->get()});
@@ -386,8 +599,9 @@ int CmdRun(const std::vector<std::string>& args) {
     if (out.failed) return FailWrite(r.status());
     return Fail("run: " + r.status().message());
   }
+  if (stored) RecordInLedger(*r, o.command);
   WriteTerminalHandleLine(*r, out);
-  const bool reported = WriteReport(*r, *format, "run");
+  const bool reported = quiet || WriteReport(*r, *format, "run");
   int own = !reported && !r->passed_through() ? 1 : FollowExitCode(*r);
   return own != 0 ? own : child_code;
 }
@@ -396,17 +610,26 @@ int CmdRun(const std::vector<std::string>& args) {
 std::optional<int> NoArguments(std::string_view name, const std::vector<std::string>& args) {
   std::string usage = "usage: caveman-engine " + std::string(name);
   CLI::App app;
-  Parsed p = ParseArgs(app, name, args, [&] { return Fail(usage); });
+  Parsed p = ParseArgs(app, name, args, [&] { return Usage(usage); });
   if (p.exit_code) return p.exit_code;
-  if (!p.extras.empty()) return Fail(usage);
+  if (!p.extras.empty()) return Usage(usage);
   return std::nullopt;
 }
 
+// `detect [FILE]`: FILE or stdin ("-" or none), as compress.
 int CmdDetect(const std::vector<std::string>& args) {
-  if (auto code = NoArguments("detect", args)) return *code;
-  std::string input;
+  constexpr const char* kDetectUsage = "usage: caveman-engine detect [FILE]";
+  std::vector<std::string> files;
+  CLI::App app;
+  app.add_option("file", files);
+  Parsed p = ParseArgs(app, "detect", args, [&] { return Usage(kDetectUsage); });
+  if (p.exit_code) return *p.exit_code;
+  if (!p.extras.empty() || files.size() > 1) return Usage(kDetectUsage);
+  Input in;
   int code = 0;
-  if (!ReadStdin(&input, &code)) return code;
+  if (!OpenInput(files.empty() ? "" : files.front(), &in, &code)) return code;
+  std::string input;
+  if (!ReadInput(in, &input, &code)) return code;
   Engine engine;
   Status st = WriteStdout(engine.Detect(input) + "\n");
   return st.ok() ? 0 : FailWrite(st);
@@ -422,7 +645,7 @@ int CmdRegistry(const std::vector<std::string>& args) {
 // first; one JSON object per line, or a table (default on a terminal).
 int ListPartials(const CLI::Option* format_opt, const std::string& format_flag) {
   auto format = TableFormat(format_opt, format_flag);
-  if (!format.ok()) return Fail("retrieve: " + format.status().message());
+  if (!format.ok()) return Usage("retrieve: " + format.status().message());
   auto store = OpenStoreFromEnv(/*read_only=*/true);
   if (!store.ok()) return Fail(store.status().message());
   auto partials = (*store)->ListPartials();
@@ -496,11 +719,11 @@ int CmdRetrieve(const std::vector<std::string>& args) {
   CLI::Option* context_opt =
       app.add_option("-C,--context", context_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   Parsed p = ParseArgs(app, "retrieve", args, [&] {
-    if (!args.empty() && args.back() == "--format") return Fail("retrieve: --format: missing format (use json or table)");
+    if (!args.empty() && args.back() == "--format") return Usage("retrieve: --format: missing format (use json or table)");
     for (const char* flag : {"--lines", "--bytes", "--json-pointer", "--grep", "-C", "--context"}) {
-      if (!args.empty() && args.back() == flag) return Fail(std::string("retrieve: ") + flag + ": missing value");
+      if (!args.empty() && args.back() == flag) return Usage(std::string("retrieve: ") + flag + ": missing value");
     }
-    return Fail(kRetrieveUsage);
+    return Usage(kRetrieveUsage);
   });
   if (p.exit_code) return *p.exit_code;
   RetrieveSliceOptions slice;
@@ -508,16 +731,16 @@ int CmdRetrieve(const std::vector<std::string>& args) {
                                            grep_flag, context_opt, context_flag, &slice);
   const bool sliced = slice.kind != RetrieveSliceOptions::Kind::kWhole;
   if (partials) {
-    if (!p.extras.empty() || !words.empty() || sliced || !slice_error.empty()) return Fail(kRetrieveUsage);
+    if (!p.extras.empty() || !words.empty() || sliced || !slice_error.empty()) return Usage(kRetrieveUsage);
     return ListPartials(format_opt, format_flag);
   }
   if (map || marker_opt->count() > 0) {
     if (!p.extras.empty() || words.size() != 1 || (map && marker_opt->count() > 0) ||
         (!map && format_opt->count() > 0) || sliced || !slice_error.empty()) {
-      return Fail(kRetrieveMarkerUsage);
+      return Usage(kRetrieveMarkerUsage);
     }
     auto format = TableFormat(format_opt, format_flag);
-    if (!format.ok()) return Fail("retrieve: " + format.status().message());
+    if (!format.ok()) return Usage("retrieve: " + format.status().message());
     if (words[0].starts_with("part_")) {
       Fail("retrieve: ccr: no marker map: a partial record has none (it is stored when the run completes)");
       return internal::kExitNoMarkerMap;
@@ -533,10 +756,10 @@ int CmdRetrieve(const std::vector<std::string>& args) {
     Fail((out.failed ? "write stdout: " : "retrieve: ") + o.error);
     return out.failed ? 1 : o.exit_code;
   }
-  if (!p.extras.empty() || words.empty() || words.size() > 2 || format_opt->count() > 0) return Fail(kRetrieveUsage);
-  if (!slice_error.empty()) return Fail(slice_error);
+  if (!p.extras.empty() || words.empty() || words.size() > 2 || format_opt->count() > 0) return Usage(kRetrieveUsage);
+  if (!slice_error.empty()) return Usage(slice_error);
   bool partial_id = words[0].starts_with("part_");
-  if (partial_id && words.size() == 2) return Fail("retrieve: a partial record cannot be narrowed by a query");
+  if (partial_id && words.size() == 2) return Usage("retrieve: a partial record cannot be narrowed by a query");
   if (partial_id && !IsWellFormedPartialId(words[0])) return Fail("retrieve: ccr: partial record not found");
   auto store = OpenStoreFromEnv(/*read_only=*/true);
   if (!store.ok()) return Fail(store.status().message());
@@ -558,13 +781,13 @@ int CmdStats(const std::vector<std::string>& args) {
   CLI::Option* format_opt =
       app.add_option("--format", format_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   Parsed p = ParseArgs(app, "stats", args, [&] {
-    if (!args.empty() && args.back() == "--format") return Fail("stats: --format: missing format (use json or table)");
-    return Fail(kStatsUsage);
+    if (!args.empty() && args.back() == "--format") return Usage("stats: --format: missing format (use json or table)");
+    return Usage(kStatsUsage);
   });
   if (p.exit_code) return *p.exit_code;
-  if (!p.extras.empty()) return Fail(kStatsUsage);
+  if (!p.extras.empty()) return Usage(kStatsUsage);
   auto format = TableFormat(format_opt, format_flag);
-  if (!format.ok()) return Fail("stats: " + format.status().message());
+  if (!format.ok()) return Usage("stats: " + format.status().message());
 
   auto store = OpenStoreFromEnv(/*read_only=*/true);
   if (!store.ok()) return Fail("stats: " + store.status().message());
@@ -575,16 +798,19 @@ int CmdStats(const std::vector<std::string>& args) {
 }
 
 int CmdToon(const std::vector<std::string>& args) {
-  constexpr const char* kToonUsage = "usage: caveman-engine toon encode|decode";
-  std::string verb;
+  constexpr const char* kToonUsage = "usage: caveman-engine toon encode|decode [FILE]";
+  std::vector<std::string> words;  // verb [FILE]
   CLI::App app;
-  app.add_option("verb", verb);
-  Parsed p = ParseArgs(app, "toon", args, [&] { return Fail(kToonUsage); });
+  app.add_option("words", words);
+  Parsed p = ParseArgs(app, "toon", args, [&] { return Usage(kToonUsage); });
   if (p.exit_code) return *p.exit_code;
-  if (!p.extras.empty() || (verb != "encode" && verb != "decode")) return Fail(kToonUsage);
-  std::string input;
+  const std::string verb = words.empty() ? "" : words[0];
+  if (!p.extras.empty() || words.size() > 2 || (verb != "encode" && verb != "decode")) return Usage(kToonUsage);
+  Input in;
   int code = 0;
-  if (!ReadStdin(&input, &code)) return code;
+  if (!OpenInput(words.size() == 2 ? words[1] : "", &in, &code)) return code;
+  std::string input;
+  if (!ReadInput(in, &input, &code)) return code;
   bool encode = verb == "encode";
   auto r = encode ? EncodeToon(input) : DecodeToon(input);
   if (!r.ok()) {
@@ -611,9 +837,9 @@ int CmdVersion(const std::vector<std::string>& args) {
   bool json = false;
   CLI::App app;
   app.add_flag("--json", json)->disable_flag_override();
-  Parsed p = ParseArgs(app, "version", args, [&] { return Fail(kVersionUsage); });
+  Parsed p = ParseArgs(app, "version", args, [&] { return Usage(kVersionUsage); });
   if (p.exit_code) return *p.exit_code;
-  if (!p.extras.empty()) return Fail(kVersionUsage);
+  if (!p.extras.empty()) return Usage(kVersionUsage);
   return PrintVersion(json);
 }
 
@@ -646,18 +872,29 @@ int CmdGc(const std::vector<std::string>& args) {
   CLI::Option* age_opt =
       app.add_option("--older-than", older_than)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_flag("--dry-run", dry_run)->disable_flag_override();
-  Parsed p = ParseArgs(app, "gc", args, [&] { return Fail(kGcUsage); });
+  Parsed p = ParseArgs(app, "gc", args, [&] { return Usage(kGcUsage); });
   if (p.exit_code) return *p.exit_code;
-  if (!p.extras.empty()) return Fail(kGcUsage);
+  if (!p.extras.empty()) return Usage(kGcUsage);
   std::optional<uint64_t> age;
   if (age_opt->count() > 0) {
     age = ParseDuration(older_than);
-    if (!age) return Fail(kGcUsage);
+    if (!age) return Usage(kGcUsage);
   }
   auto store = OpenStoreFromEnv();
   if (!store.ok()) return Fail("gc: " + store.status().message());
   auto r = (*store)->Gc(age, dry_run);
   if (!r.ok()) return Fail("gc: " + r.status().message());
+  // The savings ledger (issue 17) is pruned by the same age; the §9 output line is unchanged.
+  if (age) {
+    auto so = StoreOptions::FromEnv();
+    auto ledger = so.ok() ? OpenLedger(so->path, /*read_only=*/false) : Result<std::unique_ptr<Ledger>>(so.status());
+    if (ledger.ok()) {
+      const int64_t now = static_cast<int64_t>(std::time(nullptr));
+      const int64_t cutoff = *age > static_cast<uint64_t>(now) ? 0 : now - static_cast<int64_t>(*age);
+      auto pruned = (*ledger)->Prune(cutoff, dry_run);
+      if (!pruned.ok()) return Fail("gc: ledger: " + pruned.status().message());
+    }
+  }
   std::string line = "{\"removed\":" + std::to_string(r->removed) + ",\"freed_bytes\":" + std::to_string(r->freed_bytes) +
                      ",\"orphan_chunks\":" + std::to_string(r->orphan_chunks) +
                      ",\"storage_bytes\":" + std::to_string(r->storage_bytes) +
@@ -671,7 +908,7 @@ int CmdGc(const std::vector<std::string>& args) {
 int CmdStore(const std::vector<std::string>& args) {
   constexpr const char* kStoreUsage =
       "usage: caveman-engine store check | store salvage --to PATH | store migrate --from SRC --to DST";
-  if (args.empty()) return Fail(kStoreUsage);
+  if (args.empty()) return Usage(kStoreUsage);
   if (args[0] == "-h" || args[0] == "--help") {
     Status st = WriteHelp("store");
     return st.ok() ? 0 : FailWrite(st);
@@ -681,13 +918,61 @@ int CmdStore(const std::vector<std::string>& args) {
   if (args[0] == "migrate") return internal::RunStoreMigrate(std::vector<std::string>(args.begin() + 1, args.end()));
   using Verb = internal::StoreCommandOutcome (*)(const std::vector<std::string>&, const std::string&);
   Verb verb = args[0] == "check" ? internal::RunStoreCheck : args[0] == "salvage" ? internal::RunStoreSalvage : nullptr;
-  if (verb == nullptr) return Fail(kStoreUsage);
+  if (verb == nullptr) return Usage(kStoreUsage);
   auto options = StoreOptions::FromEnv();
   if (!options.ok()) return Fail("store " + args[0] + ": " + options.status().message());
   internal::StoreCommandOutcome o = verb(std::vector<std::string>(args.begin() + 1, args.end()), options->path);
   if (!o.error.empty()) return Fail(o.error);
   Status st = WriteStdout(o.out);
   return st.ok() ? o.exit_code : FailWrite(st);
+}
+
+// `gain [--since D] [--by type|command|day] [--format table|json]` (issue 17): the savings
+// ledger, one row per compress/run invocation, summed.
+int CmdGain(const std::vector<std::string>& args) {
+  constexpr const char* kGainUsage =
+      "usage: caveman-engine gain [--since <N>s|m|h|d] [--by type|command|day] [--format json|table]";
+  std::string since_flag, by_flag, format_flag;
+  CLI::App app;
+  CLI::Option* since_opt = app.add_option("--since", since_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* by_opt = app.add_option("--by", by_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  CLI::Option* format_opt =
+      app.add_option("--format", format_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  Parsed p = ParseArgs(app, "gain", args, [&] {
+    if (!args.empty() && args.back() == "--format") return Usage("gain: --format: missing format (use json or table)");
+    return Usage(kGainUsage);
+  });
+  if (p.exit_code) return *p.exit_code;
+  if (!p.extras.empty()) return Usage(kGainUsage);
+  std::optional<int64_t> since;
+  if (since_opt->count() > 0) {
+    std::optional<uint64_t> age = ParseDuration(since_flag);
+    if (!age) return Usage("gain: --since: expected a positive integer followed by s, m, h or d, got '" + since_flag + "'");
+    const int64_t now = static_cast<int64_t>(std::time(nullptr));
+    since = *age > static_cast<uint64_t>(now) ? 0 : now - static_cast<int64_t>(*age);
+  }
+  internal::GainGroup group = internal::GainGroup::kNone;
+  if (by_opt->count() > 0) {
+    auto g = internal::ParseGainGroup(by_flag);
+    if (!g) return Usage("gain: --by: unknown grouping \"" + by_flag + "\" (use type, command or day)");
+    group = *g;
+  }
+  auto format = TableFormat(format_opt, format_flag);
+  if (!format.ok()) return Usage("gain: " + format.status().message());
+
+  // Opening the store creates or migrates the database, so the ledger table exists.
+  auto store = OpenStoreFromEnv(/*read_only=*/true);
+  if (!store.ok()) return Fail("gain: " + store.status().message());
+  auto options = StoreOptions::FromEnv();
+  if (!options.ok()) return Fail("gain: " + options.status().message());
+  auto ledger = OpenLedger(options->path, /*read_only=*/true);
+  if (!ledger.ok()) return Fail("gain: " + ledger.status().message());
+  auto rows = (*ledger)->Since(since.value_or(0));
+  if (!rows.ok()) return Fail("gain: " + rows.status().message());
+  std::vector<internal::GainTotals> sums = internal::SumLedger(*rows, group);
+  Status st = WriteStdout(*format == ReportFormat::kPretty ? internal::GainTable(sums, group)
+                                                           : internal::GainJson(sums, group, since));
+  return st.ok() ? 0 : FailWrite(st);
 }
 
 // `mcp`: the MCP server over stdin/stdout until end of input (cli/internal/mcp_server.h).
@@ -704,22 +989,53 @@ int CmdMcp(const std::vector<std::string>& args) {
   return server.Serve(STDIN_FILENO, STDOUT_FILENO);
 }
 
+// Subcommands that read the configuration file (those that open the store or compress).
+bool UsesConfig(std::string_view cmd) {
+  for (std::string_view c : {"compress", "retrieve", "stats", "gc", "run", "mcp", "gain"}) {
+    if (cmd == c) return true;
+  }
+  return false;
+}
+
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
-    // `help <subcommand>` is the same as `<subcommand> --help`.
-    if (args.size() == 2 && args[0] == "help" && internal::FindSubcommand(args[1]) != nullptr) {
+  // No arguments: a usage error (zstd and ripgrep exit 2 too), the usage on stderr.
+  if (args.empty()) {
+    std::fprintf(stderr, "usage: %s\nRun `caveman-engine --help` for the subcommands.\n",
+                 std::string(internal::kUsageLine).c_str());
+    return kExitUsage;
+  }
+  if (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    // `help <subcommand>` is the same as `<subcommand> --help`; asked-for help goes to stdout.
+    if (args.size() == 2 && args[0] == "help") {
+      if (internal::FindSubcommand(args[1]) == nullptr) {
+        return Usage("help: unknown subcommand: " + args[1] + " (see caveman-engine --help)");
+      }
       Status st = WriteHelp(args[1]);
       return st.ok() ? 0 : FailWrite(st);
     }
-    std::string usage = internal::TopLevelHelp();
-    std::fwrite(usage.data(), 1, usage.size(), stderr);
-    return 0;
+    if (args.size() > 1) return Usage("usage: caveman-engine --help | help <subcommand>");
+    Status st = WriteStdout(internal::TopLevelHelp());
+    return st.ok() ? 0 : FailWrite(st);
   }
-  // GNU convention (help2man relies on it): --version prints what `version` prints.
-  if (args.size() == 1 && args[0] == "--version") return PrintVersion(false);
+  // GNU convention (help2man relies on it): --version / -V print what `version` prints.
+  if (args.size() == 1 && (args[0] == "--version" || args[0] == "-V")) return PrintVersion(false);
   const std::string& cmd = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (UsesConfig(cmd)) {
+    // A subcommand's --help works whatever the file says.
+    const bool help = std::find(rest.begin(), rest.end(), "--help") != rest.end() ||
+                      std::find(rest.begin(), rest.end(), "-h") != rest.end();
+    auto config = internal::LoadConfig();
+    if (!config.ok() && !help) {
+      Fail(config.status().message());
+      return internal::kExitBadConfig;
+    }
+    if (config.ok()) {
+      g_config = std::move(config).value();
+      internal::ApplyStoreEnvironment(g_config);
+    }
+  }
   if (cmd == "compress") return CmdCompress(rest);
   if (cmd == "detect") return CmdDetect(rest);
   if (cmd == "retrieve") return CmdRetrieve(rest);
@@ -731,8 +1047,8 @@ int Main(int argc, char** argv) {
   if (cmd == "run") return CmdRun(rest);
   if (cmd == "mcp") return CmdMcp(rest);
   if (cmd == "store") return CmdStore(rest);
-  std::fprintf(stderr, "unknown caveman-engine subcommand: %s\n", cmd.c_str());
-  return 2;
+  if (cmd == "gain") return CmdGain(rest);
+  return Usage("unknown subcommand: " + cmd + " (see caveman-engine --help)");
 }
 
 }  // namespace

@@ -450,7 +450,10 @@ std::optional<std::string_view> ShellScript(Args args) {
   return std::nullopt;
 }
 
-std::string_view Hint(Args args, int depth) {
+// Follows assignments, wrappers, python -m and a simple sh -c command to the program that
+// runs, and returns at(program, its arguments) there; "" when none can be found.
+template <class F>
+std::string Resolve(Args args, int depth, const F& at) {
   while (!args.empty()) {
     if (IsAssignment(args[0])) {
       args = args.subspan(1);
@@ -459,13 +462,13 @@ std::string_view Hint(Args args, int depth) {
     std::string_view program = ProgramName(args[0]);
     if (std::find(std::begin(kShells), std::end(kShells), program) != std::end(kShells)) {
       std::optional<std::string_view> script = ShellScript(args);
-      if (!script || depth >= kMaxDepth) return kNone;
+      if (!script || depth >= kMaxDepth) return "";
       std::optional<std::vector<std::string>> words = SimpleCommand(*script);
-      return words ? Hint(*words, depth + 1) : kNone;
+      return words ? Resolve(*words, depth + 1, at) : "";
     }
     if (program == kPython) {
       std::optional<size_t> module = PythonModule(args);
-      if (!module) return kNone;
+      if (!module) return "";
       args = args.subspan(*module);
       continue;
     }
@@ -477,9 +480,9 @@ std::string_view Hint(Args args, int depth) {
       args = args.subspan(*next);
       continue;
     }
-    return Lookup(program, args.subspan(1));
+    return at(program, args.subspan(1));
   }
-  return kNone;
+  return "";
 }
 
 // Safe unquoted in every POSIX shell context we print: letters, digits and a few marks.
@@ -497,7 +500,13 @@ bool NeedsQuotes(std::string_view w) {
 
 std::span<const CommandHint> CommandHintTable() { return kHints; }
 
-std::string HintForCommand(const std::vector<std::string>& argv) { return std::string(Hint(argv, 0)); }
+std::string HintForCommand(const std::vector<std::string>& argv) {
+  return Resolve(argv, 0, [](std::string_view program, Args rest) { return std::string(Lookup(program, rest)); });
+}
+
+std::string CommandProgram(const std::vector<std::string>& argv) {
+  return Resolve(argv, 0, [](std::string_view program, Args) { return std::string(program); });
+}
 
 std::string FormatCommandLine(const std::vector<std::string>& argv) {
   std::string out;

@@ -42,6 +42,11 @@ std::span<const CommandHint> CommandHintTable();
 // The hint for the command `argv` (argv[0] = program): "log", "diff", "terminal", or "".
 std::string HintForCommand(const std::vector<std::string>& argv);
 
+// The program `argv` runs after the wrappers HintForCommand looks through, as its basename
+// without a version suffix: {"sudo", "make", "-j8"} -> "make". "" when there is none. The
+// CLI's configuration file keys its [run.PROGRAM] tables by it.
+std::string CommandProgram(const std::vector<std::string>& argv);
+
 // The words joined with spaces, each quoted for a POSIX shell when it needs it
 // ({"sh", "-c", "echo a; b"} → "sh -c 'echo a; b'"), so the line can be pasted back.
 std::string FormatCommandLine(const std::vector<std::string>& argv);

@@ -94,6 +94,8 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
       .query = o.query,
       .compress_mode = o.mode == Mode::kCompress || simulate,
       .may_emit_lossy = simulate || options_.store != nullptr || o.external_recovery,
+      .never_types = o.never_types,
+      .min_savings = o.min_savings,
   };
   auto run = std::make_unique<Run>(config.spool);
   CompressResult& r = run->result;
@@ -117,7 +119,7 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
     // The compressor's spans describe its own output over the whole input only.
     if (view.get() != first_view || selection.layered) run->meta.elided.clear();
     CAVEMAN_RETURN_IF_ERROR(internal::Rewrap(selection, std::move(view), &run->output));
-    CAVEMAN_ASSIGN_OR_RETURN(why, internal::Gate(*run->output, read, *counter_, &r.tokens_after));
+    CAVEMAN_ASSIGN_OR_RETURN(why, internal::Gate(*run->output, read, *counter_, config.min_savings, &r.tokens_after));
     return why;
   };
   auto stages = [&]() -> Result<PassThroughReason> {

@@ -64,6 +64,14 @@ struct CompressOptions {
   // the record stays stored). The CLI writes its report here, so a lossy view is only
   // released once its report, with the recovery handle, has been written (issue 15).
   std::function<bool(const CompressResult&)> before_view;
+  // Content types that are never compressed (issue 17, the CLI's config file): a forced or
+  // detected type in this list passes through (kNeverCompress); "*" matches every type.
+  // Follow mode hands such a type to the batch path, which passes it through.
+  std::vector<std::string> never_types;
+  // Minimum share of tokens a view must save, in [0, 1): a batch view that saves less passes
+  // through (kBelowMinSavings). 0 = any saving. Follow-mode views are written as the input
+  // arrives and are not held back by it.
+  double min_savings = 0;
 };
 
 // Why Compress passed the original through. Not part of the §8.1 report line (whose members
@@ -83,6 +91,8 @@ enum class PassThroughReason : uint8_t {
   kReportFailed,  // CompressOptions::before_view refused (the report could not be written)
   kOutOfMemory,   // memory ran out after the input was read (std::bad_alloc): original passed
   kOverMemoryCeiling,  // the compressor would need more than 3x the input + 64 MiB of memory
+  kNeverCompress,    // the content type is in CompressOptions::never_types
+  kBelowMinSavings,  // the view would save less than CompressOptions::min_savings
 };
 // One short English phrase, e.g. "the view would not count fewer tokens".
 const char* PassThroughReasonText(PassThroughReason reason);

@@ -54,6 +54,7 @@ Result<CompressResult> Engine::CompressFollowFd(int in_fd, const CompressOptions
   config.type_hint = o.type_hint;
   config.query = o.query;
   config.command = o.command;
+  config.never_types = o.never_types;
   internal::FollowSession session(config, out);
   auto batch = [&](bool eof) {
     std::unique_ptr<ByteSource> rest = eof ? nullptr : NewFdSource(in_fd);

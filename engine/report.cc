@@ -29,6 +29,8 @@ const char* PassThroughReasonText(PassThroughReason reason) {
     case PassThroughReason::kReportFailed: return "the report could not be written";
     case PassThroughReason::kOutOfMemory: return "memory ran out while compressing";
     case PassThroughReason::kOverMemoryCeiling: return "the compressor would exceed its memory ceiling";
+    case PassThroughReason::kNeverCompress: return "the content type is configured never to be compressed";
+    case PassThroughReason::kBelowMinSavings: return "the view would save less than the configured minimum";
   }
   return "unknown";
 }

@@ -42,7 +42,7 @@ constexpr std::chrono::milliseconds kSchemaRetryLimit{30000};  // §6.2
 constexpr std::chrono::milliseconds kWriteRetryLimit{30000};
 constexpr std::chrono::milliseconds kInitialBackoff{10};
 constexpr std::chrono::milliseconds kMaxBackoff{1000};
-constexpr int64_t kSchemaVersion = 3;
+constexpr int64_t kSchemaVersion = 4;
 constexpr int kPageSize = 65536;
 
 constexpr char kMemoryPath[] = ":memory:";
@@ -91,6 +91,21 @@ constexpr char kMigrateV2Sql[] =
 constexpr char kMigrateV3Sql[] =
     "ALTER TABLE recoveries ADD COLUMN marker_map BLOB;"
     "PRAGMA user_version = 3;";
+
+// Version 4 (issue 17): the savings ledger, one row per compress/run invocation. Read and
+// written by store/ledger.cc over its own connection; the store only creates the table.
+constexpr char kMigrateV4Sql[] =
+    "CREATE TABLE IF NOT EXISTS ledger ("
+    "  id            INTEGER PRIMARY KEY,"
+    "  at            INTEGER NOT NULL,"
+    "  content_type  TEXT NOT NULL,"
+    "  command       TEXT NOT NULL,"
+    "  tokens_before INTEGER NOT NULL,"
+    "  tokens_after  INTEGER NOT NULL,"
+    "  handle        TEXT NOT NULL"
+    ");"
+    "CREATE INDEX IF NOT EXISTS ledger_at ON ledger (at);"
+    "PRAGMA user_version = 4;";
 
 // Size of a record as counted against the capacity (§6.5); partial records count too.
 constexpr char kUsedBytesV1Sql[] =
@@ -404,6 +419,7 @@ Status SqliteStore::InitSchema() {
     if (version == 0) CAVEMAN_RETURN_IF_ERROR(db_->Exec(kCreateSchemaSql));
     if (version <= 1) CAVEMAN_RETURN_IF_ERROR(db_->Exec(kMigrateV2Sql));
     if (version <= 2) CAVEMAN_RETURN_IF_ERROR(db_->Exec(kMigrateV3Sql));
+    if (version <= 3) CAVEMAN_RETURN_IF_ERROR(db_->Exec(kMigrateV4Sql));
     return db_->Exec("COMMIT");
   });
 }

@@ -22,9 +22,9 @@ _caveman_engine() {
   fi
   COMPREPLY=()
 
-  local subcommands="compress detect retrieve stats registry toon version gc run mcp help"
+  local subcommands="compress detect retrieve stats registry toon version gc run mcp gain help"
   if ((COMP_CWORD == 1)); then
-    COMPREPLY=($(compgen -W "$subcommands --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "$subcommands --help --version -h -V" -- "$cur"))
     return 0
   fi
 
@@ -56,28 +56,40 @@ _caveman_engine() {
       COMPREPLY=($(compgen -W "json table" -- "$cur"))
       return 0
       ;;
-    --older-than)
+    --older-than | --since)
       COMPREPLY=($(compgen -W "1h 12h 1d 7d 30d" -- "$cur"))
       return 0
       ;;
-    --query | --lines | --bytes | --grep | --json-pointer | -C | --context)
+    --by)
+      COMPREPLY=($(compgen -W "type command day" -- "$cur"))
+      return 0
+      ;;
+    -o | --output)
+      COMPREPLY=($(compgen -f -- "$cur"))
+      return 0
+      ;;
+    --query | --lines | --bytes | --grep | --json-pointer | -C | --context | --min-savings)
       return 0  # free text
       ;;
   esac
 
-  local flags=""
+  local flags="" files=0
   case $sub in
-    compress) flags="--type --query --report --follow --help" ;;
-    run) flags="--type --query --report --help --" ;;
-    detect | registry) flags="--help" ;;
+    compress) flags="--type --query --report --follow --output --quiet --min-savings --help" files=1 ;;
+    run) flags="--type --query --report --quiet --min-savings --help --" ;;
+    detect) flags="--help" files=1 ;;
+    registry) flags="--help" ;;
     retrieve) flags="--lines --bytes --grep --context --json-pointer --partials --map --marker --format --help" ;;
     mcp) flags="--help" ;;
     stats) flags="--format --help" ;;
     version) flags="--json --help" ;;
     gc) flags="--older-than --dry-run --help" ;;
+    gain) flags="--since --by --format --help" ;;
     toon)
       if ((COMP_CWORD == 2)); then
         COMPREPLY=($(compgen -W "encode decode --help" -- "$cur"))
+      elif ((COMP_CWORD == 3)); then
+        COMPREPLY=($(compgen -f -- "$cur"))
       fi
       return 0
       ;;
@@ -87,7 +99,11 @@ _caveman_engine() {
       ;;
     *) return 0 ;;
   esac
-  if [[ $cur == -* || $sub != retrieve ]]; then
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$flags" -- "$cur"))
+  elif ((files)); then
+    COMPREPLY=($(compgen -f -- "$cur"))  # compress/detect [FILE]
+  elif [[ $sub != retrieve ]]; then
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
   fi
   return 0

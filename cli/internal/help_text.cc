@@ -72,16 +72,25 @@ constexpr std::string_view kStoreEnv =
 
 constexpr std::array<HelpParts, 11> kParts = {{
     {.name = "compress",
-     .summary = "stdin -> smaller view on stdout, report on stderr; original stored",
-     .usage = "compress [--type T|auto] [--query Q] [--report json|pretty]",
+     .summary = "FILE or stdin -> smaller view on stdout, report on stderr; original stored",
+     .usage = "compress [--type T|auto] [--query Q] [--report json|pretty]\n"
+              "                               [--follow] [--min-savings R] [-q] [-o OUT] [FILE]",
      .description =
-         "Reads tool output on stdin and writes a smaller view of it to stdout, then a report to\n"
-         "stderr. Before anything lossy is written, the exact original is stored in the recovery\n"
-         "store; `caveman-engine retrieve <handle>` brings it back. Input that would not get\n"
-         "smaller (or cannot be stored) is written unchanged. At most 64 MiB of input, except\n"
-         "with --follow on line types.\n",
-     .options = "  --type T|auto           force content type T (list: caveman-engine registry);\n"
-                "                          auto or no --type detects it\n"
+         "Reads tool output from FILE (stdin when FILE is - or missing) and writes a smaller view\n"
+         "of it to stdout (or OUT), then a report to stderr. Before anything lossy is written,\n"
+         "the exact original is stored in the recovery store; `caveman-engine retrieve <handle>`\n"
+         "brings it back. Input that would not get smaller (or cannot be stored) is written\n"
+         "unchanged. At most 64 MiB of input, except\n"         "with --follow on line types.\n",
+     .options = "  -o, --output OUT        write the view to OUT instead of stdout; OUT is replaced\n"
+                "                          only when compress succeeds (never left half-written);\n"
+                "                          a pass-through writes the original there\n"
+                "  -q, --quiet             no report (errors are still printed)\n"
+                "  --type T|auto           force content type T (an unknown T is an error that\n"
+                "                          lists the valid ones); auto or no --type detects it\n"
+                "  --min-savings R         pass through unless the view saves at least the share R\n"
+                "                          (0 <= R < 1) of the tokens; default 0, or\n"
+                "                          CAVEMAN_MIN_SAVINGS, or compress.min_savings in the\n"
+                "                          configuration file\n"
                 "  --query Q               keep what matches Q (json, log, text, tabular, config,\n"
                 "                          search-result); empty = no query\n"
                 "  --report json|pretty    report format: json is the one-line JSON report, pretty a\n"
@@ -93,24 +102,27 @@ constexpr std::array<HelpParts, 11> kParts = {{
                 "                          stored; no input limit on those types\n",
      .store_env = true,
      .extra_env = "  CAVE_ENGINE_TOON        best-of: json input may come out as TOON when smaller\n"
-                  "  CAVEMAN_REPORT          json|pretty: report format when --report is not given\n",
+                  "  CAVEMAN_REPORT          json|pretty: report format when --report is not given\n"
+                  "  CAVEMAN_MIN_SAVINGS     as --min-savings when the flag is not given\n",
      .exit_ok = "payload written, including a pass-through (the report's error member says\n"
                 "     when the store failed and the original was written instead)",
-     .exit_fail = "bad arguments, stdin unreadable or over 64 MiB, store settings invalid,\n"
-                  "     stdout not writable, or (--follow) lossy lines were written but their record\n"
+     .exit_fail = "FILE unreadable, input over 64 MiB, store settings invalid, output not\n"
+                  "     writable, or (--follow) lossy lines were written but their record\n"
                   "     could not be finalised (the report's error says why)",
      .examples = "  make 2>&1 | caveman-engine compress\n"
+                 "  caveman-engine compress -q -o build.view build.log\n"
                  "  tail -f app.log | caveman-engine compress --follow --query timeout\n"
                  "  kubectl get pods -A -o json | caveman-engine compress --query CrashLoopBackOff\n"
                  "  pytest 2>&1 | caveman-engine compress --type repetition --report pretty\n"},
     {.name = "detect",
-     .summary = "print the content type detected in stdin",
-     .usage = "detect",
-     .description = "Reads stdin (at most 64 MiB) and prints the content type that compress would pick,\n"
-                    "followed by a newline. Opens no store.\n",
+     .summary = "print the content type detected in FILE or stdin",
+     .usage = "detect [FILE]",
+     .description = "Reads FILE (stdin when FILE is - or missing; at most 64 MiB) and prints the content\n"
+                    "type that compress would pick, followed by a newline. Opens no store.\n",
      .exit_ok = "type printed",
-     .exit_fail = "bad arguments, stdin unreadable or over 64 MiB, or stdout not writable",
+     .exit_fail = "FILE or stdin unreadable or over 64 MiB, or stdout not writable",
      .examples = "  git diff | caveman-engine detect\n"
+                 "  caveman-engine detect build.log\n"
                  "  kubectl get pods -o json | caveman-engine detect\n"},
     {.name = "retrieve",
      .summary = "print the original stored under a recovery handle",
@@ -159,7 +171,7 @@ constexpr std::array<HelpParts, 11> kParts = {{
                 "                          table when stdout is a terminal, json otherwise\n",
      .store_env = true,
      .exit_ok = "original written (or partial records or the marker map listed)",
-     .exit_fail = "no handle, handle or partial record not found, record corrupt, store cannot\n"
+     .exit_fail = "handle or partial record not found, record corrupt, store cannot\n"
                   "     be opened, marker K out of range, or stdout not writable",
      .examples = "  caveman-engine retrieve ccr_dfe6a45fb401d36689e7abe649b5617c > original.log\n"
                  "  caveman-engine retrieve ccr_9ffcb4b0e01e6d91a2527ea463750829 \"ord-1064 error\"\n"
@@ -181,7 +193,7 @@ constexpr std::array<HelpParts, 11> kParts = {{
                 "                          json otherwise\n",
      .store_env = true,
      .exit_ok = "statistics printed",
-     .exit_fail = "bad arguments, store cannot be opened or read, or stdout not writable",
+     .exit_fail = "store cannot be opened or read, or stdout not writable",
      .examples = "  caveman-engine stats\n"
                  "  caveman-engine stats --format json | jq .totals.ratio\n"},
     {.name = "registry",
@@ -191,27 +203,28 @@ constexpr std::array<HelpParts, 11> kParts = {{
                     "engine can apply, with its safety class, recovery mode and a conformance digest.\n"
                     "Opens no store.\n",
      .exit_ok = "manifest printed",
-     .exit_fail = "bad arguments or stdout not writable",
+     .exit_fail = "stdout not writable",
      .examples = "  caveman-engine registry | jq -r '.capabilities[].transform_id'\n"},
     {.name = "toon",
      .summary = "convert JSON to TOON (encode) or TOON to JSON (decode)",
-     .usage = "toon encode|decode",
+     .usage = "toon encode|decode [FILE]",
      .description =
-         "encode: reads JSON on stdin and writes it as TOON (a compact, lossless table form for\n"
-         "uniform arrays of objects). decode: reads TOON and writes compact JSON. No trailing\n"
-         "newline, no store. At most 64 MiB of input.\n",
+         "encode: reads JSON and writes it as TOON (a compact, lossless table form for uniform\n"
+         "arrays of objects). decode: reads TOON and writes compact JSON. Input from FILE, or\n"
+         "stdin for - or none; at most 64 MiB. No trailing newline, no store.\n",
      .exit_ok = "converted",
-     .exit_fail = "no or unknown verb, input not encodable/decodable, stdin unreadable or over\n"
-                  "     64 MiB, or stdout not writable",
+     .exit_fail = "input not encodable/decodable, FILE or stdin unreadable or over 64 MiB,\n"
+                  "     or stdout not writable",
      .examples = "  curl -s https://api.example.com/users | caveman-engine toon encode\n"
                  "  caveman-engine toon decode < users.toon | jq .\n"},
     {.name = "version",
      .summary = "print the version",
      .usage = "version [--json]",
-     .description = "Prints the version string and a newline; `caveman-engine --version` does the same.\n",
+     .description = "Prints the version string (the library's, from the CMake project version) and a\n"
+                    "newline; `caveman-engine --version` and `-V` do the same.\n",
      .options = "  --json                  one JSON line with schema, version and capabilities\n",
      .exit_ok = "version printed",
-     .exit_fail = "bad arguments or stdout not writable",
+     .exit_fail = "stdout not writable",
      .examples = "  caveman-engine version --json\n"},
     {.name = "gc",
      .summary = "delete old records and leftovers from the recovery store",
@@ -219,19 +232,21 @@ constexpr std::array<HelpParts, 11> kParts = {{
      .description =
          "Cleans the recovery store: deletes records older than the given age (their handles\n"
          "stop working), deletes chunks left by interrupted writers, and checkpoints the WAL.\n"
-         "Without --older-than no record is deleted. Prints one JSON line:\n"
+         "Without --older-than no record is deleted. With it, rows of the savings ledger (see\n"
+         "gain) older than the age are deleted too. Prints one JSON line:\n"
          "{\"removed\":N,\"freed_bytes\":B,\"orphan_chunks\":C,\"storage_bytes\":S,\"max_storage_bytes\":M}\n",
      .options = "  --older-than D          delete records older than D: a positive integer followed\n"
                 "                          by s, m, h or d (90m, 12h, 7d)\n"
                 "  --dry-run               count what would be deleted, delete nothing\n",
      .store_env = true,
      .exit_ok = "done (or counted, with --dry-run)",
-     .exit_fail = "bad arguments, store cannot be opened or cleaned, or stdout not writable",
+     .exit_fail = "store cannot be opened or cleaned, or stdout not writable",
      .examples = "  caveman-engine gc --older-than 7d --dry-run\n"
                  "  caveman-engine gc --older-than 30d\n"},
     {.name = "run",
      .summary = "run a command and compress its output as it arrives; original stored",
-     .usage = "run [--type T|auto] [--query Q] [--report json|pretty] -- CMD...",
+     .usage = "run [--type T|auto] [--query Q] [--report json|pretty]\n"
+              "                          [--min-savings R] [-q] -- CMD...",
      .description =
          "Runs CMD with its stdout and stderr on one pipe (their order kept) and stdin\n"
          "inherited, and compresses what it prints as it arrives, like compress --follow: kept\n"
@@ -243,11 +258,16 @@ constexpr std::array<HelpParts, 11> kParts = {{
          "Without --type the command suggests a content type; detection still wins when it\n"
          "finds json, html, diff or test-report. The first matching entry counts:\n",
      .options = "  --type T|auto           force content type T; auto or no --type: detect, with\n"
-                "                          the command's hint\n"
-                "  --query Q               keep what matches Q; empty = no query\n"
-                "  --report json|pretty    report format, as for compress\n",
+                "                          the command's hint (or [run.PROGRAM] type in the\n"
+                "                          configuration file)\n"
+                "  --query Q               keep what matches Q; empty = no query (default: the\n"
+                "                          file's [run.PROGRAM] query)\n"
+                "  --report json|pretty    report format, as for compress\n"
+                "  --min-savings R         as for compress (batch-compressed output only)\n"
+                "  -q, --quiet             no report (errors are still printed)\n",
      .store_env = true,
-     .extra_env = "  CAVEMAN_REPORT          json|pretty: report format when --report is not given\n",
+     .extra_env = "  CAVEMAN_REPORT          json|pretty: report format when --report is not given\n"
+                  "  CAVEMAN_MIN_SAVINGS     as --min-savings when the flag is not given\n",
      .exit_ok = "CMD exited 0",
      .exit_fail = "CMD exited 1, or caveman-engine failed: store settings invalid, stdout not\n"
                   "     writable, or lossy lines were written but their record could not be\n"
@@ -255,8 +275,7 @@ constexpr std::array<HelpParts, 11> kParts = {{
      .examples = "  caveman-engine run -- make -j8\n"
                  "  caveman-engine run --query timeout -- kubectl logs -f deploy/api\n"
                  "  caveman-engine run --type log -- ./ci.sh\n",
-     .exit_more = "  2  bad arguments: no -- or no CMD after it, unknown flag, missing value\n"
-                  "  126  CMD was found but could not be executed\n"
+     .exit_more = "  126  CMD was found but could not be executed\n"
                   "  127  CMD was not found\n"
                   "  N  any other status is CMD's own; 128+N when signal N killed it\n",
      .more_description = [] {
@@ -283,7 +302,7 @@ constexpr std::array<HelpParts, 11> kParts = {{
      .options = "",
      .store_env = true,
      .exit_ok = "end of input",
-     .exit_fail = "bad arguments, or stdin/stdout failed",
+     .exit_fail = "stdin/stdout failed",
      .examples = "  claude mcp add caveman -- caveman-engine mcp\n"},
     {.name = "store",
      .summary = "check the recovery store, salvage its intact records, or migrate it",
@@ -311,6 +330,25 @@ constexpr std::array<HelpParts, 11> kParts = {{
                  "  caveman-engine store migrate --from sqlite:$HOME/.caveman/ccr.db --to \"$CAVEMAN_CCR_URL\"\n",
      .exit_more = "  4  damage found: a record that does not verify, an unreadable row, or\n"
                   "     integrity_check not ok (salvage copied every intact record)\n"},
+    {.name = "gain",
+     .summary = "tokens saved per invocation of compress and run (the savings ledger)",
+     .usage = "gain [--since D] [--by type|command|day] [--format json|table]",
+     .description =
+         "Sums the savings ledger: one row per compress or run invocation that reached the\n"
+         "store, pass-throughs and repeated inputs included (stats counts each stored original\n"
+         "once). Per row: time, content type, command (run), tokens before and after, and the\n"
+         "recovery handle if one was stored. Rows older than gc --older-than's age are pruned\n"
+         "by gc. JSON: {\"since\",\"by\",\"totals\":{invocations, passed_through,\n"
+         "tokens_before, tokens_after, tokens_saved, ratio},\"groups\":[{\"key\", ...}]}.\n",
+     .options = "  --since D               only invocations of the last D (90m, 12h, 7d)\n"
+                "  --by type|command|day   one line per content type, command line (compress runs\n"
+                "                          are \"(compress)\") or UTC day\n"
+                "  --format json|table     default table when stdout is a terminal, json otherwise\n",
+     .store_env = true,
+     .exit_ok = "summary printed",
+     .exit_fail = "store cannot be opened or read, or stdout not writable",
+     .examples = "  caveman-engine gain --since 7d --by type\n"
+                 "  caveman-engine gain --by day --format json | jq '.groups[] | [.key, .tokens_saved]'\n"},
 }};
 
 std::string Compose(const HelpParts& p) {
@@ -330,6 +368,7 @@ std::string Compose(const HelpParts& p) {
   out += p.exit_ok;
   out += "\n  1  ";
   out += p.exit_fail;
+  out += "\n  2  bad arguments (usage error), or a bad configuration file";
   if (!p.exit_more.empty()) {
     out += "\n";
     out += p.exit_more.substr(0, p.exit_more.size() - 1);
@@ -378,7 +417,15 @@ std::string TopLevelHelp() {
     out += s.summary;
     out += '\n';
   }
-  out += "\nRun `caveman-engine <subcommand> --help` for its options, environment, exit status\n"
+  out += "\nOptions:\n"
+         "  -h, --help     print this help on stdout and exit 0\n"
+         "  -V, --version  print the version and exit 0\n"
+         "\nConfiguration: $XDG_CONFIG_HOME/caveman/config.toml (default ~/.config/caveman/\n"
+         "config.toml): [store] path, max_bytes, url; [compress] min_savings, never; [run.PROGRAM]\n"
+         "type, query, never. A flag wins over the environment, which wins over the file.\n"
+         "\nExit status: 0 success, 1 error, 2 usage error or bad configuration file; see each\n"
+         "subcommand's help for more.\n"
+         "\nRun `caveman-engine <subcommand> --help` for its options, environment, exit status\n"
          "and examples.\n";
   return out;
 }

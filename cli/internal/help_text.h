@@ -19,20 +19,21 @@ struct SubcommandInfo {
 };
 
 // The subcommands in usage order: the §9 ones (compress, detect, retrieve, stats, registry,
-// toon, version, gc), then run (issue 13), then mcp (issue 14).
+// toon, version, gc), then run (issue 13), mcp (issue 14) and gain (issue 17).
 std::span<const SubcommandInfo> Subcommands();
 
 // nullptr when `name` is not a subcommand.
 const SubcommandInfo* FindSubcommand(std::string_view name);
 
-// The §9 usage line plus run (issue 13) and mcp (issue 14), without "usage: " and without LF.
+// The §9 usage line plus run (issue 13), mcp (issue 14) and gain (issue 17), without "usage: " and without LF.
 inline constexpr std::string_view kUsageLine =
-    "caveman-engine compress [--type T|auto] [--query Q] | detect | retrieve <handle> [query] | "
+    "caveman-engine compress [--type T|auto] [--query Q] [FILE] | detect [FILE] | retrieve <handle> [query] | "
     "stats | registry | toon encode|decode | version [--json] | gc [--older-than D] [--dry-run] | "
-    "run [--type T] [--query Q] -- CMD... | mcp";
+    "run [--type T] [--query Q] -- CMD... | mcp | gain [--since D] [--by type|command|day]";
 
-// What `caveman-engine`, `help`, `--help` and `-h` print on stderr: the §9 usage line first,
-// then the subcommand list and a pointer to the per-subcommand help.
+// What `help`, `--help` and `-h` print on stdout (issue 17): the §9 usage line first, then
+// the subcommand list, the top-level options, the configuration file and a pointer to the
+// per-subcommand help.
 std::string TopLevelHelp();
 
 }  // namespace caveman::internal

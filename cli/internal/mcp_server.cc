@@ -666,7 +666,7 @@ int McpServer::Serve(int in_fd, int out_fd) {
     if (response.empty()) return true;
     Status st = out->Write(response + "\n");
     if (!st.ok()) {
-      std::fprintf(stderr, "caveman-engine mcp: write stdout: %s\n", st.message().c_str());
+      std::fprintf(stderr, "caveman-engine: mcp: write stdout: %s\n", st.message().c_str());
       return false;
     }
     return true;
@@ -692,7 +692,7 @@ int McpServer::Serve(int in_fd, int out_fd) {
     ssize_t n = ::read(in_fd, buf.data(), buf.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      std::fprintf(stderr, "caveman-engine mcp: read stdin: %s\n", std::strerror(errno));
+      std::fprintf(stderr, "caveman-engine: mcp: read stdin: %s\n", std::strerror(errno));
       return 1;
     }
     if (n == 0) break;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "compressors/detect.h"
+#include "engine/internal/stages.h"
 #include "compressors/internal/elision.h"
 #include "compressors/internal/log_rules.h"
 
@@ -91,7 +92,7 @@ void FollowSession::Decide() {
     content_type_ = std::string(DetectBody(FirstLines(sample_, config_.detect_lines, config_.detect_bytes)));
     if (!config_.type_hint.empty() && !StructuralType(content_type_)) content_type_ = config_.type_hint;
   }
-  if (IsOnlineContentType(content_type_)) {
+  if (IsOnlineContentType(content_type_) && !NeverCompressed(config_.never_types, content_type_)) {
     StartOnline();
   } else {
     phase_ = Phase::kBatch;

@@ -47,6 +47,7 @@ struct FollowConfig {
   std::string type_hint;                  // see CompressOptions::type_hint
   std::string query;
   std::string command;
+  std::vector<std::string> never_types;  // CompressOptions::never_types: such types go to batch
   std::chrono::milliseconds detect_window{1000};  // detection waits at most this long...
   size_t detect_bytes = 64 * 1024;                 // ...or for this many bytes...
   size_t detect_lines = 256;                       // ...or this many complete lines

@@ -277,6 +277,11 @@ uint64_t ReadStage::Finish() {
   return tokens_;
 }
 
+bool NeverCompressed(const std::vector<std::string>& never_types, std::string_view content_type) {
+  return std::any_of(never_types.begin(), never_types.end(),
+                     [&](const std::string& t) { return t == "*" || t == content_type; });
+}
+
 // ---- Select ----
 
 Result<PassThroughReason> Select(const ReadStage& read, const StageConfig& config, Selection* out) {
@@ -295,6 +300,7 @@ Result<PassThroughReason> Select(const ReadStage& read, const StageConfig& confi
   // Only the empty input counts 0 tokens (both counters give every non-empty text ≥ 1), so
   // the count need not be waited for.
   if (!config.compress_mode) return PassThroughReason::kRecordMode;
+  if (NeverCompressed(config.never_types, out->content_type)) return PassThroughReason::kNeverCompress;
   if (read.bytes() == 0) return PassThroughReason::kEmptyInput;
   out->compressor = config.registry.Find(out->content_type);
   // Only S4 is known here; any other class is treated as not registered.
@@ -370,9 +376,13 @@ Status Rewrap(const Selection& selection, std::unique_ptr<Spool> view, std::uniq
 // ---- Gate ----
 
 Result<PassThroughReason> Gate(const Spool& view, ReadStage& read, const TokenCounter& counter,
-                               uint64_t* tokens_after) {
+                               double min_savings, uint64_t* tokens_after) {
   CAVEMAN_RETURN_IF_ERROR(CountSpool(view, counter, tokens_after));
-  if (*tokens_after >= read.Finish()) return PassThroughReason::kNotSmaller;
+  const uint64_t before = read.Finish();
+  if (*tokens_after >= before) return PassThroughReason::kNotSmaller;
+  if (min_savings > 0 && static_cast<double>(before - *tokens_after) < min_savings * static_cast<double>(before)) {
+    return PassThroughReason::kBelowMinSavings;
+  }
   CAVEMAN_ASSIGN_OR_RETURN(bool identical, SameBytes(view, read.input()));
   if (identical) return PassThroughReason::kNoChange;
   return PassThroughReason::kNone;

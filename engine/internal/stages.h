@@ -20,6 +20,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+#include <string>
 #include <string_view>
 
 #include "compressors/compressor.h"
@@ -44,7 +46,12 @@ struct StageConfig {
   std::string_view query;
   bool compress_mode;            // Mode::kCompress or Simulate
   bool may_emit_lossy;           // a store, external recovery, or Simulate
+  const std::vector<std::string>& never_types;  // CompressOptions::never_types
+  double min_savings;                            // CompressOptions::min_savings
 };
+
+// Whether `content_type` is in `never_types` (or the list holds "*").
+bool NeverCompressed(const std::vector<std::string>& never_types, std::string_view content_type);
 
 // Commit: the one owner of the store's record writer for a batch run. Begun before reading
 // (the InputWorker appends the original to it), abandoned on every pass-through and error,
@@ -151,9 +158,10 @@ Result<PassThroughReason> Stabilise(const Selection& selection, const StageConfi
 Status Rewrap(const Selection& selection, std::unique_ptr<Spool> view, std::unique_ptr<Spool>* output);
 
 // Gate: counts the view's tokens, then waits for the input's (read.Finish()); the view wins
-// only if it counts fewer (kNotSmaller) and differs from the input (kNoChange).
+// only if it counts fewer (kNotSmaller), saves at least min_savings of the input's tokens
+// (kBelowMinSavings) and differs from the input (kNoChange).
 Result<PassThroughReason> Gate(const Spool& view, ReadStage& read, const TokenCounter& counter,
-                               uint64_t* tokens_after);
+                               double min_savings, uint64_t* tokens_after);
 
 // Emit: copies `winner` to `out` and flushes; *bytes_out = its size.
 Status Emit(const Spool& winner, ByteSink& out, uint64_t* bytes_out);

@@ -6,7 +6,7 @@
 set -u
 CAVE=$1
 MAN=$2
-SUBS="compress detect retrieve stats registry toon version gc run"
+SUBS="compress detect retrieve stats registry toon version gc run mcp gain"
 fail=0
 check() {  # check <description> <command...>
   local what=$1; shift
@@ -30,7 +30,7 @@ done
 for s in $SUBS; do
   check "man page documents subcommand $s" grep -q "^\.SS $s\$" "$MAN"
 done
-for v in CAVEMAN_HOME CAVEMAN_CCR_DB CAVEMAN_CCR_MAX_BYTES CAVEMAN_CCR_ZSTD_LEVEL CAVE_ENGINE_TOON CAVEMAN_REPORT; do
+for v in CAVEMAN_HOME CAVEMAN_CCR_DB CAVEMAN_CCR_MAX_BYTES CAVEMAN_CCR_ZSTD_LEVEL CAVE_ENGINE_TOON CAVEMAN_REPORT CAVEMAN_MIN_SAVINGS XDG_CONFIG_HOME; do
   check "ENVIRONMENT lists $v" grep -q "^\.B $v\$" "$MAN"
 done
 # The page renders without roff warnings (a stray leading "." or "\" in a help text would).

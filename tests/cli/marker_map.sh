@@ -2,7 +2,7 @@
 # Marker maps at the CLI (issue 14): for fixtures of every marker-writing type, batch and
 # --follow, `retrieve H --map` (JSON) lists the markers, `retrieve H --marker K` prints exactly
 # original[byte_begin, byte_end) of marker K, and the table form has one row per marker;
-# out-of-range K and bad arguments exit 1; a record stored by schema 2 (no map) exits 3 with a
+# out-of-range K exits 1 and bad arguments 2 (usage errors, issue 17); a record stored by schema 2 (no map) exits 3 with a
 # clear message while plain `retrieve` still round-trips it.
 set -euo pipefail
 CAVE=$(readlink -f "$1")
@@ -53,20 +53,20 @@ set +e
 "$CAVE" retrieve "$h" --marker 999 > "$work/out" 2> "$work/err"; rc=$?
 set -e
 [[ $rc == 1 && ! -s $work/out ]] || { echo "out of range: rc $rc"; exit 1; }
-grep -q '^retrieve: marker 999 out of range: the record has [0-9]* markers$' "$work/err" || { cat "$work/err"; exit 1; }
+grep -q '^caveman-engine: retrieve: marker 999 out of range: the record has [0-9]* markers$' "$work/err" || { cat "$work/err"; exit 1; }
 for args in "--marker x" "--marker 1 --map" "--marker 1 query" "--map --marker 2"; do
   set +e
   # shellcheck disable=SC2086
   "$CAVE" retrieve "$h" $args > "$work/out" 2> "$work/err"; rc=$?
   set -e
-  [[ $rc == 1 && ! -s $work/out ]] || { echo "'$args': rc $rc"; exit 1; }
+  [[ $rc == 2 && ! -s $work/out ]] || { echo "'$args': rc $rc"; exit 1; }
 done
 
 set +e
 "$CAVE" retrieve part_0123456789abcdef0123456789abcdef --map > "$work/out" 2> "$work/err"; rc=$?
 set -e
 [[ $rc == 3 && ! -s $work/out ]] || { echo "partial --map: rc $rc"; exit 1; }
-grep -q '^retrieve: ccr: no marker map: a partial record has none' "$work/err" || { cat "$work/err"; exit 1; }
+grep -q '^caveman-engine: retrieve: ccr: no marker map: a partial record has none' "$work/err" || { cat "$work/err"; exit 1; }
 
 # A store written by schema 2: the column does not exist; opening migrates it (NULL map).
 python3 - "$CAVEMAN_HOME/ccr.db" <<'PY'
@@ -80,10 +80,10 @@ set +e
 "$CAVE" retrieve "$h" --map > "$work/out" 2> "$work/err"; rc=$?
 set -e
 [[ $rc == 3 && ! -s $work/out ]] || { echo "schema 2 record: rc $rc"; exit 1; }
-grep -qx 'retrieve: ccr: no marker map: the record was stored before marker maps' "$work/err" || { cat "$work/err"; exit 1; }
+grep -qx 'caveman-engine: retrieve: ccr: no marker map: the record was stored before marker maps' "$work/err" || { cat "$work/err"; exit 1; }
 "$CAVE" retrieve "$h" > "$work/back"
 cmp -s "$work/back" "$SRC/fixtures/log/app_logfmt.in" || { echo "schema 2 record: round trip"; exit 1; }
-python3 -c "import sqlite3,sys; v=sqlite3.connect(sys.argv[1]).execute('PRAGMA user_version').fetchone()[0]; assert v==3, v" "$CAVEMAN_HOME/ccr.db"
+python3 -c "import sqlite3,sys; v=sqlite3.connect(sys.argv[1]).execute('PRAGMA user_version').fetchone()[0]; assert v==4, v" "$CAVEMAN_HOME/ccr.db"
 # Compressing the same original again stores a map for it.
 "$CAVE" compress --type log < "$SRC/fixtures/log/app_logfmt.in" > /dev/null 2>&1
 "$CAVE" retrieve "$h" --map > /dev/null

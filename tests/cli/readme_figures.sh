@@ -7,7 +7,7 @@ BIN=$1
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export CAVEMAN_HOME=$work/home
+export CAVEMAN_HOME=$work/home XDG_CONFIG_HOME=$work/config
 fail=0
 
 # $1: a label, $2: file to compress; prints "before after lines"
@@ -51,4 +51,11 @@ while IFS= read -r line; do
   expect_readme "$(sed 's/  */ /g' <<<"$line")"
 done < <("$BIN" retrieve "$handle" --map --format table)
 expect_readme "\$ caveman-engine retrieve $handle --marker 2 | wc -l $("$BIN" retrieve "$handle" --marker 2 | wc -l)"
+# The savings ledger example: three runs of one file are three rows.
+export XDG_CONFIG_HOME=$work/config CAVEMAN_HOME=$work/gain-home  # no configuration file, an empty store
+for i in 1 2 3; do "$BIN" compress -q fixtures/seed/pytest.log >/dev/null; done
+expect_readme "\$ for i in 1 2 3; do caveman-engine compress -q fixtures/seed/pytest.log > /dev/null; done"
+while IFS= read -r line; do
+  expect_readme "$(sed 's/  */ /g' <<<"$line")"
+done < <("$BIN" gain --by type --format table)
 exit $fail

@@ -276,10 +276,14 @@ TEST(StatsJsonTest, SpecMemberOrder) {
 
 TEST(HelpTextTest, TopLevelStartsWithTheSpecUsageLine) {
   std::string help = TopLevelHelp();
+  // The §9 usage line with FILE (issue 17), then run (issue 13), mcp (issue 14), gain (issue 17).
   EXPECT_EQ(help.substr(0, help.find('\n')),
-            "usage: caveman-engine compress [--type T|auto] [--query Q] | detect | retrieve <handle> [query] | "
+            "usage: caveman-engine compress [--type T|auto] [--query Q] [FILE] | detect [FILE] | retrieve <handle> [query] | "
             "stats | registry | toon encode|decode | version [--json] | gc [--older-than D] [--dry-run] | "
-            "run [--type T] [--query Q] -- CMD... | mcp");
+            "run [--type T] [--query Q] -- CMD... | mcp | gain [--since D] [--by type|command|day]");
+  for (std::string_view option : {"-h, --help", "-V, --version", "config.toml", "Exit status: 0 success, 1 error, 2 usage"}) {
+    EXPECT_NE(help.find(option), std::string::npos) << option;
+  }
   for (const SubcommandInfo& s : Subcommands()) {
     EXPECT_NE(help.find("\n  " + std::string(s.name) + " "), std::string::npos) << s.name;
   }
@@ -293,6 +297,7 @@ TEST(HelpTextTest, EverySubcommandHasUsageSectionsAndShortLines) {
     EXPECT_NE(help.find("\nOptions:\n"), std::string::npos) << s.name;
     EXPECT_NE(help.find("\nEnvironment:"), std::string::npos) << s.name;
     EXPECT_NE(help.find("\nExit status:\n"), std::string::npos) << s.name;
+    EXPECT_NE(help.find("\n  2  bad arguments (usage error)"), std::string::npos) << s.name;
     EXPECT_NE(help.find("\nExample"), std::string::npos) << s.name;
     EXPECT_EQ(help.back(), '\n') << s.name;
     // Terminals and the man page's preformatted COMMANDS section: no line over 90 columns.

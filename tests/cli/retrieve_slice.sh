@@ -6,7 +6,7 @@
 #   --json-pointer P = jq -c getpath(P) (parsed values compared), and the output is a byte
 #                      substring of the original
 # on a generated CI log, the same log without its final LF, and a JSON dump; plus the
-# error cases (exit 1, message, empty stdout) and query + slice.
+# error cases (exit 1, or 2 for a usage error; message, empty stdout) and query + slice.
 set -euo pipefail
 CAVE=$(readlink -f "$1")
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -91,21 +91,25 @@ for doc in "$work/dump.json" "$SRC/fixtures/seed/orders.json"; do
   [[ $("$CAVE" retrieve "$h" --json-pointer "" | jq -c .) == "$(jq -c . "$doc")" ]] || { echo "$doc: empty pointer"; exit 1; }
 done
 
-# errors: exit 1, one line on stderr, nothing on stdout
+# errors: exit 1 (2 for bad arguments, issue 17), one line on stderr, nothing on stdout
 h=$(handle_of "$work/ci.log")
+want_rc=1
 expect_error() {  # expected-message-substring args...
   local want=$1; shift
   set +e; "$CAVE" "$@" > "$work/out" 2> "$work/err"; local rc=$?; set -e
-  [[ $rc == 1 && ! -s $work/out ]] || { echo "$*: rc $rc, stdout $(wc -c < "$work/out") bytes"; exit 1; }
+  [[ $rc == "$want_rc" && ! -s $work/out ]] || { echo "$*: rc $rc, stdout $(wc -c < "$work/out") bytes"; exit 1; }
+  [[ $(wc -l < "$work/err") == 1 ]] && grep -q '^caveman-engine: ' "$work/err" || { echo "$*: stderr '$(cat "$work/err")'"; exit 1; }
   grep -qF -- "$want" "$work/err" || { echo "$*: stderr '$(cat "$work/err")' lacks '$want'"; exit 1; }
   checks=$((checks + 1))
 }
+want_rc=2  # usage errors
 expect_error "line numbers start at 1" retrieve "$h" --lines 0:4
 expect_error "ends before it starts" retrieve "$h" --lines 9:4
 expect_error "expected A:B" retrieve "$h" --lines x
 expect_error "expected A:B" retrieve "$h" --bytes 7
 expect_error "use only one of" retrieve "$h" --lines 1:2 --bytes 0:3
 expect_error "needs --grep" retrieve "$h" -C 2
+want_rc=1
 expect_error "unsupported pattern" retrieve "$h" --grep '(unclosed'
 expect_error "not a JSON document" retrieve "$h" --json-pointer /a
 expect_error "recovery handle not found" retrieve ccr_00000000000000000000000000000000 --lines 1:2

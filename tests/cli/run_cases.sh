@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CLI golden tests. Each directory under tests/cli/cases/ holds:
 #   cmd          a bash snippet run with $CAVE (the binary), $FIX (fixtures/), $SRC (repo
-#                root) and a fresh, private $CAVEMAN_HOME
+#                root), a fresh, private $CAVEMAN_HOME and an empty $XDG_CONFIG_HOME
+#                (no configuration file unless the case writes one)
 #   stdout.exact expected stdout bytes
 #   stderr.exact expected stderr bytes
 #   exit         expected exit code
@@ -21,8 +22,9 @@ for c in "${CASES[@]}"; do
   dir=$SRC/tests/cli/cases/$c
   work=$(mktemp -d)
   (
-    export CAVE FIX SRC CAVEMAN_HOME=$work/home
-    unset CAVEMAN_CCR_URL CAVEMAN_CCR_DB CAVEMAN_CCR_MAX_BYTES CAVEMAN_CCR_ZSTD_LEVEL CAVE_ENGINE_TOON CAVEMAN_REPORT
+    export CAVE FIX SRC CAVEMAN_HOME=$work/home XDG_CONFIG_HOME=$work/config
+    unset CAVEMAN_CCR_DB CAVEMAN_CCR_MAX_BYTES CAVEMAN_CCR_ZSTD_LEVEL CAVE_ENGINE_TOON CAVEMAN_REPORT \
+      CAVEMAN_MIN_SAVINGS CAVEMAN_CCR_URL
     cd "$work" && bash -c "$(cat "$dir/cmd")" >"$work/stdout" 2>"$work/stderr"
     echo $? >"$work/exit"
   )

@@ -57,5 +57,5 @@ head -c "$size" "$work/printed" | cmp -s - "$work/partial" && ok "the partial re
   bad "partial record has $size bytes, the elided lines end at $(wc -c <"$work/routine.log")"
 grep -q "\"original_bytes\":$size," <<<"$list" && ok "original_bytes is its size" || bad "original_bytes != $size in: $list"
 msg=$("$CAVE" retrieve part_00000000000000000000000000000000 2>&1 >/dev/null)
-[[ $msg == "retrieve: ccr: partial record not found" ]] && ok "an unknown id is not found" || bad "unknown id: $msg"
+[[ $msg == "caveman-engine: retrieve: ccr: partial record not found" ]] && ok "an unknown id is not found" || bad "unknown id: $msg"
 exit $fail

@@ -100,6 +100,18 @@ TEST(CommandHintsTest, UnknownAndEmpty) {
   EXPECT_EQ(HintOf("sudo"), "");
 }
 
+// The program behind the wrappers (issue 17: the CLI's [run.PROGRAM] tables use it).
+TEST(CommandHintsTest, CommandProgramLooksThroughTheSameWrappers) {
+  EXPECT_EQ(CommandProgram(Words("make -j8")), "make");
+  EXPECT_EQ(CommandProgram(Words("/usr/bin/gcc-12 -c x.c")), "gcc");
+  EXPECT_EQ(CommandProgram(Words("sudo env FOO=1 nice make")), "make");
+  EXPECT_EQ(CommandProgram(Words("uv run pytest -x")), "pytest");
+  EXPECT_EQ(CommandProgram(Words("python3.11 -u -m pytest")), "pytest");
+  EXPECT_EQ(CommandProgram({"sh", "-c", "cargo build --release"}), "cargo");
+  EXPECT_EQ(CommandProgram(Words("jq .")), "jq");  // no hint, still a program
+  EXPECT_EQ(CommandProgram(Words("sudo")), "");
+}
+
 TEST(CommandHintsTest, WrappersAreSkipped) {
   EXPECT_EQ(HintOf("CC=clang CFLAGS=-O2 make"), "log");
   EXPECT_EQ(HintOf("env -u HOME FOO=1 make"), "log");

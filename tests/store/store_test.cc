@@ -233,7 +233,7 @@ TEST(RecoveryStore, RoundTripsOnDiskAndSplitsLargeFramesIntoChunkRows) {
             static_cast<int64_t>(random.size()));
   EXPECT_EQ(raw.Int("SELECT stored_bytes FROM recoveries WHERE handle='" + *h1 + "'"),
             raw.Int("SELECT sum(length(data)) FROM chunks WHERE handle='" + *h1 + "'"));
-  EXPECT_EQ(raw.Int("PRAGMA user_version"), 3);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 4);
   EXPECT_EQ(raw.Int("PRAGMA page_size"), 65536);
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
   std::string created = raw.Text("SELECT created_at FROM recoveries LIMIT 1");
@@ -809,7 +809,7 @@ TEST(StreamRecord, SyncedPrefixIsAPartialRecordAndCommitPublishesTheBatchHandle)
   EXPECT_EQ(store->GetPartial(id, gone).code(), StatusCode::kNotFound);
   RawDb raw(dir.db());
   EXPECT_EQ(raw.Text("SELECT command FROM recoveries WHERE handle='" + handle + "'"), "make -j2");
-  EXPECT_EQ(raw.Int("PRAGMA user_version"), 3);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 4);
   // The chunk rows were not copied: they stay under the partial id.
   EXPECT_EQ(raw.Int("SELECT count(*) FROM chunks WHERE handle='" + handle + "'"), 0);
   EXPECT_GT(raw.Int("SELECT count(*) FROM chunks WHERE handle='" + id + "'"), 0);
@@ -949,14 +949,14 @@ TEST(StreamRecord, VersionOneDatabaseIsMigratedAndKeepsItsRecords) {
     RawDb raw(dir.db());
     raw.Exec("DROP TABLE partials; DROP INDEX recoveries_chunk_key;"
              "ALTER TABLE recoveries DROP COLUMN chunk_key; ALTER TABLE recoveries DROP COLUMN command;"
-             "ALTER TABLE recoveries DROP COLUMN marker_map; PRAGMA user_version = 1;");
+             "ALTER TABLE recoveries DROP COLUMN marker_map; DROP TABLE ledger; PRAGMA user_version = 1;");
   }
   auto store = MustOpen(dir.db());
   StringSink got;
   ASSERT_TRUE(store->Get(handle, got).ok());
   EXPECT_EQ(got.data(), text);
   RawDb raw(dir.db());
-  EXPECT_EQ(raw.Int("PRAGMA user_version"), 3);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 4);
   auto w = store->BeginStreamRecord("").value();
   ASSERT_TRUE(w->Append("x\n").ok());
   ASSERT_TRUE(w->Sync().ok());
@@ -994,7 +994,7 @@ TEST(MarkerMapColumn, StoredReplacedAndMigratedFromVersionTwo) {
   }
   {
     RawDb raw(dir.db());
-    raw.Exec("ALTER TABLE recoveries DROP COLUMN marker_map; PRAGMA user_version = 2;");
+    raw.Exec("ALTER TABLE recoveries DROP COLUMN marker_map; DROP TABLE ledger; PRAGMA user_version = 2;");
   }
   auto store = MustOpen(dir.db());
   EXPECT_FALSE(store->GetMarkerMap(handle)->has_value());
@@ -1002,7 +1002,7 @@ TEST(MarkerMapColumn, StoredReplacedAndMigratedFromVersionTwo) {
   ASSERT_TRUE(store->Get(handle, got).ok());
   EXPECT_EQ(got.data(), text);
   RawDb raw(dir.db());
-  EXPECT_EQ(raw.Int("PRAGMA user_version"), 3);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 4);
 }
 
 }  // namespace

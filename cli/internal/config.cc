@@ -1,0 +1,158 @@
+#include "cli/internal/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+#include <toml++/toml.h>
+
+namespace caveman::internal {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+Status ErrorAt(const std::string& file, const toml::source_region& where, const std::string& message) {
+  return Status::InvalidArgument("config " + file + ":" + std::to_string(where.begin.line) + ":" +
+                                 std::to_string(where.begin.column) + ": " + message);
+}
+
+std::string ExpandHome(const std::string& path) {
+  if (path == "~" || path.starts_with("~/")) return Env("HOME") + path.substr(1);
+  return path;
+}
+
+Result<std::string> String(const std::string& file, const std::string& key, const toml::node& node) {
+  if (auto v = node.value<std::string>()) return *v;
+  return ErrorAt(file, node.source(), key + ": expected a string");
+}
+
+Status ParseStore(const std::string& file, const toml::table& t, Config* c) {
+  for (const auto& [k, node] : t) {
+    const std::string key = "store." + std::string(k.str());
+    if (k == "path") {
+      CAVEMAN_ASSIGN_OR_RETURN(std::string v, String(file, key, node));
+      if (v.empty()) return ErrorAt(file, node.source(), key + ": empty path");
+      c->store_path = ExpandHome(v);
+    } else if (k == "max_bytes") {
+      auto v = node.value_exact<int64_t>();
+      if (!v || *v <= 0) return ErrorAt(file, node.source(), key + ": expected a positive integer (bytes)");
+      c->store_max_bytes = static_cast<uint64_t>(*v);
+    } else if (k == "url") {
+      CAVEMAN_ASSIGN_OR_RETURN(std::string v, String(file, key, node));
+      c->store_url = v;
+    } else {
+      return ErrorAt(file, k.source(), "unknown key " + key + " (path, max_bytes, url)");
+    }
+  }
+  return Status::OK();
+}
+
+Status ParseCompress(const std::string& file, const toml::table& t, Config* c) {
+  for (const auto& [k, node] : t) {
+    const std::string key = "compress." + std::string(k.str());
+    if (k == "min_savings") {
+      std::optional<double> v = node.value<double>();  // integers too (0)
+      if (!v || !(*v >= 0 && *v < 1)) return ErrorAt(file, node.source(), key + ": expected a number from 0 to below 1");
+      c->min_savings = *v;
+    } else if (k == "never") {
+      const toml::array* a = node.as_array();
+      if (a == nullptr) return ErrorAt(file, node.source(), key + ": expected an array of content types");
+      for (const toml::node& e : *a) {
+        CAVEMAN_ASSIGN_OR_RETURN(std::string v, String(file, key + "[]", e));
+        c->never_types.push_back(v);
+      }
+    } else {
+      return ErrorAt(file, k.source(), "unknown key " + key + " (min_savings, never)");
+    }
+  }
+  return Status::OK();
+}
+
+Status ParseRun(const std::string& file, const toml::table& t, Config* c) {
+  for (const auto& [program, node] : t) {
+    const toml::table* pt = node.as_table();
+    const std::string prefix = "run." + std::string(program.str());
+    if (pt == nullptr) return ErrorAt(file, node.source(), prefix + ": expected a table ([" + prefix + "])");
+    RunCommandConfig rc;
+    for (const auto& [k, v] : *pt) {
+      const std::string key = prefix + "." + std::string(k.str());
+      if (k == "type") {
+        CAVEMAN_ASSIGN_OR_RETURN(std::string s, String(file, key, v));
+        rc.type = s;
+      } else if (k == "query") {
+        CAVEMAN_ASSIGN_OR_RETURN(std::string s, String(file, key, v));
+        rc.query = s;
+      } else if (k == "never") {
+        auto b = v.value_exact<bool>();
+        if (!b) return ErrorAt(file, v.source(), key + ": expected true or false");
+        rc.never = *b;
+      } else {
+        return ErrorAt(file, k.source(), "unknown key " + key + " (type, query, never)");
+      }
+    }
+    c->run[std::string(program.str())] = rc;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string ConfigPath() {
+  std::string xdg = Env("XDG_CONFIG_HOME");
+  // The XDG Base Directory specification ignores a relative value.
+  if (!xdg.empty() && xdg.front() == '/') return xdg + "/caveman/config.toml";
+  std::string home = Env("HOME");
+  if (home.empty()) return "";
+  return home + "/.config/caveman/config.toml";
+}
+
+Result<Config> ParseConfig(const std::string& text, const std::string& name) {
+  Config c;
+  c.file = name;
+  toml::table root;
+  try {
+    root = toml::parse(text, name);
+  } catch (const toml::parse_error& e) {
+    return ErrorAt(name, e.source(), std::string(e.description()));
+  }
+  for (const auto& [k, node] : root) {
+    const toml::table* t = node.as_table();
+    if (t == nullptr || (k != "store" && k != "compress" && k != "run")) {
+      return ErrorAt(name, k.source(), "unknown key " + std::string(k.str()) + " (tables: [store], [compress], [run.PROGRAM])");
+    }
+    if (k == "store") CAVEMAN_RETURN_IF_ERROR(ParseStore(name, *t, &c));
+    if (k == "compress") CAVEMAN_RETURN_IF_ERROR(ParseCompress(name, *t, &c));
+    if (k == "run") CAVEMAN_RETURN_IF_ERROR(ParseRun(name, *t, &c));
+  }
+  return c;
+}
+
+Result<Config> LoadConfig() {
+  const std::string path = ConfigPath();
+  if (path.empty()) return Config{};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT || errno == ENOTDIR) return Config{};
+    return Status::InvalidArgument("config " + path + ": " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::InvalidArgument("config " + path + ": read error");
+  return ParseConfig(text.str(), path);
+}
+
+void ApplyStoreEnvironment(const Config& config) {
+  auto set_default = [](const char* name, const std::string& value) {
+    if (std::getenv(name) == nullptr) setenv(name, value.c_str(), 0);
+  };
+  if (config.store_path && std::getenv("CAVEMAN_HOME") == nullptr) set_default("CAVEMAN_CCR_DB", *config.store_path);
+  if (config.store_max_bytes) set_default("CAVEMAN_CCR_MAX_BYTES", std::to_string(*config.store_max_bytes));
+  if (config.store_url) set_default("CAVEMAN_CCR_URL", *config.store_url);
+}
+
+}  // namespace caveman::internal
