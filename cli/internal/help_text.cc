@@ -70,7 +70,7 @@ constexpr std::string_view kStoreEnv =
     "  CAVEMAN_CCR_MAX_BYTES   store capacity in stored bytes (default 536870912)\n"
     "  CAVEMAN_CCR_ZSTD_LEVEL  zstd level 1-19 for stored originals (default 3)\n";
 
-constexpr std::array<HelpParts, 11> kParts = {{
+constexpr std::array<HelpParts, 12> kParts = {{
     {.name = "compress",
      .summary = "FILE or stdin -> smaller view on stdout, report on stderr; original stored",
      .usage = "compress [--type T|auto] [--query Q] [--report json|pretty]\n"

@@ -290,7 +290,7 @@ TEST(HelpTextTest, TopLevelStartsWithTheSpecUsageLine) {
 }
 
 TEST(HelpTextTest, EverySubcommandHasUsageSectionsAndShortLines) {
-  ASSERT_EQ(Subcommands().size(), 11u);
+  ASSERT_EQ(Subcommands().size(), 12u);
   for (const SubcommandInfo& s : Subcommands()) {
     std::string help(s.help);
     EXPECT_EQ(help.rfind("usage: caveman-engine " + std::string(s.name), 0), 0u) << s.name;
