@@ -107,7 +107,9 @@ class Source {
     auto version = db_->QueryInt("PRAGMA user_version");
     if (!version.ok()) return OpenError(version.status().message());
     version_ = *version;
-    if (version_ < 1 || version_ > 3) return OpenError("unsupported schema version " + std::to_string(version_));
+    // Versions 1-4 share the record, chunk and partial tables check reads (4 added the
+    // ledger, which check and salvage leave alone).
+    if (version_ < 1 || version_ > 4) return OpenError("unsupported schema version " + std::to_string(version_));
     return Status::OK();
   }
 

@@ -22,7 +22,7 @@ _caveman_engine() {
   fi
   COMPREPLY=()
 
-  local subcommands="compress detect retrieve stats registry toon version gc run mcp gain help"
+  local subcommands="compress detect retrieve stats registry toon version gc run mcp gain store help"
   if ((COMP_CWORD == 1)); then
     COMPREPLY=($(compgen -W "$subcommands --help --version -h -V" -- "$cur"))
     return 0
@@ -85,6 +85,14 @@ _caveman_engine() {
     version) flags="--json --help" ;;
     gc) flags="--older-than --dry-run --help" ;;
     gain) flags="--since --by --format --help" ;;
+    store)
+      if ((COMP_CWORD == 2)); then
+        COMPREPLY=($(compgen -W "check salvage migrate --help" -- "$cur"))
+        [[ $cur == -* ]] && COMPREPLY=($(compgen -W "--from --to --help" -- "$cur"))
+        return 0
+      fi
+      flags="--from --to --help"
+      ;;
     toon)
       if ((COMP_CWORD == 2)); then
         COMPREPLY=($(compgen -W "encode decode --help" -- "$cur"))

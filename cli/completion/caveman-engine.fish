@@ -4,7 +4,7 @@
 
 # The content types of compressors/registry.cc (as in the bash completion).
 set -l types a11y code config diff html json log repetition search-result tabular terminal test-report text toolschema toolschema-annotations toon auto
-set -l subcommands compress detect retrieve stats registry toon version gc run mcp gain help
+set -l subcommands compress detect retrieve stats registry toon version gc run mcp gain store help
 set -l ages 1h 12h 1d 7d 30d
 
 function __caveman_engine_in_run_command
@@ -27,6 +27,10 @@ complete -c caveman-engine -n "not __fish_seen_subcommand_from $subcommands" -a 
 complete -c caveman-engine -n "not __fish_seen_subcommand_from $subcommands" -a run -d 'run a command and compress its output'
 complete -c caveman-engine -n "not __fish_seen_subcommand_from $subcommands" -a mcp -d 'MCP server on stdin/stdout'
 complete -c caveman-engine -n "not __fish_seen_subcommand_from $subcommands" -a gain -d 'tokens saved per invocation (the savings ledger)'
+complete -c caveman-engine -n "not __fish_seen_subcommand_from $subcommands" -a store -d 'check, salvage or migrate the recovery store'
+complete -c caveman-engine -n "__fish_seen_subcommand_from store; and not __fish_seen_subcommand_from check salvage migrate" -a 'check salvage migrate'
+complete -c caveman-engine -n "__fish_seen_subcommand_from store" -l from -r -d 'migrate: source store'
+complete -c caveman-engine -n "__fish_seen_subcommand_from store" -l to -r -d 'salvage: new database; migrate: destination'
 complete -c caveman-engine -n "not __fish_seen_subcommand_from $subcommands" -a help -d 'print the help of a subcommand'
 
 # Every subcommand: -h/--help.
@@ -70,4 +74,4 @@ complete -c caveman-engine -n "__fish_seen_subcommand_from gc" -l older-than -x 
 complete -c caveman-engine -n "__fish_seen_subcommand_from gc" -l dry-run -d 'count, delete nothing'
 complete -c caveman-engine -n "__fish_seen_subcommand_from gain" -l since -x -a "$ages" -d 'only invocations of the last'
 complete -c caveman-engine -n "__fish_seen_subcommand_from gain" -l by -x -a 'type command day' -d 'group by'
-complete -c caveman-engine -n "__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from compress detect retrieve stats registry toon version gc run mcp gain" -a 'compress detect retrieve stats registry toon version gc run mcp gain'
+complete -c caveman-engine -n "__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from compress detect retrieve stats registry toon version gc run mcp gain store" -a 'compress detect retrieve stats registry toon version gc run mcp gain store'

@@ -226,5 +226,5 @@ rc=$?
 "$CAVE" store salvage >/dev/null 2>&1; rc=$?
 [[ $rc == 1 ]] && ok "salvage without --to: exit 1" || bad "salvage without --to: exit $rc"
 "$CAVE" store frobnicate >/dev/null 2>&1; rc=$?
-[[ $rc == 1 ]] && ok "unknown store verb: exit 1" || bad "unknown store verb: exit $rc"
+[[ $rc == 2 ]] && ok "unknown store verb: exit 2 (usage)" || bad "unknown store verb: exit $rc"
 exit $fail
