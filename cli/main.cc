@@ -922,7 +922,10 @@ int CmdStore(const std::vector<std::string>& args) {
   auto options = StoreOptions::FromEnv();
   if (!options.ok()) return Fail("store " + args[0] + ": " + options.status().message());
   internal::StoreCommandOutcome o = verb(std::vector<std::string>(args.begin() + 1, args.end()), options->path);
-  if (!o.error.empty()) return Fail(o.error);
+  if (!o.error.empty()) {
+    Fail(o.error);
+    return o.exit_code;
+  }
   Status st = WriteStdout(o.out);
   return st.ok() ? o.exit_code : FailWrite(st);
 }

@@ -51,7 +51,8 @@ std::string CheckMembers(const StoreCheckReport& r) {
   return out;
 }
 
-StoreCommandOutcome Usage(const char* usage) { return {.exit_code = 1, .out = {}, .error = usage}; }
+// Usage errors exit 2, as for every subcommand (docs/DECISIONS.md "store check / store salvage").
+StoreCommandOutcome Usage(const char* usage) { return {.exit_code = 2, .out = {}, .error = usage}; }
 
 }  // namespace
 

@@ -224,7 +224,7 @@ CAVEMAN_CCR_DB=$work/none/ccr.db "$CAVE" store check >"$work/none.out" 2>"$work/
 rc=$?
 [[ $rc == 1 && ! -s $work/none.out && -s $work/none.err ]] && ok "missing database: exit 1, $(cat "$work/none.err")" || bad "missing database: exit $rc"
 "$CAVE" store salvage >/dev/null 2>&1; rc=$?
-[[ $rc == 1 ]] && ok "salvage without --to: exit 1" || bad "salvage without --to: exit $rc"
+[[ $rc == 2 ]] && ok "salvage without --to: exit 2 (usage)" || bad "salvage without --to: exit $rc"
 "$CAVE" store frobnicate >/dev/null 2>&1; rc=$?
 [[ $rc == 2 ]] && ok "unknown store verb: exit 2 (usage)" || bad "unknown store verb: exit $rc"
 exit $fail
