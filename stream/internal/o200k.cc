@@ -5,17 +5,12 @@
 #include <algorithm>
 #include <cstring>
 #include <queue>
+#include <span>
 #include <utility>
 
 #include "stream/internal/o200k_classes.h"
 #include "stream/internal/utf8_scan.h"
 #include "stream/sha256.h"
-
-extern "C" {
-// Defined in stream/o200k_vocab.S.
-extern const char caveman_o200k_vocab_begin[];
-extern const char caveman_o200k_vocab_end[];
-}
 
 namespace caveman::internal {
 namespace {
@@ -127,11 +122,17 @@ struct O200kTokenizer::Vocabulary {
     uint32_t rank;  // kNoRank = empty
   };
 
-  std::string bytes;              // all tokens, concatenated in rank order
-  std::vector<uint32_t> offsets;  // rank → offset in bytes; offsets[size] = bytes.size()
-  std::vector<Slot> slots;
+  // Views of the tables: into the owned_ vectors after Parse, into the embedded tables
+  // (EmbeddedO200kTables) after View.
+  std::string_view bytes;              // all tokens, concatenated in rank order
+  std::span<const uint32_t> offsets;  // rank → offset in bytes; offsets[size] = bytes.size()
+  std::span<const Slot> slots;
   uint64_t mask = 0;
   size_t max_len = 0;
+
+  std::string owned_bytes;
+  std::vector<uint32_t> owned_offsets;
+  std::vector<Slot> owned_slots;
 
   size_t size() const { return offsets.empty() ? 0 : offsets.size() - 1; }
 
@@ -154,6 +155,7 @@ struct O200kTokenizer::Vocabulary {
   Status Parse(std::string_view text) {
     std::vector<uint32_t> line_rank;  // rank of the k-th line
     std::vector<uint32_t> line_offset = {0};
+    std::string& bytes = owned_bytes;
     bytes.clear();
     bytes.reserve(text.size() / 2);
     size_t pos = 0;
@@ -185,7 +187,7 @@ struct O200kTokenizer::Vocabulary {
     const size_t count = line_rank.size();
     if (count == 0) return Status::Corruption("o200k vocabulary: empty");
     if (in_order) {
-      offsets = std::move(line_offset);
+      owned_offsets = std::move(line_offset);
     } else {
       // Ranks must be dense (0..count-1, each once) so that rank order is token order.
       std::vector<uint32_t> line_of(count, kNoRank);
@@ -197,19 +199,21 @@ struct O200kTokenizer::Vocabulary {
       }
       std::string sorted;
       sorted.reserve(bytes.size());
-      offsets.assign(count + 1, 0);
+      owned_offsets.assign(count + 1, 0);
       for (size_t r = 0; r < count; ++r) {
-        offsets[r] = static_cast<uint32_t>(sorted.size());
+        owned_offsets[r] = static_cast<uint32_t>(sorted.size());
         const uint32_t k = line_of[r];
         sorted.append(bytes, line_offset[k], line_offset[k + 1] - line_offset[k]);
       }
-      offsets[count] = static_cast<uint32_t>(sorted.size());
+      owned_offsets[count] = static_cast<uint32_t>(sorted.size());
       bytes = std::move(sorted);
     }
+    const std::vector<uint32_t>& offsets = owned_offsets;
     for (size_t r = 0; r < count; ++r) max_len = std::max<size_t>(max_len, offsets[r + 1] - offsets[r]);
 
     size_t capacity = 1;
     while (capacity < count * 5 / 2) capacity <<= 1;  // load factor <= 0.4
+    std::vector<Slot>& slots = owned_slots;
     slots.assign(capacity, Slot{0, kNoRank});
     mask = capacity - 1;
     // Hash everything first so the (cache-missing) slot of a later token can be prefetched.
@@ -235,6 +239,9 @@ struct O200kTokenizer::Vocabulary {
       }
       slots[i] = Slot{tag, static_cast<uint32_t>(r)};
     }
+    this->bytes = owned_bytes;
+    this->offsets = owned_offsets;
+    this->slots = owned_slots;
     // Byte-pair merging starts from single bytes, so every byte must be a token.
     for (int b = 0; b < 256; ++b) {
       const auto byte = static_cast<uint8_t>(b);
@@ -627,11 +634,6 @@ CountCache& ThreadCache(const void* owner) {
 
 // ---------------------------------------------------------------------------------------
 
-std::string_view EmbeddedO200kVocabulary() {
-  return std::string_view(caveman_o200k_vocab_begin,
-                          static_cast<size_t>(caveman_o200k_vocab_end - caveman_o200k_vocab_begin));
-}
-
 Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::Create(std::string_view tiktoken) {
   const std::string hex = Sha256::Hex(Sha256::Digest(tiktoken));
   if (hex != kO200kSha256Hex) {
@@ -642,6 +644,121 @@ Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::Create(std::string_view 
   CAVEMAN_RETURN_IF_ERROR(vocab->Parse(tiktoken));
   CodePointClasses::Get();  // build the tables now rather than inside the first Count()
   return std::unique_ptr<O200kTokenizer>(new O200kTokenizer(std::move(vocab)));
+}
+
+namespace {
+
+// Layout of the serialized tables (host byte order: they are built and used on one machine
+// type). A 64-byte header, then sections, each starting on a 64-byte boundary:
+//   offsets (count + 1 × u32), slots (slot_count × {u32 tag, u32 rank}), token bytes,
+//   class index (kBlocks × u16), class leaves (leaf_bytes).
+struct TablesHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t count;
+  uint32_t max_len;
+  uint32_t slot_count;
+  uint32_t bytes_size;
+  uint32_t index_count;
+  uint32_t leaf_bytes;
+  uint32_t reserved[7];
+};
+static_assert(sizeof(TablesHeader) == 64);
+constexpr char kTablesMagic[8] = {'C', 'V', 'O', '2', '0', '0', 'K', '\0'};
+constexpr uint32_t kTablesVersion = 1;
+constexpr size_t kTablesAlign = 64;
+
+size_t AlignUp(size_t n) { return (n + kTablesAlign - 1) / kTablesAlign * kTablesAlign; }
+
+struct TablesLayout {
+  size_t offsets, slots, bytes, index, leaves, end;
+};
+
+TablesLayout LayoutOf(const TablesHeader& h) {
+  TablesLayout l;
+  l.offsets = sizeof(TablesHeader);
+  l.slots = AlignUp(l.offsets + (size_t{h.count} + 1) * sizeof(uint32_t));
+  l.bytes = AlignUp(l.slots + size_t{h.slot_count} * 2 * sizeof(uint32_t));
+  l.index = AlignUp(l.bytes + h.bytes_size);
+  l.leaves = AlignUp(l.index + size_t{h.index_count} * sizeof(uint16_t));
+  l.end = l.leaves + h.leaf_bytes;
+  return l;
+}
+
+Status CheckTables(std::string_view tables, TablesHeader* header, TablesLayout* layout) {
+  if (tables.size() < sizeof(TablesHeader)) return Status::Corruption("o200k tables: truncated");
+  std::memcpy(header, tables.data(), sizeof *header);
+  const TablesHeader& h = *header;
+  if (std::memcmp(h.magic, kTablesMagic, sizeof kTablesMagic) != 0 || h.version != kTablesVersion) {
+    return Status::Corruption("o200k tables: wrong magic or version");
+  }
+  *layout = LayoutOf(h);
+  const bool sizes_ok = h.count > 0 && h.slot_count >= h.count &&
+                        (h.slot_count & (h.slot_count - 1)) == 0 &&
+                        h.index_count == CodePointClasses::kBlocks && h.leaf_bytes > 0 &&
+                        h.leaf_bytes % 256 == 0 && layout->end == tables.size();
+  if (!sizes_ok) return Status::Corruption("o200k tables: sizes do not add up");
+  uint32_t last_offset;
+  std::memcpy(&last_offset, tables.data() + layout->offsets + size_t{h.count} * sizeof(uint32_t),
+              sizeof last_offset);
+  if (last_offset != h.bytes_size) return Status::Corruption("o200k tables: offsets do not end");
+  const auto* index = reinterpret_cast<const uint16_t*>(tables.data() + layout->index);
+  for (size_t b = 0; b < h.index_count; ++b) {
+    if (size_t{index[b]} * 256 >= h.leaf_bytes) return Status::Corruption("o200k tables: bad index");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status O200kClassTables(std::string_view tables, const uint16_t** index, const uint8_t** leaves,
+                        size_t* leaf_bytes) {
+  TablesHeader h;
+  TablesLayout l;
+  CAVEMAN_RETURN_IF_ERROR(CheckTables(tables, &h, &l));
+  *index = reinterpret_cast<const uint16_t*>(tables.data() + l.index);
+  *leaves = reinterpret_cast<const uint8_t*>(tables.data() + l.leaves);
+  *leaf_bytes = h.leaf_bytes;
+  return Status::OK();
+}
+
+Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::FromTables(std::string_view tables) {
+  TablesHeader h;
+  TablesLayout l;
+  CAVEMAN_RETURN_IF_ERROR(CheckTables(tables, &h, &l));
+  auto vocab = std::make_unique<Vocabulary>();
+  vocab->offsets = std::span<const uint32_t>(
+      reinterpret_cast<const uint32_t*>(tables.data() + l.offsets), size_t{h.count} + 1);
+  vocab->slots = std::span<const Vocabulary::Slot>(
+      reinterpret_cast<const Vocabulary::Slot*>(tables.data() + l.slots), h.slot_count);
+  vocab->bytes = tables.substr(l.bytes, h.bytes_size);
+  vocab->mask = h.slot_count - 1;
+  vocab->max_len = h.max_len;
+  return std::unique_ptr<O200kTokenizer>(new O200kTokenizer(std::move(vocab)));
+}
+
+void O200kTokenizer::SerializeTables(std::string* out) const {
+  const Vocabulary& v = *vocab_;
+  const CodePointClasses& classes = CodePointClasses::Get();
+  TablesHeader h{};
+  std::memcpy(h.magic, kTablesMagic, sizeof kTablesMagic);
+  h.version = kTablesVersion;
+  h.count = static_cast<uint32_t>(v.size());
+  h.max_len = static_cast<uint32_t>(v.max_len);
+  h.slot_count = static_cast<uint32_t>(v.slots.size());
+  h.bytes_size = static_cast<uint32_t>(v.bytes.size());
+  h.index_count = static_cast<uint32_t>(CodePointClasses::kBlocks);
+  h.leaf_bytes = static_cast<uint32_t>(classes.leaf_bytes());
+  const TablesLayout l = LayoutOf(h);
+  const size_t base = out->size();
+  out->resize(base + l.end, '\0');
+  char* d = out->data() + base;
+  std::memcpy(d, &h, sizeof h);
+  std::memcpy(d + l.offsets, v.offsets.data(), v.offsets.size_bytes());
+  std::memcpy(d + l.slots, v.slots.data(), v.slots.size_bytes());
+  std::memcpy(d + l.bytes, v.bytes.data(), v.bytes.size());
+  std::memcpy(d + l.index, classes.index(), CodePointClasses::kBlocks * sizeof(uint16_t));
+  std::memcpy(d + l.leaves, classes.leaves(), classes.leaf_bytes());
 }
 
 O200kTokenizer::O200kTokenizer(std::unique_ptr<Vocabulary> vocab) : vocab_(std::move(vocab)) {}

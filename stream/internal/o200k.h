@@ -26,11 +26,26 @@ inline constexpr std::string_view kO200kName = "o200k_base";
 // The tiktoken file embedded in the library (stream/o200k_vocab.S).
 std::string_view EmbeddedO200kVocabulary();
 
+// The tokenizer tables (vocabulary hash table and code point classes) built from that file
+// at build time by o200k_tables_gen and embedded in the library (stream/o200k_tables.S),
+// so a process does not parse 200,000 base64 lines before its first count.
+std::string_view EmbeddedO200kTables();
+
+// The code point class tables inside `tables` (the FromTables format), checked.
+Status O200kClassTables(std::string_view tables, const uint16_t** index, const uint8_t** leaves,
+                        size_t* leaf_bytes);
+
 class O200kTokenizer final : public TokenCounter {
  public:
   // Parses `tiktoken` ("base64 SP rank" lines) after checking its SHA-256 against
   // kO200kSha256Hex. Errors: kCorruption (hash mismatch or malformed content).
   static Result<std::unique_ptr<O200kTokenizer>> Create(std::string_view tiktoken);
+  // A tokenizer over tables written by SerializeTables (the embedded ones, normally); the
+  // tables are used in place and must outlive the tokenizer. Errors: kCorruption (wrong
+  // magic or version, sizes that do not add up).
+  static Result<std::unique_ptr<O200kTokenizer>> FromTables(std::string_view tables);
+  // Appends the vocabulary and code point class tables in the FromTables format.
+  void SerializeTables(std::string* out) const;
   ~O200kTokenizer() override;
 
   std::string_view name() const override { return kO200kName; }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <set>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "stream/internal/o200k.h"
+#include "stream/internal/o200k_classes.h"
 #include "stream/internal/utf8_scan.h"
 #include "tests/testing/test_util.h"
 
@@ -266,6 +268,50 @@ TEST(O200k, CorruptVocabularyIsRejected) {
   auto empty = internal::O200kTokenizer::Create("");
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.status().code(), StatusCode::kCorruption);
+}
+
+// The tables embedded at build time are exactly what parsing the embedded vocabulary gives
+// (so the default counter, which uses them, is the verified vocabulary), and the class tables
+// are ICU's.
+TEST(O200k, EmbeddedTablesAreTheParsedVocabulary) {
+  auto parsed = internal::O200kTokenizer::Create(internal::EmbeddedO200kVocabulary());
+  ASSERT_TRUE(parsed.ok());
+  std::string tables;
+  (*parsed)->SerializeTables(&tables);
+  EXPECT_TRUE(tables == internal::EmbeddedO200kTables()) << "sizes " << tables.size() << " vs "
+                                                         << internal::EmbeddedO200kTables().size();
+  const internal::CodePointClasses built = internal::CodePointClasses::Build();
+  const internal::CodePointClasses& embedded = internal::CodePointClasses::Get();
+  ASSERT_EQ(built.leaf_bytes(), embedded.leaf_bytes());
+  EXPECT_EQ(std::memcmp(built.leaves(), embedded.leaves(), built.leaf_bytes()), 0);
+  EXPECT_EQ(std::memcmp(built.index(), embedded.index(),
+                        internal::CodePointClasses::kBlocks * sizeof(uint16_t)), 0);
+  for (uint32_t cp : {0x41u, 0x61u, 0x20u, 0x0Au, 0x2Fu, 0x4E2Du, 0x0301u, 0x1F600u, 0x10FFFFu}) {
+    EXPECT_EQ(built.Of(cp), embedded.Of(cp)) << cp;
+  }
+  auto viewed = internal::O200kTokenizer::FromTables(tables);
+  ASSERT_TRUE(viewed.ok()) << viewed.status().ToString();
+  const std::string text = "Hello, world! naïve café 中文 1234567 " + std::string(5000, 'q') + "xyz";
+  std::vector<uint32_t> a, b;
+  (*parsed)->Encode(text, &a);
+  (*viewed)->Encode(text, &b);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ((*viewed)->vocabulary_size(), 199998u);
+}
+
+TEST(O200k, CorruptTablesAreRejected) {
+  const std::string good(internal::EmbeddedO200kTables());
+  ASSERT_TRUE(internal::O200kTokenizer::FromTables(good).ok());
+  std::vector<std::string> bad = {"", good.substr(0, 63), good.substr(0, good.size() - 1),
+                                  good + "x", good, good, good};
+  bad[4][0] ^= 1;       // magic
+  bad[5][8] ^= 1;       // version
+  bad[6][20] = '\x03';  // slot_count (bytes 20..23) no longer a power of two
+  for (size_t k = 0; k < bad.size(); ++k) {
+    auto r = internal::O200kTokenizer::FromTables(bad[k]);
+    ASSERT_FALSE(r.ok()) << k;
+    EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << k;
+  }
 }
 
 TEST(ApproxTokens, FollowsTheFallbackFormula) {
