@@ -445,9 +445,9 @@ TEST(BackgroundTokenCount, DestructorWithoutFinishDoesNotHang) {
 // Issue 15 item 11: pieces over 4 KiB merge window by window; ids and counts must equal the
 // plain heap merge (the reference, switched on for the comparison) on every kind of long piece.
 std::vector<uint32_t> ReferenceEncode(std::string_view text) {
-  internal::SetO200kWindowedMergeForTest(false);
+  internal::SetO200kBacktrackMergeForTest(false);
   std::vector<uint32_t> ids = O200kEncode(text);
-  internal::SetO200kWindowedMergeForTest(true);
+  internal::SetO200kBacktrackMergeForTest(true);
   return ids;
 }
 
@@ -488,9 +488,9 @@ TEST(O200kLongPieces, SixteenMebibyteRunCountsExactlyAndStreams) {
   // and streaming it in random chunks (down to 1 byte at the start) gives the same total.
   const TokenCounter& counter = O200k();
   const std::string run(16u << 20, 'a');
-  internal::SetO200kWindowedMergeForTest(false);
+  internal::SetO200kBacktrackMergeForTest(false);
   const uint64_t reference = counter.Count(run);
-  internal::SetO200kWindowedMergeForTest(true);
+  internal::SetO200kBacktrackMergeForTest(true);
   EXPECT_EQ(counter.Count(run), reference);
   StreamingTokenCount stream(counter);
   std::mt19937_64 rng(11);
