@@ -30,12 +30,12 @@ constexpr uint32_t kNoRank = UINT32_MAX;
 // Pieces up to this many bytes merge with the plain quadratic loop over a stack array;
 // longer ones (base64 blobs, long identifiers) use a heap so the cost stays O(n log n).
 constexpr size_t kSmallPiece = 64;
-// Pieces longer than this use the backtracking encoder (see MergeBacktrack); up to it, the
-// heap merge (docs/DECISIONS.md, "Token counting of long pieces").
-constexpr size_t kLongPiece = 4096;
-// Tests switch the backtracking encoder off to compare with the plain heap merge, and shrink
-// the number of tokens it keeps back to exercise its second pass.
+// Pieces longer than kO200kLongPiece use the backtracking encoder (see MergeBacktrack); up to
+// it, the heap merge (docs/DECISIONS.md, "Token counting of long pieces"). Tests switch the
+// backtracking encoder off to compare with the heap merge, lower the threshold to run it on
+// short pieces too, and shrink the number of tokens it keeps back to exercise its second pass.
 std::atomic<bool> g_backtrack_merge{true};
+std::atomic<size_t> g_long_piece{kO200kLongPiece};
 constexpr size_t kKeepTokens = 1 << 14;
 std::atomic<size_t> g_backtrack_keep{kKeepTokens};
 std::atomic<uint64_t> g_backtrack_retries{0};
@@ -142,6 +142,22 @@ struct BacktrackScratch {
   static constexpr size_t kPairSlots = size_t{1} << 16;
   MergeRun runs[kRunSlots];
   uint64_t pairs[kPairSlots] = {};
+  // Ranks of p[m - right, m + left) at the position m the encoder is trying tokens at (all
+  // the pair checks there share them); an entry is current when its stamp equals `stamp`.
+  struct Across {
+    uint32_t stamp = 0;
+    uint32_t rank = 0;
+  };
+  Across across[kRunMax + 1][kRunMax + 1];
+  uint32_t stamp = 0;
+  void NewPosition() {
+    if (++stamp == 0) {  // wrapped: forget everything
+      for (auto& row : across) {
+        for (Across& a : row) a.stamp = 0;
+      }
+      stamp = 1;
+    }
+  }
 };
 
 BacktrackScratch& ThreadBacktrackScratch(const void* owner) {
@@ -356,19 +372,20 @@ struct O200kTokenizer::Vocabulary {
   // in order. Repeatedly merges the adjacent pair whose concatenation has the lowest rank,
   // leftmost on ties (§7.2).
   //
-  // Pieces longer than kLongPiece (one 64 MiB run of a letter is one piece) use the
+  // Pieces longer than kO200kLongPiece (one 64 MiB run of a letter is one piece) use the
   // backtracking encoder (MergeBacktrack), linear in practice and with bounded memory. `part`
   // must then tolerate a rollback: Merge returns the number of parts it reported before a
   // bounded pass was abandoned (0 when nothing was abandoned); the caller discards that many
   // parts, which the second pass reports afresh.
   template <class PartFn>
   size_t Merge(const uint8_t* p, size_t n, PartFn&& part) const {
-    if (n <= kSmallPiece) {
-      MergeSmall(p, n, part);
-      return 0;
-    }
-    if (n <= kLongPiece || !g_backtrack_merge.load(std::memory_order_relaxed)) {
-      MergeLarge(p, n, part);
+    if (n <= g_long_piece.load(std::memory_order_relaxed) ||
+        !g_backtrack_merge.load(std::memory_order_relaxed)) {
+      if (n <= kSmallPiece) {
+        MergeSmall(p, n, part);
+      } else {
+        MergeLarge(p, n, part);
+      }
       return 0;
     }
     size_t reported = 0;
@@ -415,18 +432,20 @@ struct O200kTokenizer::Vocabulary {
     };
     std::vector<Frame> stack;
     std::vector<uint64_t> dead((n >> 6) + 1, 0);
+    BacktrackScratch& scratch = ThreadBacktrackScratch(this);
     auto is_dead = [&](size_t i) { return (dead[i >> 6] >> (i & 63)) & 1; };
     size_t reported = 0;  // stack[0, reported) went to `part`
     size_t i = 0;
     uint32_t cand = LongestPrefixToken(ix, p, n);
     while (true) {
       size_t end = 0;
+      scratch.NewPosition();
       for (; cand != kNoRank; cand = ix.shorter[cand]) {
         end = i + Length(ix, cand);
         if (end < n && is_dead(end)) continue;
         if (!SelfMerging(ix, cand)) continue;
         if (stack.empty() ||
-            Compatible(p, stack.back().begin, stack.back().rank, static_cast<uint32_t>(i), cand,
+            Compatible(scratch, p, stack.back().begin, stack.back().rank, static_cast<uint32_t>(i), cand,
                        static_cast<uint32_t>(end))) {
           break;
         }
@@ -586,16 +605,15 @@ struct O200kTokenizer::Vocabulary {
 
   // Whether tokens r1 = p[b, m) and r2 = p[m, e), both self-merging, merge back to exactly
   // [r1, r2].
-  bool Compatible(const uint8_t* p, uint32_t b, uint32_t r1, uint32_t m, uint32_t r2,
-                  uint32_t e) const {
-    BacktrackScratch& scratch = ThreadBacktrackScratch(this);
+  bool Compatible(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t r1,
+                  uint32_t m, uint32_t r2, uint32_t e) const {
     if (m - b <= kRunMax && e - m <= kRunMax) {
       const MergeRun& a = Run(scratch, r1);
       if (r1 != r2 && ((r1 ^ r2) & (BacktrackScratch::kRunSlots - 1)) == 0) {
         const MergeRun copy = a;  // r2 takes the same cache slot
-        return CompatibleByRuns(p, m, copy, Run(scratch, r2));
+        return CompatibleByRuns(scratch, p, m, copy, Run(scratch, r2));
       }
-      return CompatibleByRuns(p, m, a, Run(scratch, r2));
+      return CompatibleByRuns(scratch, p, m, a, Run(scratch, r2));
     }
     // Long tokens: merge the pair's bytes, remembering the answer by rank pair.
     const uint64_t key = (uint64_t{r1} << 24) | r2;  // ranks < 2^24
@@ -624,12 +642,18 @@ struct O200kTokenizer::Vocabulary {
   // first on equal ranks (leftmost). The only pair across is (t1's last part, t2's first
   // part): it is merged — t1, t2 incompatible — as soon as its rank is below t1's next merge
   // and not above t2's next merge. If both runs finish without that, the merge is [t1, t2].
-  bool CompatibleByRuns(const uint8_t* p, uint32_t m, const MergeRun& a, const MergeRun& b) const {
+  bool CompatibleByRuns(BacktrackScratch& scratch, const uint8_t* p, uint32_t m,
+                        const MergeRun& a, const MergeRun& b) const {
+    auto across_rank = [&](uint32_t right, uint32_t left) {
+      BacktrackScratch::Across& c = scratch.across[right][left];
+      if (c.stamp != scratch.stamp) c = {scratch.stamp, Rank(p + m - right, right + left)};
+      return c.rank;
+    };
     size_t i = 0;
     size_t j = 0;
     uint32_t right = a.right[0];
     uint32_t left = b.left[0];
-    uint32_t across = Rank(p + m - right, right + left);
+    uint32_t across = across_rank(right, left);
     while (true) {
       const uint32_t next_a = a.next[i];
       const uint32_t next_b = b.next[j];
@@ -644,7 +668,7 @@ struct O200kTokenizer::Vocabulary {
         if (b.left[j] == left) continue;
         left = b.left[j];
       }
-      across = Rank(p + m - right, right + left);
+      across = across_rank(right, left);
     }
   }
 
@@ -1033,6 +1057,7 @@ void O200kTokenizer::EncodeWellFormed(std::string_view text, std::vector<uint32_
 }
 
 void SetO200kBacktrackMergeForTest(bool on) { g_backtrack_merge.store(on); }
+void SetO200kLongPieceForTest(size_t bytes) { g_long_piece.store(bytes); }
 void SetO200kBacktrackKeepForTest(size_t tokens) {
   g_backtrack_keep.store(tokens == 0 ? kKeepTokens : tokens);
 }
