@@ -150,6 +150,7 @@ struct BacktrackScratch {
   };
   Across across[kRunMax + 1][kRunMax + 1];
   uint32_t stamp = 0;
+  uint32_t last_pair[3] = {kNoRank, kNoRank, 0};  // the last pair checked and its answer
   void NewPosition() {
     if (++stamp == 0) {  // wrapped: forget everything
       for (auto& row : across) {
@@ -607,6 +608,17 @@ struct O200kTokenizer::Vocabulary {
   // [r1, r2].
   bool Compatible(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t r1,
                   uint32_t m, uint32_t r2, uint32_t e) const {
+    // Runs of one letter or of a short period ask about the same pair again and again.
+    if (r1 == scratch.last_pair[0] && r2 == scratch.last_pair[1]) return scratch.last_pair[2];
+    const bool ok = CompatibleUncached(scratch, p, b, r1, m, r2, e);
+    scratch.last_pair[0] = r1;
+    scratch.last_pair[1] = r2;
+    scratch.last_pair[2] = ok ? 1 : 0;
+    return ok;
+  }
+
+  bool CompatibleUncached(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t r1,
+                          uint32_t m, uint32_t r2, uint32_t e) const {
     if (m - b <= kRunMax && e - m <= kRunMax) {
       const MergeRun& a = Run(scratch, r1);
       if (r1 != r2 && ((r1 ^ r2) & (BacktrackScratch::kRunSlots - 1)) == 0) {
