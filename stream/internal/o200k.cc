@@ -515,35 +515,43 @@ struct O200kTokenizer::Vocabulary {
     for (uint32_t r = 0; r < count; ++r) order[r] = r;
     std::sort(order.begin(), order.end(),
               [&](uint32_t a, uint32_t b) { return token(a) < token(b); });
-    // Breadth first: node k is queue[k], the sorted tokens order[lo, hi) that share their
-    // first `depth` bytes; inherited = the longest token that is a proper prefix of them.
+    // Breadth first, one level at a time: a node is a run of sorted tokens order[lo, hi)
+    // that share their first `depth` bytes; inherited = the longest token that is a proper
+    // prefix of them. Node ids follow the order the nodes are visited in.
     struct Range {
       uint32_t lo, hi, depth, inherited;
     };
-    std::vector<Range> queue = {Range{0, count, 0, kNoRank}};
+    std::vector<Range> level = {Range{0, count, 0, kNoRank}};
+    std::vector<Range> next_level;
+    uint32_t level_start = 0;  // id of level[0]
     ix->label.push_back(0);
     ix->shorter.assign(count, kNoRank);
-    for (size_t node = 0; node < queue.size(); ++node) {
-      const Range r = queue[node];
-      ix->first_child.push_back(static_cast<uint32_t>(queue.size()));
-      uint32_t lo = r.lo;
-      uint32_t here = kNoRank;
-      if (lo < r.hi && Length(order[lo]) == r.depth) {  // sorts first; tokens are distinct
-        here = order[lo++];
-        ix->shorter[here] = r.inherited;
+    while (!level.empty()) {
+      const auto next_start = static_cast<uint32_t>(level_start + level.size());
+      next_level.clear();
+      for (const Range& r : level) {
+        ix->first_child.push_back(next_start + static_cast<uint32_t>(next_level.size()));
+        uint32_t lo = r.lo;
+        uint32_t here = kNoRank;
+        if (lo < r.hi && Length(order[lo]) == r.depth) {  // sorts first; tokens are distinct
+          here = order[lo++];
+          ix->shorter[here] = r.inherited;
+        }
+        ix->node_rank.push_back(here);
+        const uint32_t inherited = here != kNoRank ? here : r.inherited;
+        while (lo < r.hi) {
+          const char c = token(order[lo])[r.depth];
+          uint32_t hi = lo + 1;
+          while (hi < r.hi && token(order[hi])[r.depth] == c) ++hi;
+          next_level.push_back(Range{lo, hi, r.depth + 1, inherited});
+          ix->label.push_back(static_cast<uint8_t>(c));
+          lo = hi;
+        }
       }
-      ix->node_rank.push_back(here);
-      const uint32_t inherited = here != kNoRank ? here : r.inherited;
-      while (lo < r.hi) {
-        const char c = token(order[lo])[r.depth];
-        uint32_t hi = lo + 1;
-        while (hi < r.hi && token(order[hi])[r.depth] == c) ++hi;
-        queue.push_back(Range{lo, hi, r.depth + 1, inherited});
-        ix->label.push_back(static_cast<uint8_t>(c));
-        lo = hi;
-      }
+      level_start = next_start;
+      level.swap(next_level);
     }
-    ix->first_child.push_back(static_cast<uint32_t>(queue.size()));
+    ix->first_child.push_back(level_start);  // = the number of nodes
     ix->length.resize(count);
     for (uint32_t r = 0; r < count; ++r) ix->length[r] = static_cast<uint8_t>(Length(r));
     ix->label.resize(ix->label.size() + 16, 0);  // FindLabel reads 16 bytes at a time
