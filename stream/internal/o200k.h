@@ -7,6 +7,7 @@
 #ifndef CAVEMAN_STREAM_INTERNAL_O200K_H_
 #define CAVEMAN_STREAM_INTERNAL_O200K_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -69,9 +70,21 @@ class O200kTokenizer final : public TokenCounter {
 // back `text`. REQUIRES: text is well-formed UTF-8 (see SanitizeUtf8).
 std::vector<std::string_view> O200kPieces(std::string_view text);
 
-// Tests only: false makes pieces of any length use the plain heap merge (the reference the
-// windowed merge of long pieces must equal). Default true.
-void SetO200kWindowedMergeForTest(bool on);
+// Pieces (pre-tokens) longer than this many bytes are merged by the backtracking encoder
+// (linear in practice, bounded memory); shorter ones by the heap merge.
+inline constexpr size_t kO200kLongPiece = 4096;
+
+// Tests only. false makes pieces of any length use the plain heap merge (the reference the
+// backtracking encoder of long pieces must equal); default true.
+void SetO200kBacktrackMergeForTest(bool on);
+// Tests only: pieces longer than `bytes` use the backtracking encoder (kO200kLongPiece by
+// default; 0 = every piece that is not itself a token).
+void SetO200kLongPieceForTest(size_t bytes);
+// Tests only: how many tokens the backtracking encoder keeps back before reporting them
+// (0 = the default); a small value makes its second pass (keep everything) run more often.
+void SetO200kBacktrackKeepForTest(size_t tokens);
+// Tests only: how many long pieces needed that second pass since the process started.
+uint64_t O200kBacktrackRetriesForTest();
 
 }  // namespace caveman::internal
 
