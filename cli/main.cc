@@ -39,10 +39,10 @@
 #include "compressors/registry.h"
 #include "compressors/toon.h"
 #include "engine/command_hints.h"
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 #include "store/ledger.h"
-#include "store/store.h"
-#include "stream/byte_io.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/byte_io.h"
 
 
 namespace caveman {

@@ -9,13 +9,8 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# The installed headers: the public API and the headers it includes, nothing from internal/.
-set(CAVEMAN_PUBLIC_HEADERS
-  engine/engine.h
-  store/store.h
-  stream/byte_io.h
-  stream/status.h
-  stream/tokens.h)
+# The installed headers are CAVEMAN_PUBLIC_HEADERS (cmake/public_headers.cmake): the public API
+# and the headers it includes, nothing from internal/.
 
 # The shared object is made of every object file of the internal archives (compiled once,
 # position-independent); linking the archives as well brings their third-party libraries, and
@@ -40,10 +35,11 @@ set_target_properties(caveman_engine_shared PROPERTIES
   LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib)
 # The public headers need C++17 (std::variant, std::string_view); the library is built as C++20.
 target_compile_features(caveman_engine_shared INTERFACE cxx_std_17)
+# Only the include root: consumers write #include <caveman/engine/engine.h>, and their own
+# stream/status.h (or any other generic path) never shadows ours.
 target_include_directories(caveman_engine_shared INTERFACE
-  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
-  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
-  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/caveman>)
+  $<BUILD_INTERFACE:${CAVEMAN_INCLUDE_DIR}>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 
 install(TARGETS caveman_engine_shared EXPORT caveman_engine_targets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT library NAMELINK_COMPONENT development)

@@ -8,7 +8,7 @@
 #include "compressors/internal/json_select.h"
 #include "compressors/internal/json_tree.h"
 #include "compressors/toon.h"
-#include "stream/tokens.h"
+#include "caveman/stream/tokens.h"
 
 namespace caveman {
 namespace {

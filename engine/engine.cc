@@ -3,7 +3,7 @@
 // transform, stabilise, rewrap, gate — and Engine::Compress then commits and emits. The
 // InputWorker (engine/internal/input_worker.h) overlaps the input's token count and the
 // record's zstd frame with the transform; the report formats are in engine/report.cc.
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 
 #include <new>
 
@@ -22,7 +22,7 @@
 #include "engine/internal/marker_map.h"
 #include "engine/internal/stages.h"
 #include "stream/spool.h"
-#include "stream/tokens.h"
+#include "caveman/stream/tokens.h"
 
 namespace caveman {
 

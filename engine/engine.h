@@ -26,10 +26,10 @@
 #include <string_view>
 #include <vector>
 
-#include "store/store.h"
-#include "stream/byte_io.h"
-#include "stream/status.h"
-#include "stream/tokens.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/byte_io.h"
+#include "caveman/stream/status.h"
+#include "caveman/stream/tokens.h"
 
 namespace caveman {
 

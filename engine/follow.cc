@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 #include "engine/internal/follow_session.h"
 
 namespace caveman {

@@ -1,6 +1,6 @@
 // Report formatting: the §8.1 report line (CompressResult::ReportJson), the §8.2 simulation
 // JSON (SimResult::ToJson), their number and string formats, and the pass-through reasons.
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 
 #include <charconv>
 #include <cmath>

@@ -5,7 +5,7 @@
 
 #include "compressors/narrow.h"
 #include "compressors/slice.h"
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 #include "stream/spool.h"
 
 namespace caveman {

@@ -30,8 +30,8 @@
 #include <string_view>
 #include <vector>
 
-#include "stream/byte_io.h"
-#include "stream/status.h"
+#include "caveman/stream/byte_io.h"
+#include "caveman/stream/status.h"
 
 namespace caveman {
 

@@ -1,4 +1,4 @@
-#include "stream/byte_io.h"
+#include "caveman/stream/byte_io.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "stream/status.h"
+#include "caveman/stream/status.h"
 
 namespace caveman {
 

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "cli/internal/report_format.h"
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 
 namespace caveman::internal {
 namespace {

@@ -13,8 +13,8 @@
 #include "cli/internal/report_format.h"
 #include "compressors/json.h"
 #include "compressors/slice.h"
-#include "engine/engine.h"
-#include "stream/byte_io.h"
+#include "caveman/engine/engine.h"
+#include "caveman/stream/byte_io.h"
 
 namespace caveman::internal {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "compressors/slice.h"
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 
 namespace caveman::internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 
 #include <cstring>
 #include <sstream>

@@ -26,9 +26,9 @@
 #include "compressors/internal/text_util.h"
 #include "compressors/registry.h"
 #include "compressors/toon.h"
-#include "engine/engine.h"
-#include "store/store.h"
-#include "stream/byte_io.h"
+#include "caveman/engine/engine.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/byte_io.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace caveman {

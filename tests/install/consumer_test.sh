@@ -17,6 +17,9 @@ for f in include/caveman/engine/engine.h include/caveman/stream/status.h lib/cma
   [[ -f $prefix/$f ]] || { echo "FAIL: $f not installed"; exit 1; }
 done
 [[ -z $(find "$prefix/include" -path '*internal*') ]] || { echo "FAIL: internal headers installed"; exit 1; }
+# Installed headers include each other under the caveman/ prefix only (issue 17).
+stray=$(grep -rhE '^#include "' "$prefix/include" | grep -v '^#include "caveman/' || true)
+[[ -z $stray ]] || { echo "FAIL: installed headers include unprefixed paths:"; echo "$stray"; exit 1; }
 
 # Only caveman:: symbols leave the shared object (cmake/templates/caveman_engine.map).
 lib=$(readlink -f "$prefix"/lib/libcaveman_engine.so)
@@ -35,6 +38,10 @@ cmp "$work/report" "$golden/stderr.exact" || { echo "FAIL: compress_stream repor
 echo "ok   find_package consumer: seed view and report identical to the CLI golden"
 "$work/ex/roundtrip" "$SRC/fixtures/seed/orders.json" | tee "$work/rt"
 grep -q "identical" "$work/rt" || { echo "FAIL: roundtrip did not retrieve the original"; exit 1; }
+# A consumer whose own stream/status.h comes first on its include path (examples/own_headers/).
+"$work/ex/own_headers" <"$SRC/fixtures/seed/pytest.log" | tee "$work/own"
+grep -q '^compressed ' "$work/own" || { echo "FAIL: own_headers consumer"; exit 1; }
+echo "ok   consumer with its own stream/status.h (CMake package)"
 
 # 2. pkg-config, with the oldest standard the headers promise (C++17).
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
@@ -45,4 +52,8 @@ c++ -std=c++17 -Wall -Werror -o "$work/roundtrip_pc" "$SRC/examples/roundtrip.cc
   $(pkg-config --cflags --libs caveman-engine) -Wl,-rpath,"$prefix/lib"
 "$work/roundtrip_pc" "$SRC/fixtures/seed/pytest.log" | tee "$work/rt2"
 grep -q identical "$work/rt2" || { echo "FAIL: pkg-config roundtrip"; exit 1; }
+# shellcheck disable=SC2046
+c++ -std=c++17 -Wall -Werror -I"$SRC/examples/own_headers" -o "$work/own_pc" "$SRC/examples/own_headers.cc" \
+  $(pkg-config --cflags --libs caveman-engine) -Wl,-rpath,"$prefix/lib"
+"$work/own_pc" <"$SRC/fixtures/seed/pytest.log" | grep -q '^compressed ' || { echo "FAIL: pkg-config own_headers"; exit 1; }
 echo "ok   pkg-config consumer (C++17)"

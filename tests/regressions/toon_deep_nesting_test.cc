@@ -9,8 +9,8 @@
 
 #include "compressors/registry.h"
 #include "compressors/toon.h"
-#include "engine/engine.h"
-#include "store/store.h"
+#include "caveman/engine/engine.h"
+#include "caveman/store/store.h"
 
 namespace caveman {
 namespace {
