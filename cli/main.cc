@@ -34,7 +34,7 @@
 #include "cli/internal/run_command.h"
 #include "cli/internal/store_migrate.h"
 #include "cli/internal/store_command.h"
-#include "cli/version.h"
+#include "caveman/version.h"
 #include "compressors/manifest.h"
 #include "compressors/registry.h"
 #include "compressors/toon.h"

@@ -47,6 +47,8 @@ foreach(header ${CAVEMAN_PUBLIC_HEADERS})
   get_filename_component(dir ${header} DIRECTORY)
   install(FILES ${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/caveman/${dir} COMPONENT development)
 endforeach()
+install(FILES ${CAVEMAN_INCLUDE_DIR}/caveman/version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/caveman
+        COMPONENT development)
 
 set(CAVEMAN_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/caveman_engine)
 install(EXPORT caveman_engine_targets NAMESPACE caveman:: FILE caveman_engine_targets.cmake

@@ -16,3 +16,6 @@ foreach(header ${CAVEMAN_PUBLIC_HEADERS})
   file(MAKE_DIRECTORY ${CAVEMAN_INCLUDE_DIR}/caveman/${dir})
   file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${header} ${CAVEMAN_INCLUDE_DIR}/caveman/${header} SYMBOLIC)
 endforeach()
+# caveman/version.h: CAVEMAN_VERSION_MAJOR/MINOR/PATCH and CAVEMAN_VERSION_STRING, generated
+# from project(VERSION) and installed beside the public headers.
+configure_file(${PROJECT_SOURCE_DIR}/cmake/templates/version.h.in ${CAVEMAN_INCLUDE_DIR}/caveman/version.h @ONLY)

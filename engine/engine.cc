@@ -312,7 +312,7 @@ Status Engine::Retrieve(std::string_view handle, std::ostream& out) {
   return sink->Flush();
 }
 
-const char* LibraryVersion() { return CAVEMAN_LIBRARY_VERSION; }
+const char* LibraryVersion() { return CAVEMAN_VERSION_STRING; }
 
 Result<std::unique_ptr<RecoveryStore>> OpenDefaultStore() {
   CAVEMAN_ASSIGN_OR_RETURN(StoreOptions options, StoreOptions::FromEnv());

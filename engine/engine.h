@@ -30,6 +30,7 @@
 #include "caveman/stream/byte_io.h"
 #include "caveman/stream/status.h"
 #include "caveman/stream/tokens.h"
+#include "caveman/version.h"
 
 namespace caveman {
 
@@ -262,7 +263,8 @@ class Engine {
   const Registry* registry_;
 };
 
-// Version of the library ("0.1.0"), for consumers of the installed package.
+// Version of the library linked ("0.1.0"): CAVEMAN_VERSION_STRING of <caveman/version.h> as
+// the library was built (the macros in a consumer are the version it was compiled against).
 const char* LibraryVersion();
 
 // Opens the recovery store the CLI uses: StoreOptions::FromEnv() (CAVEMAN_CCR_URL, else

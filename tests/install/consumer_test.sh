@@ -57,3 +57,25 @@ c++ -std=c++17 -Wall -Werror -I"$SRC/examples/own_headers" -o "$work/own_pc" "$S
   $(pkg-config --cflags --libs caveman-engine) -Wl,-rpath,"$prefix/lib"
 "$work/own_pc" <"$SRC/fixtures/seed/pytest.log" | grep -q '^compressed ' || { echo "FAIL: pkg-config own_headers"; exit 1; }
 echo "ok   pkg-config consumer (C++17)"
+
+# 3. Version macros (<caveman/version.h>, issue 17): what the consumer compiled against, what
+# the library says, and what the installed CLI prints are one string.
+cat >"$work/version.cc" <<'CC'
+#include <cstdio>
+#include <cstring>
+#include <caveman/engine/engine.h>
+#include <caveman/version.h>
+static_assert(CAVEMAN_VERSION_MAJOR >= 0 && CAVEMAN_VERSION_MINOR >= 0 && CAVEMAN_VERSION_PATCH >= 0, "numbers");
+int main() {
+  std::printf("%d.%d.%d %s %s\n", CAVEMAN_VERSION_MAJOR, CAVEMAN_VERSION_MINOR, CAVEMAN_VERSION_PATCH,
+              CAVEMAN_VERSION_STRING, caveman::LibraryVersion());
+  return std::strcmp(CAVEMAN_VERSION_STRING, caveman::LibraryVersion()) == 0 ? 0 : 1;
+}
+CC
+# shellcheck disable=SC2046
+c++ -std=c++17 -Wall -Werror -o "$work/version" "$work/version.cc" $(pkg-config --cflags --libs caveman-engine) \
+  -Wl,-rpath,"$prefix/lib"
+v=$("$prefix/bin/caveman-engine" --version)
+[[ $("$work/version") == "$v $v $v" ]] || { echo "FAIL: version macros / LibraryVersion / CLI differ: $("$work/version") vs $v"; exit 1; }
+[[ $("$prefix/bin/caveman-engine" version) == "$v" ]] || { echo "FAIL: version subcommand"; exit 1; }
+echo "ok   version macros = LibraryVersion() = caveman-engine --version ($v)"
