@@ -8,6 +8,7 @@ set(CAVEMAN_PUBLIC_HEADERS
   engine/engine.h
   store/store.h
   stream/byte_io.h
+  stream/export.h
   stream/status.h
   stream/tokens.h)
 set(CAVEMAN_INCLUDE_DIR ${PROJECT_BINARY_DIR}/include)

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "caveman/stream/export.h"
 #include "caveman/store/store.h"
 #include "caveman/stream/byte_io.h"
 #include "caveman/stream/status.h"
@@ -39,11 +40,11 @@ class Registry;
 enum class Mode : uint8_t { kRecord, kCompress };
 
 // Parses §2.2 mode strings: "compress" → kCompress, anything else (empty, unknown) → kRecord.
-Mode ParseMode(std::string_view mode);
+CAVEMAN_EXPORT Mode ParseMode(std::string_view mode);
 
 struct CompressResult;
 
-struct CompressOptions {
+struct CAVEMAN_EXPORT CompressOptions {
   Mode mode = Mode::kRecord;         // Default: record (pass-through).
   std::string type;                  // forced content type; empty or "auto" = detect
   std::string query;                 // empty = no query
@@ -96,9 +97,9 @@ enum class PassThroughReason : uint8_t {
   kBelowMinSavings,  // the view would save less than CompressOptions::min_savings
 };
 // One short English phrase, e.g. "the view would not count fewer tokens".
-const char* PassThroughReasonText(PassThroughReason reason);
+CAVEMAN_EXPORT const char* PassThroughReasonText(PassThroughReason reason);
 
-struct CompressResult {
+struct CAVEMAN_EXPORT CompressResult {
   std::string content_type;
   uint64_t tokens_before = 0;
   uint64_t tokens_after = 0;
@@ -121,7 +122,7 @@ struct CompressResult {
 };
 
 // §2.5: the pipeline without store writes.
-struct SimResult {
+struct CAVEMAN_EXPORT SimResult {
   std::string content_type;
   std::string compressor;      // empty on pass-through
   std::string safety_class;    // "S4"; empty on pass-through
@@ -140,7 +141,7 @@ struct SimResult {
 };
 
 // Sliced retrieve (issue 14; docs/DECISIONS.md "Sliced retrieve"). One slice kind at a time.
-struct RetrieveSliceOptions {
+struct CAVEMAN_EXPORT RetrieveSliceOptions {
   enum class Kind : uint8_t { kWhole, kLines, kBytes, kJsonPointer, kGrep };
   Kind kind = Kind::kWhole;
   // kLines: first..last, 1-based, inclusive (sed -n A,Bp). kBytes: [first, last), 0-based
@@ -160,12 +161,12 @@ struct RetrieveSliceOptions {
 // Parses a --lines / --bytes range: "A:B", "A:", ":B", and for lines also "N" (= N:N).
 // Lines are 1-based inclusive, bytes 0-based half-open. Errors: kInvalidArgument with a
 // message that says what is expected.
-Status ParseSliceRange(std::string_view spec, RetrieveSliceOptions::Kind kind, RetrieveSliceOptions* options);
+CAVEMAN_EXPORT Status ParseSliceRange(std::string_view spec, RetrieveSliceOptions::Kind kind, RetrieveSliceOptions* options);
 
 // One elision marker of a stored view and the original units it replaced (issue 14; the
 // conventions are in docs/DECISIONS.md, "Marker maps"). Lines are 1-based and inclusive,
 // bytes are 0-based and half-open: the marker stands for original[byte_begin, byte_end).
-struct MarkerEntry {
+struct CAVEMAN_EXPORT MarkerEntry {
   uint64_t index = 0;       // K: 1-based, in the order the markers appear in the view
   std::string kind;         // lines, identical, context, search, config, rows, sections,
                             // comment, body, elements
@@ -182,7 +183,7 @@ struct MarkerEntry {
   int64_t last_index = -1;
 };
 
-struct EngineOptions {
+struct CAVEMAN_EXPORT EngineOptions {
   RecoveryStore* store = nullptr;           // not owned; nullptr = no store
   const TokenCounter* counter = nullptr;    // nullptr = DefaultTokenCounter()
   const Registry* registry = nullptr;       // nullptr = default registry (env-aware)
@@ -190,7 +191,7 @@ struct EngineOptions {
   size_t spool_memory_limit = 4 * 1024 * 1024;  // per spool; Default: 4 MiB
 };
 
-class Engine {
+class CAVEMAN_EXPORT Engine {
  public:
   explicit Engine(EngineOptions options = {});
   ~Engine();
@@ -265,18 +266,18 @@ class Engine {
 
 // Version of the library linked ("0.1.0"): CAVEMAN_VERSION_STRING of <caveman/version.h> as
 // the library was built (the macros in a consumer are the version it was compiled against).
-const char* LibraryVersion();
+CAVEMAN_EXPORT const char* LibraryVersion();
 
 // Opens the recovery store the CLI uses: StoreOptions::FromEnv() (CAVEMAN_CCR_URL, else
 // CAVEMAN_CCR_DB, CAVEMAN_HOME or ~/.caveman; CAVEMAN_CCR_MAX_BYTES, CAVEMAN_CCR_ZSTD_LEVEL),
 // then OpenRecoveryStore (PostgreSQL or SQLite). Errors: those of FromEnv and the backend's
 // open (CLI-ready messages).
-Result<std::unique_ptr<RecoveryStore>> OpenDefaultStore();
+CAVEMAN_EXPORT Result<std::unique_ptr<RecoveryStore>> OpenDefaultStore();
 
 // §8.1 number formatting of ratios.
-std::string FormatRatio(double r);
+CAVEMAN_EXPORT std::string FormatRatio(double r);
 // CJ string escaping of §0.3 (with the quotes).
-std::string JsonQuote(std::string_view s);
+CAVEMAN_EXPORT std::string JsonQuote(std::string_view s);
 
 }  // namespace caveman
 

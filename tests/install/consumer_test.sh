@@ -38,6 +38,14 @@ cmp "$work/report" "$golden/stderr.exact" || { echo "FAIL: compress_stream repor
 echo "ok   find_package consumer: seed view and report identical to the CLI golden"
 "$work/ex/roundtrip" "$SRC/fixtures/seed/orders.json" | tee "$work/rt"
 grep -q "identical" "$work/rt" || { echo "FAIL: roundtrip did not retrieve the original"; exit 1; }
+# The static library (caveman::engine_static): no libcaveman_engine.so in NEEDED.
+"$work/ex/roundtrip_static" "$SRC/fixtures/seed/orders.json" | tee "$work/rt_static"
+grep -q "identical" "$work/rt_static" || { echo "FAIL: roundtrip_static did not retrieve the original"; exit 1; }
+[[ -f $prefix/lib/libcaveman_engine.a ]] || { echo "FAIL: libcaveman_engine.a not installed"; exit 1; }
+if readelf -d "$work/ex/roundtrip_static" | grep -q 'libcaveman_engine'; then
+  echo "FAIL: roundtrip_static links the shared library"; exit 1
+fi
+echo "ok   static library consumer (caveman::engine_static)"
 # A consumer whose own stream/status.h comes first on its include path (examples/own_headers/).
 "$work/ex/own_headers" <"$SRC/fixtures/seed/pytest.log" | tee "$work/own"
 grep -q '^compressed ' "$work/own" || { echo "FAIL: own_headers consumer"; exit 1; }
