@@ -8,6 +8,7 @@
 
 #include "cli/internal/report_format.h"
 #include "caveman/engine/engine.h"
+#include "stream/json_writer.h"
 
 namespace caveman::internal {
 namespace {

@@ -11,6 +11,7 @@
 
 #include "compressors/slice.h"
 #include "caveman/engine/engine.h"
+#include "stream/json_writer.h"
 
 namespace caveman::internal {
 namespace {

@@ -10,6 +10,7 @@
 
 #include "stream/sha256.h"
 #include "tests/testing/test_util.h"
+#include "stream/json_writer.h"
 
 namespace caveman {
 namespace {

@@ -49,8 +49,7 @@ TEST(ToonDeepNesting, CompressorsDeclineAndEnginePassesThrough) {
   auto store = OpenMemoryStore();
   ASSERT_TRUE(store.ok());
   for (bool best_of : {false, true}) {
-    Registry registry(RegistryOptions{.toon_best_of = best_of});
-    Engine engine(EngineOptions{.store = store->get(), .registry = &registry});
+    Engine engine(EngineOptions{.store = store->get(), .json_best_of = best_of});
     CompressOptions o;
     o.mode = Mode::kCompress;
     o.type = best_of ? "json" : "toon";
