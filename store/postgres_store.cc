@@ -11,8 +11,6 @@
 // insert are atomic across writers; its row lock is taken last and held only until COMMIT.
 // Read path: one REPEATABLE READ snapshot; chunk rows are fetched one at a time by index and
 // decompressed as they arrive (never the whole record in memory).
-#include <libpq-fe.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -23,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "store/internal/libpq_loader.h"
 #include "store/internal/range_sink.h"
 #include "store/internal/read_sinks.h"
 #include "store/internal/writer_identity.h"
@@ -128,6 +127,10 @@ Param Bytes(std::string_view v) { return Param{v, true, false}; }
 Param Null() { return Param{{}, false, true}; }
 Param Bool(bool b) { return Text(b ? "true" : "false"); }
 
+// libpq's entry points. REQUIRES: Pg::Connect loaded them (every PGconn and PGresult here
+// comes from a connection it made).
+const internal::LibPq& Pq() { return *internal::LoadLibPq(nullptr); }
+
 class PgResult {
  public:
   explicit PgResult(PGresult* r) : r_(r) {}
@@ -139,12 +142,12 @@ class PgResult {
   PgResult(const PgResult&) = delete;
   PgResult& operator=(const PgResult&) = delete;
   ~PgResult() {
-    if (r_ != nullptr) PQclear(r_);
+    if (r_ != nullptr) Pq().PQclear(r_);
   }
-  int rows() const { return PQntuples(r_); }
-  bool IsNull(int row, int col) const { return PQgetisnull(r_, row, col) != 0; }
+  int rows() const { return Pq().PQntuples(r_); }
+  bool IsNull(int row, int col) const { return Pq().PQgetisnull(r_, row, col) != 0; }
   std::string_view Get(int row, int col) const {
-    return std::string_view(PQgetvalue(r_, row, col), static_cast<size_t>(PQgetlength(r_, row, col)));
+    return std::string_view(Pq().PQgetvalue(r_, row, col), static_cast<size_t>(Pq().PQgetlength(r_, row, col)));
   }
   uint64_t Count(int row, int col) const { return ParseCount(Get(row, col)); }
   PGresult* raw() const { return r_; }
@@ -160,19 +163,23 @@ class PgResult {
 class Pg {
  public:
   static Result<std::unique_ptr<Pg>> Connect(const std::string& url) {
+    std::string why;
+    if (internal::LoadLibPq(&why) == nullptr) {
+      return Status::IoError("ccr: recovery store unavailable: " + RedactUrl(url) + ": " + why);
+    }
     std::unique_ptr<Pg> pg(new Pg(url));
     CAVEMAN_RETURN_IF_ERROR(pg->ConnectWithRetries());
     return pg;
   }
   ~Pg() {
-    if (conn_ != nullptr) PQfinish(conn_);
+    if (conn_ != nullptr) Pq().PQfinish(conn_);
   }
   Pg(const Pg&) = delete;
   Pg& operator=(const Pg&) = delete;
 
   const std::string& redacted_url() const { return redacted_; }
   bool retryable() const { return retryable_; }
-  bool broken() const { return conn_ == nullptr || PQstatus(conn_) == CONNECTION_BAD; }
+  bool broken() const { return conn_ == nullptr || Pq().PQstatus(conn_) == CONNECTION_BAD; }
 
   // One statement with parameters; `binary_result` asks for every column in binary (bytea).
   Result<PgResult> Exec(const char* sql, std::initializer_list<Param> params = {}, bool binary_result = false) {
@@ -196,7 +203,7 @@ class Pg {
       }
       ++i;
     }
-    PgResult r(PQexecParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), lengths.data(),
+    PgResult r(Pq().PQexecParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), lengths.data(),
                             formats.data(), binary_result ? 1 : 0));
     return Check(std::move(r));
   }
@@ -205,11 +212,11 @@ class Pg {
   Status Script(const char* sql) {
     retryable_ = false;
     if (broken()) return Unavailable();
-    return Check(PgResult(PQexec(conn_, sql))).status();
+    return Check(PgResult(Pq().PQexec(conn_, sql))).status();
   }
   void RollbackQuietly() {
-    if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK && PQtransactionStatus(conn_) != PQTRANS_IDLE) {
-      PQclear(PQexec(conn_, "ROLLBACK"));
+    if (conn_ != nullptr && Pq().PQstatus(conn_) == CONNECTION_OK && Pq().PQtransactionStatus(conn_) != PQTRANS_IDLE) {
+      Pq().PQclear(Pq().PQexec(conn_, "ROLLBACK"));
     }
   }
   // Marks the current attempt for a repeat (a concurrent writer won a race).
@@ -228,28 +235,28 @@ class Pg {
 
   Status Unavailable() const {
     return Status::IoError("ccr: recovery store unavailable: " + redacted_ + ": " +
-                           (conn_ == nullptr ? std::string("not connected") : OneLine(PQerrorMessage(conn_))));
+                           (conn_ == nullptr ? std::string("not connected") : OneLine(Pq().PQerrorMessage(conn_))));
   }
 
   Status ConnectWithRetries() {
     auto backoff = kConnectBackoff;
     std::string last;
     for (int attempt = 1; attempt <= kConnectAttempts; ++attempt) {
-      if (conn_ != nullptr) PQfinish(conn_);
+      if (conn_ != nullptr) Pq().PQfinish(conn_);
       // The URL is passed as given (TLS, auth, service files and PGPASSFILE are libpq's);
       // keywords before the expanded dbname are defaults the URL overrides.
       const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
       const char* vals[] = {kDefaultConnectTimeout, "caveman-engine", url_.c_str(), nullptr};
-      conn_ = PQconnectdbParams(keys, vals, /*expand_dbname=*/1);
-      if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) {
+      conn_ = Pq().PQconnectdbParams(keys, vals, /*expand_dbname=*/1);
+      if (conn_ != nullptr && Pq().PQstatus(conn_) == CONNECTION_OK) {
         // Server notices ("relation ... already exists, skipping") must not reach stderr,
         // where the compress report goes.
-        PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+        Pq().PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
         return Status::OK();
       }
-      last = conn_ == nullptr ? std::string("out of memory") : OneLine(PQerrorMessage(conn_));
+      last = conn_ == nullptr ? std::string("out of memory") : OneLine(Pq().PQerrorMessage(conn_));
       // A bad password does not get better by waiting.
-      if (conn_ != nullptr && PQconnectionNeedsPassword(conn_)) break;
+      if (conn_ != nullptr && Pq().PQconnectionNeedsPassword(conn_)) break;
       if (attempt < kConnectAttempts) {
         std::this_thread::sleep_for(backoff);
         backoff *= 2;
@@ -260,18 +267,18 @@ class Pg {
 
   Result<PgResult> Check(PgResult r) {
     // PQexecParams returns NULL only when out of memory or the connection is unusable.
-    ExecStatusType st = PQresultStatus(r.raw());
+    ExecStatusType st = Pq().PQresultStatus(r.raw());
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
     if (broken()) return Unavailable();
-    const char* state = PQresultErrorField(r.raw(), PG_DIAG_SQLSTATE);
+    const char* state = Pq().PQresultErrorField(r.raw(), PG_DIAG_SQLSTATE);
     const std::string code = state == nullptr ? "" : state;
-    const char* msg = PQresultErrorField(r.raw(), PG_DIAG_MESSAGE_PRIMARY);
+    const char* msg = Pq().PQresultErrorField(r.raw(), PG_DIAG_MESSAGE_PRIMARY);
     if (code == "40001" || code == "40P01") retryable_ = true;
     if (code == "53100") return Status(BudgetExceeded());  // disk full on the server
     if (code.starts_with("08") || code.starts_with("57P")) {
       return Status::IoError("ccr: recovery store unavailable: " + redacted_ + ": " + OneLine(msg));
     }
-    return Status::IoError("ccr: postgresql: " + OneLine(msg == nullptr ? PQerrorMessage(conn_) : msg) +
+    return Status::IoError("ccr: postgresql: " + OneLine(msg == nullptr ? Pq().PQerrorMessage(conn_) : msg) +
                            (code.empty() ? "" : " (SQLSTATE " + code + ")"));
   }
   std::string url_;

@@ -1,36 +1,35 @@
 #include "stream/sha256.h"
 
-#include <openssl/evp.h>
+// The low-level SHA-256 functions (deprecated in OpenSSL 3 in favour of EVP, but kept and
+// the same assembly): EVP_DigestInit fetches the algorithm from a provider, which on the
+// first call of a process initialises OpenSSL's provider machinery, about 2 ms of a 4 KiB
+// `compress` (issue 19). The state is a plain struct, so Peek is a copy.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 
 namespace caveman {
 
 struct Sha256::Impl {
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  ~Impl() { EVP_MD_CTX_free(ctx); }
+  SHA256_CTX ctx;
 };
 
 Sha256::Sha256() : impl_(std::make_unique<Impl>()) { Reset(); }
 Sha256::~Sha256() = default;
 
-void Sha256::Reset() { EVP_DigestInit_ex(impl_->ctx, EVP_sha256(), nullptr); }
+void Sha256::Reset() { SHA256_Init(&impl_->ctx); }
 
-void Sha256::Update(std::string_view data) { EVP_DigestUpdate(impl_->ctx, data.data(), data.size()); }
+void Sha256::Update(std::string_view data) { SHA256_Update(&impl_->ctx, data.data(), data.size()); }
 
 std::array<uint8_t, 32> Sha256::Final() {
   std::array<uint8_t, 32> out{};
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(impl_->ctx, out.data(), &len);
+  SHA256_Final(out.data(), &impl_->ctx);
   return out;
 }
 
 std::array<uint8_t, 32> Sha256::Peek() const {
   std::array<uint8_t, 32> out{};
-  EVP_MD_CTX* copy = EVP_MD_CTX_new();
-  unsigned int len = 0;
-  if (copy != nullptr && EVP_MD_CTX_copy_ex(copy, impl_->ctx) == 1) {
-    EVP_DigestFinal_ex(copy, out.data(), &len);
-  }
-  EVP_MD_CTX_free(copy);
+  SHA256_CTX copy = impl_->ctx;
+  SHA256_Final(out.data(), &copy);
   return out;
 }
 

@@ -28,11 +28,11 @@ uint64_t ApproxFromCodePoints(uint64_t code_points) {
   return code_points / kCharsPerToken > 0 ? code_points / kCharsPerToken : 1;
 }
 
-// The o200k tokenizer, built from the embedded vocabulary on first use. Never destroyed:
-// counting may still happen from other static destructors at exit.
+// The o200k tokenizer over the embedded tables (built from the vocabulary at build time).
+// Never destroyed: counting may still happen from other static destructors at exit.
 const Result<std::unique_ptr<internal::O200kTokenizer>>& O200kState() {
   static const auto* const state = new Result<std::unique_ptr<internal::O200kTokenizer>>(
-      internal::O200kTokenizer::Create(internal::EmbeddedO200kVocabulary()));
+      internal::O200kTokenizer::FromTables(internal::EmbeddedO200kTables()));
   return *state;
 }
 

@@ -34,7 +34,9 @@ class FrameEncoder {
   FrameEncoder(const FrameEncoder&) = delete;
   FrameEncoder& operator=(const FrameEncoder&) = delete;
 
-  // Compresses `data` (ZSTD_e_continue); compressed bytes go to `out` as they are produced.
+  // Compresses `data` (ZSTD_e_continue); compressed bytes go to `out` as they are produced,
+  // except that the first kDeferBytes of a frame are held until more arrive, Flush or Finish
+  // (so a small record is compressed in one pass of known size).
   // Errors: kInternal (zstd), or whatever `out` returns; afterwards the encoder is poisoned.
   Status Write(std::string_view data, ByteSink& out);
   // Flushes everything written so far (ZSTD_e_flush): the bytes given to `out` up to now
@@ -46,8 +48,12 @@ class FrameEncoder {
  private:
   FrameEncoder() = default;
   Status Drain(bool end, ByteSink& out);
+  Status Compress(std::string_view data, ByteSink& out);
+  static constexpr size_t kDeferBytes = 128 << 10;  // one zstd block
   ZSTD_CCtx_s* cctx_ = nullptr;
   std::string buf_;
+  std::string pending_;  // written before the first compress call (see Write)
+  bool started_ = false;
   bool poisoned_ = false;
   bool finished_ = false;
 };

@@ -1,21 +1,23 @@
 #include "stream/internal/o200k.h"
 
-#include <atomic>
-
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <queue>
+#include <span>
+#include <string>
+#include <type_traits>
 #include <utility>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "stream/internal/o200k_classes.h"
 #include "stream/internal/utf8_scan.h"
 #include "stream/sha256.h"
-
-extern "C" {
-// Defined in stream/o200k_vocab.S.
-extern const char caveman_o200k_vocab_begin[];
-extern const char caveman_o200k_vocab_end[];
-}
 
 namespace caveman::internal {
 namespace {
@@ -24,13 +26,15 @@ constexpr uint32_t kNoRank = UINT32_MAX;
 // Pieces up to this many bytes merge with the plain quadratic loop over a stack array;
 // longer ones (base64 blobs, long identifiers) use a heap so the cost stays O(n log n).
 constexpr size_t kSmallPiece = 64;
-// Pieces longer than this merge window by window (bounded work per piece, see MergeWindowed).
-constexpr size_t kWindowedPiece = 4096;
-constexpr size_t kWindow = 2048;
-constexpr size_t kMargin = 256;  // 2 × the longest o200k token (128 bytes)
-constexpr int kMaxBackoff = 4;
-// Tests switch the windowed merge off to compare with the plain heap merge.
-std::atomic<bool> g_windowed_merge{true};
+// Pieces longer than kO200kLongPiece use the backtracking encoder (see MergeBacktrack); up to
+// it, the heap merge (docs/DECISIONS.md, "Token counting of long pieces"). Tests switch the
+// backtracking encoder off to compare with the heap merge, lower the threshold to run it on
+// short pieces too, and shrink the number of tokens it keeps back to exercise its second pass.
+std::atomic<bool> g_backtrack_merge{true};
+std::atomic<size_t> g_long_piece{kO200kLongPiece};
+constexpr size_t kKeepTokens = 1 << 14;
+std::atomic<size_t> g_backtrack_keep{kKeepTokens};
+std::atomic<uint64_t> g_backtrack_retries{0};
 // Merged pieces up to this length are remembered per thread (see CountCache).
 constexpr size_t kCacheKeyMax = 30;
 constexpr size_t kCacheEntries = 4096;
@@ -115,6 +119,59 @@ bool DecodeBase64(std::string_view in, std::string* out) {
   return true;
 }
 
+// Tokens up to this many bytes have their merge run cached for the pair check (see
+// CompatibleByRuns); longer ones are checked by merging the pair's bytes.
+constexpr size_t kRunMax = 16;
+
+struct MergeRun {
+  uint32_t rank = kNoRank;
+  uint32_t next[kRunMax];
+  uint8_t right[kRunMax];
+  uint8_t left[kRunMax];
+};
+
+// Per-thread scratch of the backtracking encoder, allocated on first use (1.6 MiB): merge
+// runs by token, direct-mapped, and answers of the pair check for long tokens by rank pair
+// (an entry is ((key + 1) << 1) | compatible, 0 = empty).
+struct BacktrackScratch {
+  static constexpr size_t kRunSlots = size_t{1} << 13;
+  static constexpr size_t kPairSlots = size_t{1} << 16;
+  MergeRun runs[kRunSlots];
+  uint64_t pairs[kPairSlots] = {};
+  // Ranks of p[m - right, m + left) at the position m the encoder is trying tokens at (all
+  // the pair checks there share them); an entry is current when its stamp equals `stamp`.
+  struct Across {
+    uint32_t stamp = 0;
+    uint32_t rank = 0;
+  };
+  Across across[kRunMax + 1][kRunMax + 1];
+  uint32_t stamp = 0;
+  uint32_t last_pair[3] = {kNoRank, kNoRank, 0};  // the last pair checked and its answer
+  void NewPosition() {
+    if (++stamp == 0) {  // wrapped: forget everything
+      for (auto& row : across) {
+        for (Across& a : row) a.stamp = 0;
+      }
+      stamp = 1;
+    }
+  }
+};
+
+BacktrackScratch& ThreadBacktrackScratch(const void* owner) {
+  thread_local std::unique_ptr<BacktrackScratch> scratch;
+  thread_local const void* scratch_owner = nullptr;
+  if (scratch == nullptr || scratch_owner != owner) {
+    scratch = std::make_unique<BacktrackScratch>();
+    scratch_owner = owner;
+  }
+  return *scratch;
+}
+
+uint64_t PairHash(uint64_t key) {
+  key *= 0x9E3779B97F4A7C15ULL;
+  return key ^ (key >> 29);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -127,17 +184,63 @@ struct O200kTokenizer::Vocabulary {
     uint32_t rank;  // kNoRank = empty
   };
 
-  std::string bytes;              // all tokens, concatenated in rank order
-  std::vector<uint32_t> offsets;  // rank → offset in bytes; offsets[size] = bytes.size()
-  std::vector<Slot> slots;
+  // Views of the tables: into the owned_ vectors after Parse, into the embedded tables
+  // (EmbeddedO200kTables) after View.
+  std::string_view bytes;              // all tokens, concatenated in rank order
+  std::span<const uint32_t> offsets;  // rank → offset in bytes; offsets[size] = bytes.size()
+  std::span<const Slot> slots;
   uint64_t mask = 0;
   size_t max_len = 0;
 
+  std::string owned_bytes;
+  std::vector<uint32_t> owned_offsets;
+  std::vector<Slot> owned_slots;
+
   size_t size() const { return offsets.empty() ? 0 : offsets.size() - 1; }
 
+  // Tokens of 1 to 4 bytes are found by the value of their bytes without touching the
+  // token bytes: 1 and 2 bytes in dense tables, 3 and 4 in small open-addressing tables
+  // (1.3 MiB in all, so the pairs a merge asks about mostly hit the cache).
+  struct ShortSlot {
+    uint32_t key;
+    uint32_t rank;  // kNoRank = empty
+  };
+  static constexpr uint32_t kShortBits = 16;
+  static constexpr size_t kShortSlots = size_t{1} << kShortBits;
+  std::span<const uint32_t> rank1, rank2;  // 256 and 65,536 entries
+  std::span<const ShortSlot> short3, short4;  // kShortSlots entries each
+  std::vector<uint32_t> owned_rank1, owned_rank2;
+  std::vector<ShortSlot> owned_short3, owned_short4;
+  // One bit per hash value of every longer token (256 KiB, so it stays in a core's cache):
+  // most strings a merge asks about are not tokens and stop here.
+  static constexpr uint64_t kFilterBits = uint64_t{1} << 21;
+  static constexpr size_t kFilterWords = kFilterBits / 64;
+  std::span<const uint64_t> filter;
+  std::vector<uint64_t> owned_filter;
+
+  static uint32_t ShortHash(uint32_t key) { return (key * 0x9E3779B1u) >> (32 - kShortBits); }
+  static uint32_t FindShort(std::span<const ShortSlot> table, uint32_t key) {
+    for (uint32_t i = ShortHash(key);; i = (i + 1) & ((1u << kShortBits) - 1)) {
+      const ShortSlot& s = table[i];
+      if (s.rank == kNoRank || s.key == key) return s.rank;
+    }
+  }
+  static uint32_t Key3(const uint8_t* p) {
+    return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16);
+  }
+
   uint32_t Rank(const uint8_t* p, size_t n) const {
+    switch (n) {
+      case 1: return rank1[p[0]];
+      case 2: return rank2[p[0] | (uint32_t{p[1]} << 8)];
+      case 3: return FindShort(short3, Key3(p));
+      case 4: return FindShort(short4, Load32(p));
+      default: break;
+    }
     if (n > max_len) return kNoRank;
     const uint64_t h = HashBytes(p, n);
+    const uint64_t bit = (h >> 40) & (kFilterBits - 1);
+    if (((filter[bit >> 6] >> (bit & 63)) & 1) == 0) return kNoRank;
     const auto tag = static_cast<uint32_t>(h >> 32);
     for (uint64_t i = h & mask;; i = (i + 1) & mask) {
       const Slot& s = slots[i];
@@ -154,6 +257,7 @@ struct O200kTokenizer::Vocabulary {
   Status Parse(std::string_view text) {
     std::vector<uint32_t> line_rank;  // rank of the k-th line
     std::vector<uint32_t> line_offset = {0};
+    std::string& bytes = owned_bytes;
     bytes.clear();
     bytes.reserve(text.size() / 2);
     size_t pos = 0;
@@ -185,7 +289,7 @@ struct O200kTokenizer::Vocabulary {
     const size_t count = line_rank.size();
     if (count == 0) return Status::Corruption("o200k vocabulary: empty");
     if (in_order) {
-      offsets = std::move(line_offset);
+      owned_offsets = std::move(line_offset);
     } else {
       // Ranks must be dense (0..count-1, each once) so that rank order is token order.
       std::vector<uint32_t> line_of(count, kNoRank);
@@ -197,20 +301,24 @@ struct O200kTokenizer::Vocabulary {
       }
       std::string sorted;
       sorted.reserve(bytes.size());
-      offsets.assign(count + 1, 0);
+      owned_offsets.assign(count + 1, 0);
       for (size_t r = 0; r < count; ++r) {
-        offsets[r] = static_cast<uint32_t>(sorted.size());
+        owned_offsets[r] = static_cast<uint32_t>(sorted.size());
         const uint32_t k = line_of[r];
         sorted.append(bytes, line_offset[k], line_offset[k + 1] - line_offset[k]);
       }
-      offsets[count] = static_cast<uint32_t>(sorted.size());
+      owned_offsets[count] = static_cast<uint32_t>(sorted.size());
       bytes = std::move(sorted);
     }
+    const std::vector<uint32_t>& offsets = owned_offsets;
     for (size_t r = 0; r < count; ++r) max_len = std::max<size_t>(max_len, offsets[r + 1] - offsets[r]);
 
     size_t capacity = 1;
     while (capacity < count * 5 / 2) capacity <<= 1;  // load factor <= 0.4
+    std::vector<Slot>& slots = owned_slots;
     slots.assign(capacity, Slot{0, kNoRank});
+    std::vector<uint64_t>& filter = owned_filter;
+    filter.assign(kFilterWords, 0);
     mask = capacity - 1;
     // Hash everything first so the (cache-missing) slot of a later token can be prefetched.
     std::vector<uint64_t> hashes(count);
@@ -234,7 +342,46 @@ struct O200kTokenizer::Vocabulary {
         }
       }
       slots[i] = Slot{tag, static_cast<uint32_t>(r)};
+      const uint64_t bit = (hashes[r] >> 40) & (kFilterBits - 1);
+      filter[bit >> 6] |= uint64_t{1} << (bit & 63);
     }
+    std::vector<uint32_t>& rank1 = owned_rank1;
+    std::vector<uint32_t>& rank2 = owned_rank2;
+    std::vector<ShortSlot>& short3 = owned_short3;
+    std::vector<ShortSlot>& short4 = owned_short4;
+    rank1.assign(256, kNoRank);
+    rank2.assign(1 << 16, kNoRank);
+    short3.assign(kShortSlots, ShortSlot{0, kNoRank});
+    short4.assign(kShortSlots, ShortSlot{0, kNoRank});
+    size_t used[5] = {};
+    for (size_t r = 0; r < count; ++r) {
+      const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
+      const auto rank = static_cast<uint32_t>(r);
+      auto insert = [&](std::vector<ShortSlot>& table, uint32_t key, size_t* n) {
+        if (++*n > table.size() / 2) return false;  // o200k: 18,185 and 26,166 of 65,536
+        uint32_t i = ShortHash(key);
+        while (table[i].rank != kNoRank) i = (i + 1) & ((1u << kShortBits) - 1);
+        table[i] = ShortSlot{key, rank};
+        return true;
+      };
+      bool ok = true;
+      switch (offsets[r + 1] - offsets[r]) {
+        case 1: rank1[t[0]] = rank; break;
+        case 2: rank2[t[0] | (uint32_t{t[1]} << 8)] = rank; break;
+        case 3: ok = insert(short3, Key3(t), &used[3]); break;
+        case 4: ok = insert(short4, Load32(t), &used[4]); break;
+        default: break;
+      }
+      if (!ok) return Status::Corruption("o200k vocabulary: too many short tokens");
+    }
+    this->bytes = owned_bytes;
+    this->offsets = owned_offsets;
+    this->slots = owned_slots;
+    this->rank1 = owned_rank1;
+    this->rank2 = owned_rank2;
+    this->short3 = owned_short3;
+    this->short4 = owned_short4;
+    this->filter = owned_filter;
     // Byte-pair merging starts from single bytes, so every byte must be a token.
     for (int b = 0; b < 256; ++b) {
       const auto byte = static_cast<uint8_t>(b);
@@ -249,19 +396,20 @@ struct O200kTokenizer::Vocabulary {
   // in order. Repeatedly merges the adjacent pair whose concatenation has the lowest rank,
   // leftmost on ties (§7.2).
   //
-  // Pieces longer than kWindowedPiece (one 64 MiB run of a letter is one piece) merge window
-  // by window so the work and memory per piece stay bounded: see MergeWindowed. `part` must
-  // then tolerate a rollback: Merge returns the number of parts it reported before the
-  // windowed pass was abandoned (0 when it succeeded or was not used); the caller discards
-  // that many parts, which MergeFull reports afresh.
+  // Pieces longer than kO200kLongPiece (one 64 MiB run of a letter is one piece) use the
+  // backtracking encoder (MergeBacktrack), linear in practice and with bounded memory. `part`
+  // must then tolerate a rollback: Merge returns the number of parts it reported before a
+  // bounded pass was abandoned (0 when nothing was abandoned); the caller discards that many
+  // parts, which the second pass reports afresh.
   template <class PartFn>
   size_t Merge(const uint8_t* p, size_t n, PartFn&& part) const {
-    if (n <= kSmallPiece) {
-      MergeSmall(p, n, part);
-      return 0;
-    }
-    if (n <= kWindowedPiece || !g_windowed_merge.load(std::memory_order_relaxed)) {
-      MergeLarge(p, n, part);
+    if (n <= g_long_piece.load(std::memory_order_relaxed) ||
+        !g_backtrack_merge.load(std::memory_order_relaxed)) {
+      if (n <= kSmallPiece) {
+        MergeSmall(p, n, part);
+      } else {
+        MergeLarge(p, n, part);
+      }
       return 0;
     }
     size_t reported = 0;
@@ -269,96 +417,251 @@ struct O200kTokenizer::Vocabulary {
       ++reported;
       part(b, e);
     };
-    if (MergeWindowed(p, n, counted)) return 0;
-    MergeLarge(p, n, part);
+    if (MergeBacktrack(p, n, g_backtrack_keep.load(std::memory_order_relaxed), counted)) return 0;
+    // It had to go back into parts already reported: again, keeping every part (cannot fail,
+    // see MergeBacktrack; the heap merge stays as a guard).
+    g_backtrack_retries.fetch_add(1, std::memory_order_relaxed);
+    if (!MergeBacktrack(p, n, SIZE_MAX, part)) MergeLarge(p, n, part);
     return reported;
   }
 
-  // Merges p[0, n) exactly as MergeLarge would, or returns false (having reported a prefix of
-  // parts the caller discards). BPE output is the unique tokenisation in which every token
-  // is itself the merge result of its bytes and every adjacent pair of tokens merges back to
-  // exactly that pair ("compatible"). So: merge a window of kWindow bytes, keep its tokens
-  // that end before the last kMargin bytes, and start the next window at the end of the
-  // last kept token; each seam (last kept token, first token of the next window) is
-  // verified compatible. A seam that fails is retried from the held token's start (up to
-  // kMaxBackoff tokens back); if that does not settle, false (MergeLarge takes over).
-  // Work: O(n / (kWindow - kMargin) * kWindow log kWindow), memory O(kWindow).
+  // --- The backtracking encoder -------------------------------------------------------
+  //
+  // Facts it rests on (docs/DECISIONS.md, "Token counting of long pieces"): call a token
+  // *self-merging* if the merge of its own bytes gives back that one token, and two tokens
+  // t1, t2 *compatible* if the merge of t1+t2 gives exactly [t1, t2]. The merge of any string
+  // S is the only tokenisation of S into self-merging tokens whose adjacent pairs are all
+  // compatible. (Merges inside one final token, or inside two neighbouring ones, happen in
+  // the same order as when those bytes are merged alone, because the merge chosen at each
+  // step is the global minimum and hence the minimum of any span containing it; a merge
+  // across a boundary of such a tokenisation would thus be a merge across the boundary of
+  // some compatible pair merged alone, which does not happen.)
+  //
+  // So a depth-first search over "next token = a self-merging vocabulary token that is a
+  // prefix of the rest and compatible with the previous one", longest first, finds the merge
+  // result: every complete path is it. Whenever the search stands at position i, the tokens
+  // behind it are a compatible tokenisation of p[0, i), i.e. the merge of p[0, i) — the same
+  // every time — so a position the search once had to leave backwards can never lead to the
+  // end and is marked dead. Each position is therefore entered at most once and each token
+  // that is a prefix there tried at most once: O(n × prefix tokens per position) checks.
+  //
+  // Memory: the tokens not yet reported (at most 2 × keep) and one bit per position. Parts
+  // more than `keep` tokens behind are reported; if the search has to go back past them it
+  // returns false (only possible with keep < SIZE_MAX).
   template <class PartFn>
-  bool MergeWindowed(const uint8_t* p, size_t n, PartFn& part) const {
-    struct Tok {
-      uint32_t b, e;
+  bool MergeBacktrack(const uint8_t* p, size_t n, size_t keep, PartFn& part) const {
+    const PrefixIndex& ix = Index();
+    struct Frame {
+      uint32_t begin, rank;
     };
-    std::vector<Tok> window;  // tokens of the current window, absolute offsets
-    std::vector<Tok> held;    // verified-in-window tokens not yet reported (seam pending)
-    window.reserve(kWindow);
-    struct Memo {
-      uint64_t hash = 0;
-      std::string bytes;
-      std::vector<Tok> toks;
-    };
-    constexpr size_t kMemoEntries = 8;
-    Memo memo[kMemoEntries];
-    size_t start = 0;
-    int backoff = 0;
-    while (start < n) {
-      const size_t len = std::min(kWindow, n - start);
-      const bool last = start + len == n;
-      window.clear();
-      // Runs of one letter (or any short period) give the same window bytes again and again:
-      // a few windows are remembered by content (exact bytes compared, so a hit is exact).
-      const uint64_t h = HashBytes(p + start, len);
-      Memo& m = memo[h & (kMemoEntries - 1)];
-      if (m.hash == h && m.bytes.size() == len && std::memcmp(m.bytes.data(), p + start, len) == 0) {
-        for (const Tok& t : m.toks) {
-          window.push_back(Tok{static_cast<uint32_t>(start + t.b), static_cast<uint32_t>(start + t.e)});
-        }
-      } else {
-        auto collect = [&](uint32_t b, uint32_t e) {
-          window.push_back(Tok{static_cast<uint32_t>(start + b), static_cast<uint32_t>(start + e)});
-        };
-        MergeLarge(p + start, len, collect);
-        m.hash = h;
-        m.bytes.assign(reinterpret_cast<const char*>(p + start), len);
-        m.toks.clear();
-        for (const Tok& t : window) {
-          m.toks.push_back(Tok{static_cast<uint32_t>(t.b - start), static_cast<uint32_t>(t.e - start)});
+    std::vector<Frame> stack;
+    std::vector<uint64_t> dead((n >> 6) + 1, 0);
+    BacktrackScratch& scratch = ThreadBacktrackScratch(this);
+    auto is_dead = [&](size_t i) { return (dead[i >> 6] >> (i & 63)) & 1; };
+    size_t reported = 0;  // stack[0, reported) went to `part`
+    size_t i = 0;
+    uint32_t cand = LongestPrefixToken(ix, p, n);
+    while (true) {
+      size_t end = 0;
+      scratch.NewPosition();
+      for (; cand != kNoRank; cand = ix.shorter[cand]) {
+        end = i + Length(ix, cand);
+        if (end < n && is_dead(end)) continue;
+        if (!SelfMerging(ix, cand)) continue;
+        if (stack.empty() ||
+            Compatible(scratch, p, stack.back().begin, stack.back().rank, static_cast<uint32_t>(i), cand,
+                       static_cast<uint32_t>(end))) {
+          break;
         }
       }
-      if (!held.empty() && !Compatible(p, held.back().b, held.back().e, window.front().e)) {
-        if (++backoff > kMaxBackoff || held.size() < 2) return false;
-        start = held.back().b;  // re-merge from the held token's start
-        held.pop_back();
+      if (cand != kNoRank) {
+        stack.push_back(Frame{static_cast<uint32_t>(i), cand});
+        i = end;
+        if (i == n) break;
+        if (keep != SIZE_MAX && stack.size() - reported > 2 * keep) {
+          for (const size_t upto = stack.size() - keep; reported < upto; ++reported) {
+            part(stack[reported].begin, stack[reported].begin + Length(ix, stack[reported].rank));
+          }
+          if (reported > 4 * keep) {  // drop reported frames but the last (the previous token)
+            stack.erase(stack.begin(), stack.begin() + static_cast<std::ptrdiff_t>(reported - 1));
+            reported = 1;
+          }
+        }
+        cand = LongestPrefixToken(ix, p + i, n - i);
         continue;
       }
-      backoff = 0;
-      size_t keep = window.size();
-      if (!last) {
-        while (keep > 1 && window[keep - 1].e + kMargin > start + len) --keep;
-        if (keep == window.size()) keep = window.size() - 1;  // always leave a seam
-        if (keep == 0) return false;
-      }
-      // Everything held before this window is now settled except the seam token itself,
-      // which the check above just verified against this window's first token.
-      for (const Tok& t : held) part(t.b, t.e);
-      held.clear();
-      if (last) {
-        for (const Tok& t : window) part(t.b, t.e);
-        return true;
-      }
-      // Keep the last kMaxBackoff kept tokens back so a failing seam can be re-merged.
-      const size_t report = keep > static_cast<size_t>(kMaxBackoff) ? keep - kMaxBackoff : 0;
-      for (size_t k = 0; k < report; ++k) part(window[k].b, window[k].e);
-      held.assign(window.begin() + static_cast<std::ptrdiff_t>(report),
-                  window.begin() + static_cast<std::ptrdiff_t>(keep));
-      start = window[keep - 1].e;
+      // Nothing fits at i: i is dead; retry the previous token's next shorter alternative.
+      dead[i >> 6] |= uint64_t{1} << (i & 63);
+      if (stack.size() == reported) return false;  // (empty stack: impossible, see above)
+      const Frame top = stack.back();
+      stack.pop_back();
+      i = top.begin;
+      cand = ix.shorter[top.rank];
     }
-    for (const Tok& t : held) part(t.b, t.e);
+    for (; reported < stack.size(); ++reported) {
+      part(stack[reported].begin, stack[reported].begin + Length(ix, stack[reported].rank));
+    }
     return true;
   }
 
-  // Whether tokens p[b, m) and p[m, e) merge back to exactly themselves (and each is a token).
-  bool Compatible(const uint8_t* p, size_t b, size_t m, size_t e) const {
-    if (Rank(p + b, m - b) == kNoRank || Rank(p + m, e - m) == kNoRank) return false;
+  // Built on the first long piece: a byte trie of the vocabulary and, per token, the
+  // longest token that is a proper prefix of it.
+  struct PrefixIndex {
+    // Node 0 is the root; the children of a node are consecutive ids in byte order, from
+    // first_child[node] to first_child[node + 1]. Every byte is a token, so the root's child
+    // for byte c is first_child[0] + c.
+    std::vector<uint32_t> first_child;
+    std::vector<uint8_t> label;        // node → the byte on the edge into it
+    std::vector<uint32_t> node_rank;   // node → the token it spells, kNoRank if none
+    std::vector<uint32_t> shorter;     // token → longest proper prefix that is a token
+    std::vector<uint8_t> length;       // token → its length in bytes (at most 128 in o200k)
+    // token → 0 unknown, 1 self-merging, 2 not (filled on first use; racing threads store
+    // the same value).
+    std::unique_ptr<std::atomic<uint8_t>[]> self;
+  };
+
+  const PrefixIndex& Index() const {
+    std::call_once(index_once, [this] { index = BuildPrefixIndex(); });
+    return *index;
+  }
+
+  size_t Length(uint32_t rank) const { return offsets[rank + 1] - offsets[rank]; }
+  size_t Length(const PrefixIndex& ix, uint32_t rank) const { return ix.length[rank]; }
+
+  std::unique_ptr<PrefixIndex> BuildPrefixIndex() const {
+    auto ix = std::make_unique<PrefixIndex>();
+    const auto count = static_cast<uint32_t>(size());
+    auto token = [&](uint32_t r) {
+      return std::string_view(bytes.data() + offsets[r], offsets[r + 1] - offsets[r]);
+    };
+    std::vector<uint32_t> order(count);
+    for (uint32_t r = 0; r < count; ++r) order[r] = r;
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return token(a) < token(b); });
+    // Breadth first, one level at a time: a node is a run of sorted tokens order[lo, hi)
+    // that share their first `depth` bytes; inherited = the longest token that is a proper
+    // prefix of them. Node ids follow the order the nodes are visited in.
+    struct Range {
+      uint32_t lo, hi, depth, inherited;
+    };
+    std::vector<Range> level = {Range{0, count, 0, kNoRank}};
+    std::vector<Range> next_level;
+    uint32_t level_start = 0;  // id of level[0]
+    ix->label.push_back(0);
+    ix->shorter.assign(count, kNoRank);
+    while (!level.empty()) {
+      const auto next_start = static_cast<uint32_t>(level_start + level.size());
+      next_level.clear();
+      for (const Range& r : level) {
+        ix->first_child.push_back(next_start + static_cast<uint32_t>(next_level.size()));
+        uint32_t lo = r.lo;
+        uint32_t here = kNoRank;
+        if (lo < r.hi && Length(order[lo]) == r.depth) {  // sorts first; tokens are distinct
+          here = order[lo++];
+          ix->shorter[here] = r.inherited;
+        }
+        ix->node_rank.push_back(here);
+        const uint32_t inherited = here != kNoRank ? here : r.inherited;
+        while (lo < r.hi) {
+          const char c = token(order[lo])[r.depth];
+          uint32_t hi = lo + 1;
+          while (hi < r.hi && token(order[hi])[r.depth] == c) ++hi;
+          next_level.push_back(Range{lo, hi, r.depth + 1, inherited});
+          ix->label.push_back(static_cast<uint8_t>(c));
+          lo = hi;
+        }
+      }
+      level_start = next_start;
+      level.swap(next_level);
+    }
+    ix->first_child.push_back(level_start);  // = the number of nodes
+    ix->length.resize(count);
+    for (uint32_t r = 0; r < count; ++r) ix->length[r] = static_cast<uint8_t>(Length(r));
+    ix->label.resize(ix->label.size() + 16, 0);  // FindLabel reads 16 bytes at a time
+    ix->self = std::make_unique<std::atomic<uint8_t>[]>(count);
+    for (uint32_t r = 0; r < count; ++r) ix->self[r].store(0, std::memory_order_relaxed);
+    return ix;
+  }
+
+  // The longest token that is a prefix of p[0, n), n >= 1.
+  static uint32_t LongestPrefixToken(const PrefixIndex& ix, const uint8_t* p, size_t n) {
+    uint32_t node = ix.first_child[0] + p[0];
+    uint32_t best = ix.node_rank[node];
+    const uint8_t* labels = ix.label.data();
+    for (size_t d = 1; d < n; ++d) {
+      const uint32_t lo = ix.first_child[node];
+      const uint32_t hi = ix.first_child[node + 1];
+      const uint32_t child = FindLabel(labels, lo, hi, p[d]);
+      if (child == kNoRank) break;
+      node = child;
+      if (ix.node_rank[node] != kNoRank) best = ix.node_rank[node];
+    }
+    return best;
+  }
+
+  // The node among lo..hi-1 whose label is c, kNoRank if none. `labels` is padded with 16
+  // bytes past its last node.
+  static uint32_t FindLabel(const uint8_t* labels, uint32_t lo, uint32_t hi, uint8_t c) {
+#if defined(__SSE2__)
+    const __m128i want = _mm_set1_epi8(static_cast<char>(c));
+    for (uint32_t k = lo; k < hi; k += 16) {
+      const __m128i got = _mm_loadu_si128(reinterpret_cast<const __m128i*>(labels + k));
+      uint32_t bits = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(got, want)));
+      if (hi - k < 16) bits &= (1u << (hi - k)) - 1;
+      if (bits != 0) return k + static_cast<uint32_t>(__builtin_ctz(bits));
+    }
+    return kNoRank;
+#else
+    const uint8_t* at = std::lower_bound(labels + lo, labels + hi, c);
+    return at != labels + hi && *at == c ? static_cast<uint32_t>(at - labels) : kNoRank;
+#endif
+  }
+
+  bool SelfMerging(const PrefixIndex& ix, uint32_t rank) const {
+    uint8_t state = ix.self[rank].load(std::memory_order_relaxed);
+    if (state == 0) {
+      const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[rank]);
+      const size_t len = Length(rank);
+      size_t parts = 0;
+      auto one = [&parts](uint32_t, uint32_t) { ++parts; };
+      if (len <= kSmallPiece) {
+        MergeSmall(t, len, one);
+      } else {
+        MergeLarge(t, len, one);
+      }
+      state = parts == 1 ? 1 : 2;
+      ix.self[rank].store(state, std::memory_order_relaxed);
+    }
+    return state == 1;
+  }
+
+  // Whether tokens r1 = p[b, m) and r2 = p[m, e), both self-merging, merge back to exactly
+  // [r1, r2].
+  bool Compatible(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t r1,
+                  uint32_t m, uint32_t r2, uint32_t e) const {
+    // Runs of one letter or of a short period ask about the same pair again and again.
+    if (r1 == scratch.last_pair[0] && r2 == scratch.last_pair[1]) return scratch.last_pair[2];
+    const bool ok = CompatibleUncached(scratch, p, b, r1, m, r2, e);
+    scratch.last_pair[0] = r1;
+    scratch.last_pair[1] = r2;
+    scratch.last_pair[2] = ok ? 1 : 0;
+    return ok;
+  }
+
+  bool CompatibleUncached(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t r1,
+                          uint32_t m, uint32_t r2, uint32_t e) const {
+    if (m - b <= kRunMax && e - m <= kRunMax) {
+      const MergeRun& a = Run(scratch, r1);
+      if (r1 != r2 && ((r1 ^ r2) & (BacktrackScratch::kRunSlots - 1)) == 0) {
+        const MergeRun copy = a;  // r2 takes the same cache slot
+        return CompatibleByRuns(scratch, p, m, copy, Run(scratch, r2));
+      }
+      return CompatibleByRuns(scratch, p, m, a, Run(scratch, r2));
+    }
+    // Long tokens: merge the pair's bytes, remembering the answer by rank pair.
+    const uint64_t key = (uint64_t{r1} << 24) | r2;  // ranks < 2^24
+    uint64_t& slot = scratch.pairs[PairHash(key) & (BacktrackScratch::kPairSlots - 1)];
+    if ((slot >> 1) == key + 1) return slot & 1;
     size_t parts = 0;
     bool split_at_m = false;
     auto check = [&](uint32_t pb, uint32_t) {
@@ -370,11 +673,82 @@ struct O200kTokenizer::Vocabulary {
     } else {
       MergeLarge(p + b, e - b, check);
     }
-    return parts == 2 && split_at_m;
+    const bool ok = parts == 2 && split_at_m;
+    slot = ((key + 1) << 1) | (ok ? 1 : 0);
+    return ok;
   }
+
+  // The merge of t1 + t2 where t1 = p[.., m) and t2 = p[m, ..) are self-merging, replayed
+  // from their own merge runs. Until some merge joins a part of t1 with a part of t2, the
+  // merges inside t1 are t1's own run in order, those inside t2 are t2's (each chosen merge
+  // is the lowest-ranked pair overall, hence inside its side), interleaved by rank, t1's
+  // first on equal ranks (leftmost). The only pair across is (t1's last part, t2's first
+  // part): it is merged — t1, t2 incompatible — as soon as its rank is below t1's next merge
+  // and not above t2's next merge. If both runs finish without that, the merge is [t1, t2].
+  bool CompatibleByRuns(BacktrackScratch& scratch, const uint8_t* p, uint32_t m,
+                        const MergeRun& a, const MergeRun& b) const {
+    auto across_rank = [&](uint32_t right, uint32_t left) {
+      BacktrackScratch::Across& c = scratch.across[right][left];
+      if (c.stamp != scratch.stamp) c = {scratch.stamp, Rank(p + m - right, right + left)};
+      return c.rank;
+    };
+    size_t i = 0;
+    size_t j = 0;
+    uint32_t right = a.right[0];
+    uint32_t left = b.left[0];
+    uint32_t across = across_rank(right, left);
+    while (true) {
+      const uint32_t next_a = a.next[i];
+      const uint32_t next_b = b.next[j];
+      if (across != kNoRank && across < next_a && across <= next_b) return false;
+      if (next_a == kNoRank && next_b == kNoRank) return true;
+      if (next_a <= next_b) {
+        ++i;
+        if (a.right[i] == right) continue;
+        right = a.right[i];
+      } else {
+        ++j;
+        if (b.left[j] == left) continue;
+        left = b.left[j];
+      }
+      across = across_rank(right, left);
+    }
+  }
+
+  // The merge run of self-merging token `rank` (at most kRunMax bytes), from the thread's
+  // cache: state k (k = 0 .. length-1, k merges done) has next[k] = the rank of the next
+  // merge (kNoRank after the last), right[k] / left[k] = the length of its last / first part.
+  const MergeRun& Run(BacktrackScratch& scratch, uint32_t rank) const {
+    MergeRun& run = scratch.runs[rank & (BacktrackScratch::kRunSlots - 1)];
+    if (run.rank == rank) return run;
+    const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[rank]);
+    const size_t len = Length(rank);
+    run.rank = rank;
+    run.right[0] = 1;
+    run.left[0] = 1;
+    size_t k = 0;
+    auto none = [](uint32_t, uint32_t) {};
+    MergeSmall(t, len, none, [&](uint32_t merged, const uint32_t* starts, size_t parts) {
+      run.next[k++] = merged;
+      run.left[k] = static_cast<uint8_t>(starts[1] - starts[0]);
+      run.right[k] = static_cast<uint8_t>(starts[parts] - starts[parts - 1]);
+    });
+    run.next[k] = kNoRank;  // k == len - 1: the token is self-merging
+    return run;
+  }
+
+  mutable std::once_flag index_once;
+  mutable std::unique_ptr<PrefixIndex> index;
 
   template <class PartFn>
   void MergeSmall(const uint8_t* p, size_t n, PartFn& part) const {
+    MergeSmall(p, n, part, [](uint32_t, const uint32_t*, size_t) {});
+  }
+
+  // As above; step(rank, starts, parts) after each merge (`rank` the merged pair's, the parts
+  // then starting at starts[0, parts), starts[parts] = n).
+  template <class PartFn, class StepFn>
+  void MergeSmall(const uint8_t* p, size_t n, PartFn& part, StepFn&& step) const {
     uint32_t starts[kSmallPiece + 1];
     uint32_t pair[kSmallPiece];  // pair[k] = rank of parts k and k+1 joined
     size_t parts = n;
@@ -397,6 +771,7 @@ struct O200kTokenizer::Vocabulary {
       --parts;
       if (at + 1 < parts) pair[at] = Rank(p + starts[at], starts[at + 2] - starts[at]);
       if (at > 0) pair[at - 1] = Rank(p + starts[at - 1], starts[at + 1] - starts[at - 1]);
+      step(best, starts, parts);
     }
     for (size_t k = 0; k < parts; ++k) part(starts[k], starts[k + 1]);
   }
@@ -627,11 +1002,6 @@ CountCache& ThreadCache(const void* owner) {
 
 // ---------------------------------------------------------------------------------------
 
-std::string_view EmbeddedO200kVocabulary() {
-  return std::string_view(caveman_o200k_vocab_begin,
-                          static_cast<size_t>(caveman_o200k_vocab_end - caveman_o200k_vocab_begin));
-}
-
 Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::Create(std::string_view tiktoken) {
   const std::string hex = Sha256::Hex(Sha256::Digest(tiktoken));
   if (hex != kO200kSha256Hex) {
@@ -642,6 +1012,148 @@ Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::Create(std::string_view 
   CAVEMAN_RETURN_IF_ERROR(vocab->Parse(tiktoken));
   CodePointClasses::Get();  // build the tables now rather than inside the first Count()
   return std::unique_ptr<O200kTokenizer>(new O200kTokenizer(std::move(vocab)));
+}
+
+namespace {
+
+// Layout of the serialized tables (host byte order: they are built and used on one machine
+// type). A 64-byte header, then sections, each starting on a 64-byte boundary:
+//   offsets (count + 1 × u32), slots (slot_count × {u32 tag, u32 rank}), token bytes,
+//   class index (kBlocks × u16), class leaves (leaf_bytes).
+struct TablesHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t count;
+  uint32_t max_len;
+  uint32_t slot_count;
+  uint32_t bytes_size;
+  uint32_t index_count;
+  uint32_t leaf_bytes;
+  uint32_t reserved[7];
+};
+static_assert(sizeof(TablesHeader) == 64);
+constexpr char kTablesMagic[8] = {'C', 'V', 'O', '2', '0', '0', 'K', '\0'};
+constexpr uint32_t kTablesVersion = 2;  // 2: short-token tables and the filter
+constexpr size_t kTablesAlign = 64;
+
+// Sizes of the short-token tables and the filter (checked against Vocabulary in FromTables).
+constexpr size_t kTablesShortSlots = size_t{1} << 16;
+constexpr size_t kTablesShortSlotBytes = 8;
+constexpr size_t kTablesFilterWords = (size_t{1} << 21) / 64;
+
+size_t AlignUp(size_t n) { return (n + kTablesAlign - 1) / kTablesAlign * kTablesAlign; }
+
+struct TablesLayout {
+  size_t offsets, slots, bytes, index, leaves, rank1, rank2, short3, short4, filter, end;
+};
+
+TablesLayout LayoutOf(const TablesHeader& h) {
+  TablesLayout l;
+  l.offsets = sizeof(TablesHeader);
+  l.slots = AlignUp(l.offsets + (size_t{h.count} + 1) * sizeof(uint32_t));
+  l.bytes = AlignUp(l.slots + size_t{h.slot_count} * 2 * sizeof(uint32_t));
+  l.index = AlignUp(l.bytes + h.bytes_size);
+  l.leaves = AlignUp(l.index + size_t{h.index_count} * sizeof(uint16_t));
+  l.rank1 = AlignUp(l.leaves + h.leaf_bytes);
+  l.rank2 = AlignUp(l.rank1 + 256 * sizeof(uint32_t));
+  l.short3 = AlignUp(l.rank2 + 65536 * sizeof(uint32_t));
+  l.short4 = AlignUp(l.short3 + kTablesShortSlots * kTablesShortSlotBytes);
+  l.filter = AlignUp(l.short4 + kTablesShortSlots * kTablesShortSlotBytes);
+  l.end = l.filter + kTablesFilterWords * sizeof(uint64_t);
+  return l;
+}
+
+Status CheckTables(std::string_view tables, TablesHeader* header, TablesLayout* layout) {
+  if (tables.size() < sizeof(TablesHeader)) return Status::Corruption("o200k tables: truncated");
+  std::memcpy(header, tables.data(), sizeof *header);
+  const TablesHeader& h = *header;
+  if (std::memcmp(h.magic, kTablesMagic, sizeof kTablesMagic) != 0 || h.version != kTablesVersion) {
+    return Status::Corruption("o200k tables: wrong magic or version");
+  }
+  *layout = LayoutOf(h);
+  const bool sizes_ok = h.count > 0 && h.slot_count >= h.count &&
+                        (h.slot_count & (h.slot_count - 1)) == 0 &&
+                        h.index_count == CodePointClasses::kBlocks && h.leaf_bytes > 0 &&
+                        h.leaf_bytes % 256 == 0 && layout->end == tables.size();
+  if (!sizes_ok) return Status::Corruption("o200k tables: sizes do not add up");
+  uint32_t last_offset;
+  std::memcpy(&last_offset, tables.data() + layout->offsets + size_t{h.count} * sizeof(uint32_t),
+              sizeof last_offset);
+  if (last_offset != h.bytes_size) return Status::Corruption("o200k tables: offsets do not end");
+  const auto* index = reinterpret_cast<const uint16_t*>(tables.data() + layout->index);
+  for (size_t b = 0; b < h.index_count; ++b) {
+    if (size_t{index[b]} * 256 >= h.leaf_bytes) return Status::Corruption("o200k tables: bad index");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status O200kClassTables(std::string_view tables, const uint16_t** index, const uint8_t** leaves,
+                        size_t* leaf_bytes) {
+  TablesHeader h;
+  TablesLayout l;
+  CAVEMAN_RETURN_IF_ERROR(CheckTables(tables, &h, &l));
+  *index = reinterpret_cast<const uint16_t*>(tables.data() + l.index);
+  *leaves = reinterpret_cast<const uint8_t*>(tables.data() + l.leaves);
+  *leaf_bytes = h.leaf_bytes;
+  return Status::OK();
+}
+
+Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::FromTables(std::string_view tables) {
+  TablesHeader h;
+  TablesLayout l;
+  CAVEMAN_RETURN_IF_ERROR(CheckTables(tables, &h, &l));
+  auto vocab = std::make_unique<Vocabulary>();
+  vocab->offsets = std::span<const uint32_t>(
+      reinterpret_cast<const uint32_t*>(tables.data() + l.offsets), size_t{h.count} + 1);
+  vocab->slots = std::span<const Vocabulary::Slot>(
+      reinterpret_cast<const Vocabulary::Slot*>(tables.data() + l.slots), h.slot_count);
+  vocab->bytes = tables.substr(l.bytes, h.bytes_size);
+  vocab->mask = h.slot_count - 1;
+  vocab->max_len = h.max_len;
+  auto view = [&tables](size_t at, auto* type, size_t n) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    return std::span<const T>(reinterpret_cast<const T*>(tables.data() + at), n);
+  };
+  using V = Vocabulary;
+  static_assert(V::kShortSlots == kTablesShortSlots && sizeof(V::ShortSlot) == kTablesShortSlotBytes &&
+                V::kFilterWords == kTablesFilterWords);
+  vocab->rank1 = view(l.rank1, static_cast<uint32_t*>(nullptr), 256);
+  vocab->rank2 = view(l.rank2, static_cast<uint32_t*>(nullptr), 65536);
+  vocab->short3 = view(l.short3, static_cast<V::ShortSlot*>(nullptr), V::kShortSlots);
+  vocab->short4 = view(l.short4, static_cast<V::ShortSlot*>(nullptr), V::kShortSlots);
+  vocab->filter = view(l.filter, static_cast<uint64_t*>(nullptr), V::kFilterWords);
+  return std::unique_ptr<O200kTokenizer>(new O200kTokenizer(std::move(vocab)));
+}
+
+void O200kTokenizer::SerializeTables(std::string* out) const {
+  const Vocabulary& v = *vocab_;
+  const CodePointClasses& classes = CodePointClasses::Get();
+  TablesHeader h{};
+  std::memcpy(h.magic, kTablesMagic, sizeof kTablesMagic);
+  h.version = kTablesVersion;
+  h.count = static_cast<uint32_t>(v.size());
+  h.max_len = static_cast<uint32_t>(v.max_len);
+  h.slot_count = static_cast<uint32_t>(v.slots.size());
+  h.bytes_size = static_cast<uint32_t>(v.bytes.size());
+  h.index_count = static_cast<uint32_t>(CodePointClasses::kBlocks);
+  h.leaf_bytes = static_cast<uint32_t>(classes.leaf_bytes());
+  const TablesLayout l = LayoutOf(h);
+  const size_t base = out->size();
+  out->resize(base + l.end, '\0');
+  char* d = out->data() + base;
+  std::memcpy(d, &h, sizeof h);
+  std::memcpy(d + l.offsets, v.offsets.data(), v.offsets.size_bytes());
+  std::memcpy(d + l.slots, v.slots.data(), v.slots.size_bytes());
+  std::memcpy(d + l.bytes, v.bytes.data(), v.bytes.size());
+  std::memcpy(d + l.index, classes.index(), CodePointClasses::kBlocks * sizeof(uint16_t));
+  std::memcpy(d + l.leaves, classes.leaves(), classes.leaf_bytes());
+  std::memcpy(d + l.rank1, v.rank1.data(), v.rank1.size_bytes());
+  std::memcpy(d + l.rank2, v.rank2.data(), v.rank2.size_bytes());
+  std::memcpy(d + l.short3, v.short3.data(), v.short3.size_bytes());
+  std::memcpy(d + l.short4, v.short4.data(), v.short4.size_bytes());
+  std::memcpy(d + l.filter, v.filter.data(), v.filter.size_bytes());
 }
 
 O200kTokenizer::O200kTokenizer(std::unique_ptr<Vocabulary> vocab) : vocab_(std::move(vocab)) {}
@@ -724,7 +1236,12 @@ void O200kTokenizer::EncodeWellFormed(std::string_view text, std::vector<uint32_
   }
 }
 
-void SetO200kWindowedMergeForTest(bool on) { g_windowed_merge.store(on); }
+void SetO200kBacktrackMergeForTest(bool on) { g_backtrack_merge.store(on); }
+void SetO200kLongPieceForTest(size_t bytes) { g_long_piece.store(bytes); }
+void SetO200kBacktrackKeepForTest(size_t tokens) {
+  g_backtrack_keep.store(tokens == 0 ? kKeepTokens : tokens);
+}
+uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {
   std::vector<std::string_view> pieces;

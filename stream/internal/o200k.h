@@ -7,6 +7,7 @@
 #ifndef CAVEMAN_STREAM_INTERNAL_O200K_H_
 #define CAVEMAN_STREAM_INTERNAL_O200K_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,11 +27,26 @@ inline constexpr std::string_view kO200kName = "o200k_base";
 // The tiktoken file embedded in the library (stream/o200k_vocab.S).
 std::string_view EmbeddedO200kVocabulary();
 
+// The tokenizer tables (vocabulary hash table and code point classes) built from that file
+// at build time by o200k_tables_gen and embedded in the library (stream/o200k_tables.S),
+// so a process does not parse 200,000 base64 lines before its first count.
+std::string_view EmbeddedO200kTables();
+
+// The code point class tables inside `tables` (the FromTables format), checked.
+Status O200kClassTables(std::string_view tables, const uint16_t** index, const uint8_t** leaves,
+                        size_t* leaf_bytes);
+
 class O200kTokenizer final : public TokenCounter {
  public:
   // Parses `tiktoken` ("base64 SP rank" lines) after checking its SHA-256 against
   // kO200kSha256Hex. Errors: kCorruption (hash mismatch or malformed content).
   static Result<std::unique_ptr<O200kTokenizer>> Create(std::string_view tiktoken);
+  // A tokenizer over tables written by SerializeTables (the embedded ones, normally); the
+  // tables are used in place and must outlive the tokenizer. Errors: kCorruption (wrong
+  // magic or version, sizes that do not add up).
+  static Result<std::unique_ptr<O200kTokenizer>> FromTables(std::string_view tables);
+  // Appends the vocabulary and code point class tables in the FromTables format.
+  void SerializeTables(std::string* out) const;
   ~O200kTokenizer() override;
 
   std::string_view name() const override { return kO200kName; }
@@ -54,9 +70,21 @@ class O200kTokenizer final : public TokenCounter {
 // back `text`. REQUIRES: text is well-formed UTF-8 (see SanitizeUtf8).
 std::vector<std::string_view> O200kPieces(std::string_view text);
 
-// Tests only: false makes pieces of any length use the plain heap merge (the reference the
-// windowed merge of long pieces must equal). Default true.
-void SetO200kWindowedMergeForTest(bool on);
+// Pieces (pre-tokens) longer than this many bytes are merged by the backtracking encoder
+// (linear in practice, bounded memory); shorter ones by the heap merge.
+inline constexpr size_t kO200kLongPiece = 4096;
+
+// Tests only. false makes pieces of any length use the plain heap merge (the reference the
+// backtracking encoder of long pieces must equal); default true.
+void SetO200kBacktrackMergeForTest(bool on);
+// Tests only: pieces longer than `bytes` use the backtracking encoder (kO200kLongPiece by
+// default; 0 = every piece that is not itself a token).
+void SetO200kLongPieceForTest(size_t bytes);
+// Tests only: how many tokens the backtracking encoder keeps back before reporting them
+// (0 = the default); a small value makes its second pass (keep everything) run more often.
+void SetO200kBacktrackKeepForTest(size_t tokens);
+// Tests only: how many long pieces needed that second pass since the process started.
+uint64_t O200kBacktrackRetriesForTest();
 
 }  // namespace caveman::internal
 

@@ -44,15 +44,14 @@ UBool FillRange(const void* context, UChar32 start, UChar32 limit, UCharCategory
 
 }  // namespace
 
-const CodePointClasses& CodePointClasses::Get() {
-  static const CodePointClasses* const classes = new CodePointClasses();  // never destroyed
-  return *classes;
-}
+CodePointClasses::CodePointClasses(const uint16_t* index, const uint8_t* leaves, size_t leaf_bytes)
+    : index_(index), leaves_(leaves), leaf_bytes_(leaf_bytes) {}
 
-CodePointClasses::CodePointClasses() {
+CodePointClasses CodePointClasses::Build() {
+  CodePointClasses out;
   constexpr uint32_t kBlockSize = 1u << kLeafBits;
-  constexpr uint32_t kBlocks = (kMaxCodePoint + 1) >> kLeafBits;
-  index_.resize(kBlocks);
+  static_assert(kBlocks == (kMaxCodePoint + 1) >> kLeafBits);
+  out.owned_index_.resize(kBlocks);
   // Enumerating category ranges is far faster than asking ICU per code point.
   std::vector<uint8_t> flat(kMaxCodePoint + 1, 0);
   u_enumCharTypes(&FillRange, &flat);
@@ -79,9 +78,13 @@ CodePointClasses::CodePointClasses() {
   for (uint32_t block = 0; block < kBlocks; ++block) {
     std::string leaf(reinterpret_cast<const char*>(flat.data()) + (block << kLeafBits), kBlockSize);
     auto [it, inserted] = seen.emplace(leaf, static_cast<uint16_t>(seen.size()));
-    if (inserted) leaves_.insert(leaves_.end(), leaf.begin(), leaf.end());
-    index_[block] = it->second;
+    if (inserted) out.owned_leaves_.insert(out.owned_leaves_.end(), leaf.begin(), leaf.end());
+    out.owned_index_[block] = it->second;
   }
+  out.index_ = out.owned_index_.data();
+  out.leaves_ = out.owned_leaves_.data();
+  out.leaf_bytes_ = out.owned_leaves_.size();
+  return out;
 }
 
 }  // namespace caveman::internal

@@ -1,11 +1,12 @@
-// Code point classes used by the o200k_base pre-tokenizer (§7.2), built once from ICU's
-// Unicode 15 data into a two-level table.
+// Code point classes used by the o200k_base pre-tokenizer (§7.2): a two-level table built
+// from ICU's Unicode data at build time (o200k_tables_gen) and embedded in the library.
 //
 // Thread-safety: Get() initialises on first use (function-local static); the table is
 // immutable afterwards.
 #ifndef CAVEMAN_STREAM_INTERNAL_O200K_CLASSES_H_
 #define CAVEMAN_STREAM_INTERNAL_O200K_CLASSES_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -23,22 +24,43 @@ inline constexpr uint8_t kClsSlash = 1 << 6;       // '/'
 
 class CodePointClasses {
  public:
+  // The process's tables: the ones embedded at build time (stream/o200k_embedded.cc; the
+  // table generator defines its own, built with Build()).
   static const CodePointClasses& Get();
+  // Builds the tables from ICU's Unicode data (build time, and tests comparing with Get()).
+  static CodePointClasses Build();
+  // Tables in place: index has kBlocks entries, each < leaf_bytes / 256; both must outlive
+  // this object.
+  CodePointClasses(const uint16_t* index, const uint8_t* leaves, size_t leaf_bytes);
+
+  static constexpr size_t kBlocks = 0x110000 >> 8;
 
   // REQUIRES: cp <= 0x10FFFF.
   uint8_t Of(uint32_t cp) const {
     return leaves_[(static_cast<uint32_t>(index_[cp >> kLeafBits]) << kLeafBits) |
                    (cp & kLeafMask)];
   }
-  const uint8_t* ascii() const { return leaves_.data(); }  // classes of U+0000..U+007F
+  const uint8_t* ascii() const { return leaves_; }  // classes of U+0000..U+007F
+
+  const uint16_t* index() const { return index_; }
+  const uint8_t* leaves() const { return leaves_; }
+  size_t leaf_bytes() const { return leaf_bytes_; }
+
+  CodePointClasses(CodePointClasses&& other) noexcept = default;
+  CodePointClasses& operator=(CodePointClasses&&) = delete;
+  CodePointClasses(const CodePointClasses&) = delete;
+  CodePointClasses& operator=(const CodePointClasses&) = delete;
 
  private:
   static constexpr uint32_t kLeafBits = 8;
   static constexpr uint32_t kLeafMask = (1u << kLeafBits) - 1;
-  CodePointClasses();
+  CodePointClasses() = default;
 
-  std::vector<uint16_t> index_;  // block number → leaf number
-  std::vector<uint8_t> leaves_;  // deduplicated 256-entry leaves; leaf 0 is block 0
+  std::vector<uint16_t> owned_index_;  // Build() only
+  std::vector<uint8_t> owned_leaves_;
+  const uint16_t* index_ = nullptr;  // block number → leaf number (kBlocks entries)
+  const uint8_t* leaves_ = nullptr;  // deduplicated 256-entry leaves; leaf 0 is block 0
+  size_t leaf_bytes_ = 0;
 };
 
 }  // namespace caveman::internal

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <set>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "stream/internal/o200k.h"
+#include "stream/internal/o200k_classes.h"
 #include "stream/internal/utf8_scan.h"
 #include "tests/testing/test_util.h"
 
@@ -268,6 +270,50 @@ TEST(O200k, CorruptVocabularyIsRejected) {
   EXPECT_EQ(empty.status().code(), StatusCode::kCorruption);
 }
 
+// The tables embedded at build time are exactly what parsing the embedded vocabulary gives
+// (so the default counter, which uses them, is the verified vocabulary), and the class tables
+// are ICU's.
+TEST(O200k, EmbeddedTablesAreTheParsedVocabulary) {
+  auto parsed = internal::O200kTokenizer::Create(internal::EmbeddedO200kVocabulary());
+  ASSERT_TRUE(parsed.ok());
+  std::string tables;
+  (*parsed)->SerializeTables(&tables);
+  EXPECT_TRUE(tables == internal::EmbeddedO200kTables()) << "sizes " << tables.size() << " vs "
+                                                         << internal::EmbeddedO200kTables().size();
+  const internal::CodePointClasses built = internal::CodePointClasses::Build();
+  const internal::CodePointClasses& embedded = internal::CodePointClasses::Get();
+  ASSERT_EQ(built.leaf_bytes(), embedded.leaf_bytes());
+  EXPECT_EQ(std::memcmp(built.leaves(), embedded.leaves(), built.leaf_bytes()), 0);
+  EXPECT_EQ(std::memcmp(built.index(), embedded.index(),
+                        internal::CodePointClasses::kBlocks * sizeof(uint16_t)), 0);
+  for (uint32_t cp : {0x41u, 0x61u, 0x20u, 0x0Au, 0x2Fu, 0x4E2Du, 0x0301u, 0x1F600u, 0x10FFFFu}) {
+    EXPECT_EQ(built.Of(cp), embedded.Of(cp)) << cp;
+  }
+  auto viewed = internal::O200kTokenizer::FromTables(tables);
+  ASSERT_TRUE(viewed.ok()) << viewed.status().ToString();
+  const std::string text = "Hello, world! naïve café 中文 1234567 " + std::string(5000, 'q') + "xyz";
+  std::vector<uint32_t> a, b;
+  (*parsed)->Encode(text, &a);
+  (*viewed)->Encode(text, &b);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ((*viewed)->vocabulary_size(), 199998u);
+}
+
+TEST(O200k, CorruptTablesAreRejected) {
+  const std::string good(internal::EmbeddedO200kTables());
+  ASSERT_TRUE(internal::O200kTokenizer::FromTables(good).ok());
+  std::vector<std::string> bad = {"", good.substr(0, 63), good.substr(0, good.size() - 1),
+                                  good + "x", good, good, good};
+  bad[4][0] ^= 1;       // magic
+  bad[5][8] ^= 1;       // version
+  bad[6][20] = '\x03';  // slot_count (bytes 20..23) no longer a power of two
+  for (size_t k = 0; k < bad.size(); ++k) {
+    auto r = internal::O200kTokenizer::FromTables(bad[k]);
+    ASSERT_FALSE(r.ok()) << k;
+    EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << k;
+  }
+}
+
 TEST(ApproxTokens, FollowsTheFallbackFormula) {
   const TokenCounter& approx = ApproxTokenCounter();
   EXPECT_EQ(approx.name(), "approx-chars/4");
@@ -442,45 +488,131 @@ TEST(BackgroundTokenCount, DestructorWithoutFinishDoesNotHang) {
   bg.Feed("some text\n");
 }
 
-// Issue 15 item 11: pieces over 4 KiB merge window by window; ids and counts must equal the
-// plain heap merge (the reference, switched on for the comparison) on every kind of long piece.
+// Issue 15 item 11: pieces over 4 KiB go through the backtracking encoder; ids and counts
+// must equal the plain heap merge (the reference, switched on for the comparison) on every
+// kind of long piece.
 std::vector<uint32_t> ReferenceEncode(std::string_view text) {
-  internal::SetO200kWindowedMergeForTest(false);
+  internal::SetO200kBacktrackMergeForTest(false);
   std::vector<uint32_t> ids = O200kEncode(text);
-  internal::SetO200kWindowedMergeForTest(true);
+  internal::SetO200kBacktrackMergeForTest(true);
   return ids;
 }
 
-TEST(O200kLongPieces, WindowedMergeEqualsHeapMerge) {
-  const TokenCounter& counter = O200k();
-  std::mt19937_64 rng(15);
-  std::vector<std::string> inputs;
-  for (size_t n : {4097u, 5000u, 20000u, 100003u}) {
-    inputs.push_back(std::string(n, 'a'));
-    inputs.push_back(std::string(n, 'Q'));
-    inputs.push_back(std::string(n, ' '));
-    inputs.push_back(std::string(n, '='));
-    std::string letters, two, upper_lower, punct;
-    for (size_t k = 0; k < n; ++k) {
-      letters += static_cast<char>('a' + rng() % 26);
-      two += (rng() % 5 == 0) ? 'b' : 'a';
-      upper_lower += static_cast<char>((k % 9 < 2 ? 'A' : 'a') + rng() % 3);
-      punct += "=-_*#~.+"[rng() % 8];
+// Test inputs: `kind` names a generator, `n` the length in bytes (approximately, for
+// multi-byte letters).
+std::string Generate(const std::string& kind, size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s;
+  auto pick = [&](std::string_view alphabet) { return alphabet[rng() % alphabet.size()]; };
+  const std::string base64 =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const std::string words[] = {"Hello", "World", "the", "HTTP", "Server", "xml", "Parser",
+                               "ing", "tion", "QUIC", "ly", "Über", "naïve"};
+  while (s.size() < n) {
+    if (kind == "lower") {
+      s += static_cast<char>('a' + rng() % 26);
+    } else if (kind == "base64") {
+      s += pick(base64);
+    } else if (kind == "bytes") {
+      s += static_cast<char>(rng() & 0xFF);  // ill-formed bytes become U+FFFD
+    } else if (kind == "run") {
+      s += static_cast<char>('a' + seed % 26);
+    } else if (kind == "period") {
+      const size_t period = 1 + seed % 7;
+      s += static_cast<char>('a' + (s.size() % period) * 3 % 26);
+    } else if (kind == "mixed-case") {
+      s += words[rng() % std::size(words)];
+    } else if (kind == "digits-letters") {
+      s += rng() % 3 == 0 ? static_cast<char>('0' + rng() % 10) : static_cast<char>('a' + rng() % 6);
+    } else if (kind == "cjk") {
+      AppendUtf8(0x4E00 + static_cast<uint32_t>(rng() % 400), &s);
+    } else if (kind == "cyrillic") {
+      AppendUtf8(0x0430 + static_cast<uint32_t>(rng() % 32), &s);
+    } else if (kind == "spaces") {
+      s += seed % 2 ? ' ' : "  \t"[rng() % 3];
+    } else if (kind == "punct") {
+      s += pick("=-_*#~.+");
+    } else if (kind == "upper-lower") {
+      s += static_cast<char>((s.size() % 9 < 2 ? 'A' : 'a') + rng() % 3);
+    } else if (kind == "two-letters") {
+      s += rng() % 5 == 0 ? 'b' : 'a';
+    } else {
+      ADD_FAILURE() << "unknown kind " << kind;
+      break;
     }
-    inputs.push_back(letters);
-    inputs.push_back(two);
-    inputs.push_back(upper_lower);
-    inputs.push_back(punct);
-    std::string period;
-    while (period.size() < n) period += "abcabd";
-    inputs.push_back(period);
   }
-  for (const std::string& in : inputs) {
-    const std::vector<uint32_t> want = ReferenceEncode(in);
-    ASSERT_FALSE(want.empty());
-    EXPECT_EQ(O200kEncode(in), want) << in.substr(0, 40) << " (" << in.size() << " bytes)";
-    EXPECT_EQ(counter.Count(in), want.size()) << in.substr(0, 40);
+  return s;
+}
+
+const std::vector<std::string>& Kinds() {
+  static const std::vector<std::string> kinds = {
+      "lower", "base64", "bytes", "run", "period", "mixed-case", "digits-letters", "cjk",
+      "cyrillic", "two-letters", "spaces", "punct", "upper-lower"};
+  return kinds;
+}
+
+TEST(O200kLongPieces, BacktrackingEqualsHeapMergeOnEveryPieceLength) {
+  // Every piece that is not itself a token goes through the backtracking encoder here, so
+  // pieces of 2 bytes up to 20 kB are compared with the heap merge (MergeSmall up to 64).
+  internal::SetO200kLongPieceForTest(0);
+  const TokenCounter& counter = O200k();
+  size_t compared = 0;
+  for (const std::string& kind : Kinds()) {
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      for (size_t n : {1u, 2u, 3u, 5u, 8u, 17u, 40u, 64u, 65u, 129u, 300u, 1000u, 4097u, 20000u}) {
+        const std::string in = Generate(kind, n, seed);
+        const std::vector<uint32_t> want = ReferenceEncode(in);
+        ASSERT_FALSE(want.empty());
+        EXPECT_EQ(O200kEncode(in), want) << kind << " seed " << seed << " n " << n;
+        EXPECT_EQ(counter.Count(in), want.size()) << kind << " seed " << seed << " n " << n;
+        ++compared;
+      }
+    }
   }
+  internal::SetO200kLongPieceForTest(internal::kO200kLongPiece);
+  EXPECT_EQ(compared, Kinds().size() * 6 * 14);
+}
+
+TEST(O200kLongPieces, BacktrackingEqualsHeapMergeUpToAMebibyte) {
+  const TokenCounter& counter = O200k();
+  for (const char* kind : {"lower", "cyrillic", "two-letters", "run", "period"}) {
+    for (uint64_t seed : {7u, 8u}) {
+      const std::string in = Generate(kind, (1u << 20) - seed * 3, seed);
+      const std::vector<uint32_t> want = ReferenceEncode(in);
+      EXPECT_EQ(O200kEncode(in), want) << kind << " seed " << seed;
+      EXPECT_EQ(counter.Count(in), want.size()) << kind << " seed " << seed;
+    }
+  }
+}
+
+TEST(O200kLongPieces, SecondPassKeepsTheResultExact) {
+  // With one token kept back, any backtrack over two tokens abandons the first pass and the
+  // piece is merged again keeping every token; ids must still equal the heap merge's.
+  const uint64_t before = internal::O200kBacktrackRetriesForTest();
+  internal::SetO200kBacktrackKeepForTest(1);
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    for (const char* kind : {"lower", "cyrillic", "two-letters"}) {
+      const std::string in = Generate(kind, 50000, seed);
+      const std::vector<uint32_t> want = ReferenceEncode(in);
+      EXPECT_EQ(O200kEncode(in), want) << kind << " seed " << seed;
+      EXPECT_EQ(O200k().Count(in), want.size()) << kind << " seed " << seed;
+    }
+  }
+  internal::SetO200kBacktrackKeepForTest(0);
+  EXPECT_GT(internal::O200kBacktrackRetriesForTest(), before);
+}
+
+TEST(O200kLongPieces, CountsAreIdenticalAcrossThreadsAndChunkings) {
+  const std::string in = Generate("lower", 200000, 21);
+  const uint64_t want = ReferenceEncode(in).size();
+  std::vector<uint64_t> got(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t) {
+    threads.emplace_back([&, t] { got[t] = O200k().Count(in); });
+  }
+  for (auto& th : threads) th.join();
+  for (uint64_t g : got) EXPECT_EQ(g, want);
+  EXPECT_EQ(StreamCount(O200k(), testing::RandomSplit(in, 3, 5000)), std::to_string(want));
 }
 
 TEST(O200kLongPieces, SixteenMebibyteRunCountsExactlyAndStreams) {
@@ -488,9 +620,9 @@ TEST(O200kLongPieces, SixteenMebibyteRunCountsExactlyAndStreams) {
   // and streaming it in random chunks (down to 1 byte at the start) gives the same total.
   const TokenCounter& counter = O200k();
   const std::string run(16u << 20, 'a');
-  internal::SetO200kWindowedMergeForTest(false);
+  internal::SetO200kBacktrackMergeForTest(false);
   const uint64_t reference = counter.Count(run);
-  internal::SetO200kWindowedMergeForTest(true);
+  internal::SetO200kBacktrackMergeForTest(true);
   EXPECT_EQ(counter.Count(run), reference);
   StreamingTokenCount stream(counter);
   std::mt19937_64 rng(11);
