@@ -10,7 +10,7 @@
 #include <string>
 
 #include "compressors/code.h"
-#include "stream/tokens.h"
+#include "caveman/stream/tokens.h"
 
 namespace {
 

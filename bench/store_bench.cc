@@ -6,7 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "store/store.h"
+#include "caveman/store/store.h"
 #include "stream/sha256.h"
 
 namespace caveman {

@@ -13,7 +13,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "stream/tokens.h"
+#include "caveman/stream/tokens.h"
 
 namespace {
 

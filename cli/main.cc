@@ -34,15 +34,16 @@
 #include "cli/internal/run_command.h"
 #include "cli/internal/store_migrate.h"
 #include "cli/internal/store_command.h"
-#include "cli/version.h"
+#include "caveman/version.h"
 #include "compressors/manifest.h"
 #include "compressors/registry.h"
 #include "compressors/toon.h"
 #include "engine/command_hints.h"
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 #include "store/ledger.h"
-#include "store/store.h"
-#include "stream/byte_io.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/byte_io.h"
+#include "stream/json_writer.h"
 
 
 namespace caveman {
@@ -471,7 +472,7 @@ int CmdCompress(const std::vector<std::string>& args) {
     return !to_file || file.Commit() ? 0 : 1;
   };
 
-  Engine engine(EngineOptions{.store = store->get()});
+  Engine engine(internal::CliEngineOptions(store->get()));
   auto raw_out = NewFdSink(out_fd);
   TrackedSink out(*raw_out);
   if (follow) {
@@ -588,7 +589,7 @@ int CmdRun(const std::vector<std::string>& args) {
     Fail("run: " + child.status().message());
     return internal::StartFailureExitCode(child.status());
   }
-  Engine engine(EngineOptions{.store = store->get()});
+  Engine engine(internal::CliEngineOptions(store->get()));
   auto raw_out = NewFdSink(STDOUT_FILENO);
   TrackedSink out(*raw_out);
   auto r = engine.CompressFollowFd(child->output_fd(), o, out);
@@ -630,7 +631,7 @@ int CmdDetect(const std::vector<std::string>& args) {
   if (!OpenInput(files.empty() ? "" : files.front(), &in, &code)) return code;
   std::string input;
   if (!ReadInput(in, &input, &code)) return code;
-  Engine engine;
+  Engine engine(internal::CliEngineOptions(nullptr));
   Status st = WriteStdout(engine.Detect(input) + "\n");
   return st.ok() ? 0 : FailWrite(st);
 }
@@ -747,7 +748,7 @@ int CmdRetrieve(const std::vector<std::string>& args) {
     }
     auto store = OpenStoreFromEnv();
     if (!store.ok()) return Fail(store.status().message());
-    Engine engine(EngineOptions{.store = store->get()});
+    Engine engine(internal::CliEngineOptions(store->get()));
     auto raw_out = NewFdSink(STDOUT_FILENO);
     TrackedSink out(*raw_out);
     internal::MarkerCommandOutcome o = internal::RunMarkerCommand(
@@ -763,7 +764,7 @@ int CmdRetrieve(const std::vector<std::string>& args) {
   if (partial_id && !IsWellFormedPartialId(words[0])) return Fail("retrieve: ccr: partial record not found");
   auto store = OpenStoreFromEnv(/*read_only=*/true);
   if (!store.ok()) return Fail(store.status().message());
-  Engine engine(EngineOptions{.store = store->get()});
+  Engine engine(internal::CliEngineOptions(store->get()));
   auto raw_out = NewFdSink(STDOUT_FILENO);
   TrackedSink out(*raw_out);
   if (words.size() == 2) slice.query = words[1];
@@ -1059,6 +1060,7 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // EPIPE becomes a write error (quiet: see FailWrite)
+  caveman::internal::TuneProcessAllocator();
   // A standard descriptor closed at start (`<&-`, `>&-`, `2>&-`) must not be taken by the
   // next open() (the store's database would become "stdin"). Each is filled with /dev/null
   // opened the wrong way round, so reading stdin / writing stdout fails with EBADF exactly as

@@ -9,19 +9,22 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# The installed headers: the public API and the headers it includes, nothing from internal/.
-set(CAVEMAN_PUBLIC_HEADERS
-  engine/engine.h
-  store/store.h
-  stream/byte_io.h
-  stream/status.h
-  stream/tokens.h)
+# The installed headers are CAVEMAN_PUBLIC_HEADERS (cmake/public_headers.cmake): the public API
+# and the headers it includes, nothing from internal/.
 
 # The shared object is made of every object file of the internal archives (compiled once,
 # position-independent); linking the archives as well brings their third-party libraries, and
 # adds no code since every symbol is already defined by the objects.
 set(CAVEMAN_LIBRARY_PARTS caveman_engine caveman_compressors caveman_store caveman_stream
     caveman_ts_grammars)
+# Hidden visibility by default on every object of the library (issue 17): only declarations
+# marked CAVEMAN_EXPORT (stream/export.h, the installed headers) are exported, checked against
+# cmake/exported_symbols.txt by ctest (install.exported_symbols). The CLI and the tests link the
+# archives statically, where visibility changes nothing.
+set_target_properties(${CAVEMAN_LIBRARY_PARTS} PROPERTIES
+  C_VISIBILITY_PRESET hidden
+  CXX_VISIBILITY_PRESET hidden
+  VISIBILITY_INLINES_HIDDEN ON)
 add_library(caveman_engine_shared SHARED)
 foreach(part ${CAVEMAN_LIBRARY_PARTS})
   target_sources(caveman_engine_shared PRIVATE $<TARGET_OBJECTS:${part}>)
@@ -40,17 +43,47 @@ set_target_properties(caveman_engine_shared PROPERTIES
   LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib)
 # The public headers need C++17 (std::variant, std::string_view); the library is built as C++20.
 target_compile_features(caveman_engine_shared INTERFACE cxx_std_17)
+# Only the include root: consumers write #include <caveman/engine/engine.h>, and their own
+# stream/status.h (or any other generic path) never shadows ours.
 target_include_directories(caveman_engine_shared INTERFACE
-  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
-  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
-  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/caveman>)
+  $<BUILD_INTERFACE:${CAVEMAN_INCLUDE_DIR}>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 
-install(TARGETS caveman_engine_shared EXPORT caveman_engine_targets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT library NAMELINK_COMPONENT development)
+# The static library libcaveman_engine.a (caveman::engine_static, issue 17): the same objects
+# in one archive. Its consumer links the third-party libraries itself; they are exported by
+# their link names (as pkg-config reports them, e.g. hs, simdjson, sqlite3), so the package
+# has no dependency on the targets of this build, and the vendored tree-sitter grammars come
+# with the archive.
+add_library(caveman_engine_static STATIC)
+foreach(part ${CAVEMAN_LIBRARY_PARTS})
+  target_sources(caveman_engine_static PRIVATE $<TARGET_OBJECTS:${part}>)
+endforeach()
+set(CAVEMAN_STATIC_DEPENDENCIES
+  ${CAVEMAN_STORE_LIBPQ_LIBRARIES} ${CAVEMAN_STORE_SQLITE3_LIBRARIES} ${CAVEMAN_STORE_ZSTD_LIBRARIES}
+  ${GUMBO_LIBRARIES} ${HYPERSCAN_LIBRARIES} ${PUGIXML_LIBRARIES} ${RE2_LIBRARIES}
+  ${SIMDJSON_LIBRARIES} ${TREE_SITTER_LIBRARIES} ${YAML_CPP_LIBRARIES} ${ICU_UC_LIBRARIES}
+  boost_iostreams crypto)
+list(REMOVE_DUPLICATES CAVEMAN_STATIC_DEPENDENCIES)
+target_link_libraries(caveman_engine_static INTERFACE ${CAVEMAN_STATIC_DEPENDENCIES} Threads::Threads)
+target_compile_features(caveman_engine_static INTERFACE cxx_std_17)
+target_include_directories(caveman_engine_static INTERFACE
+  $<BUILD_INTERFACE:${CAVEMAN_INCLUDE_DIR}>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+set_target_properties(caveman_engine_static PROPERTIES
+  OUTPUT_NAME caveman_engine
+  EXPORT_NAME engine_static
+  ARCHIVE_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib)
+add_library(caveman::engine_static ALIAS caveman_engine_static)
+
+install(TARGETS caveman_engine_shared caveman_engine_static EXPORT caveman_engine_targets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT library NAMELINK_COMPONENT development
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development)
 foreach(header ${CAVEMAN_PUBLIC_HEADERS})
   get_filename_component(dir ${header} DIRECTORY)
   install(FILES ${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/caveman/${dir} COMPONENT development)
 endforeach()
+install(FILES ${CAVEMAN_INCLUDE_DIR}/caveman/version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/caveman
+        COMPONENT development)
 
 set(CAVEMAN_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/caveman_engine)
 install(EXPORT caveman_engine_targets NAMESPACE caveman:: FILE caveman_engine_targets.cmake

@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "stream/byte_io.h"
+#include "caveman/stream/byte_io.h"
 #include "stream/spool.h"
-#include "stream/status.h"
+#include "caveman/stream/status.h"
 
 namespace caveman {
 

@@ -8,7 +8,7 @@
 #include "compressors/internal/json_select.h"
 #include "compressors/internal/json_tree.h"
 #include "compressors/toon.h"
-#include "stream/tokens.h"
+#include "caveman/stream/tokens.h"
 
 namespace caveman {
 namespace {
@@ -96,7 +96,7 @@ class Elider {
         ++f.next;
         if (i > 0) out_.push_back(',');
         std::string_view key = tree_.key(node, i);
-        internal::AppendJsonString(key, &out_);
+        AppendJsonString(key, &out_);
         out_.push_back(':');
         JsonTree::NodeId v = tree_.member_value(node, i);
         if (internal::IsPreservedKey(key)) {
@@ -180,11 +180,11 @@ class Elider {
     out_.append(std::to_string(s.index));
     if (!s.summary.empty()) {
       out_.append(",\"__caveman_invariants__\":");
-      internal::AppendJsonString(s.summary, &out_);
+      AppendJsonString(s.summary, &out_);
     }
     if (!collapsed_ && s.elided_bytes >= internal::kNoteMinElidedBytes) {
       out_.append(",\"__caveman_note__\":");
-      internal::AppendJsonString(internal::ContractNote("elements"), &out_);
+      AppendJsonString(internal::ContractNote("elements"), &out_);
     }
     out_.push_back('}');
     collapsed_ = true;

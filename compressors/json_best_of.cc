@@ -5,7 +5,7 @@
 
 #include "compressors/json.h"
 #include "compressors/toon.h"
-#include "stream/tokens.h"
+#include "caveman/stream/tokens.h"
 
 namespace caveman {
 namespace {

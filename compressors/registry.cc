@@ -58,13 +58,6 @@ const Entry kEntries[] = {
 
 }  // namespace
 
-RegistryOptions RegistryOptions::FromEnv() {
-  RegistryOptions o;
-  const char* v = std::getenv("CAVE_ENGINE_TOON");
-  o.toon_best_of = v != nullptr && internal::AsciiLower(v) == "best-of";
-  return o;
-}
-
 Registry::Registry(RegistryOptions options) {
   for (const Entry& e : kEntries) compressors_.push_back(e.factory(options));
 }

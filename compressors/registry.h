@@ -12,10 +12,9 @@
 namespace caveman {
 
 struct RegistryOptions {
-  // The json slot holds the best-of selector (§5.1.7). Default: false; see FromEnv().
+  // The json slot holds the best-of selector (§5.1.7). Default: false (EngineOptions::
+  // json_best_of; the CLI sets it from CAVE_ENGINE_TOON).
   bool toon_best_of = false;
-  // Reads CAVE_ENGINE_TOON (best-of, ASCII case-insensitive).
-  static RegistryOptions FromEnv();
 };
 
 class Registry {

@@ -26,8 +26,8 @@
 #include <string_view>
 #include <utility>
 
-#include "stream/byte_io.h"
-#include "stream/status.h"
+#include "caveman/stream/byte_io.h"
+#include "caveman/stream/status.h"
 
 namespace caveman {
 

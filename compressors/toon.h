@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "compressors/compressor.h"
-#include "stream/status.h"
+#include "caveman/stream/status.h"
 
 namespace caveman {
 

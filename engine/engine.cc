@@ -3,31 +3,28 @@
 // transform, stabilise, rewrap, gate — and Engine::Compress then commits and emits. The
 // InputWorker (engine/internal/input_worker.h) overlaps the input's token count and the
 // record's zstd frame with the transform; the report formats are in engine/report.cc.
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 
 #include <new>
 
 #include <memory>
 #include <string>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include "compressors/detect.h"
 #include "compressors/narrow.h"
-#include "compressors/registry.h"
 #include "compressors/online.h"
+#include "engine/internal/engine_impl.h"
 #include "engine/internal/follow_session.h"
 #include "engine/internal/marker_map.h"
 #include "engine/internal/stages.h"
 #include "stream/spool.h"
-#include "stream/tokens.h"
+#include "caveman/stream/tokens.h"
 
 namespace caveman {
 
 // Everything one pipeline run produced; Compress and Simulate decide what to do with it.
-struct Engine::Run {
+struct Engine::Impl::Run {
   explicit Run(const SpoolOptions& so) : original(so), output(std::make_unique<Spool>(so)) {}
   Spool original;                          // exact input bytes
   std::unique_ptr<Spool> output;           // the emitted view if accepted
@@ -42,29 +39,17 @@ struct Engine::Run {
 
 Mode ParseMode(std::string_view mode) { return mode == "compress" ? Mode::kCompress : Mode::kRecord; }
 
-Engine::Engine(EngineOptions options) : options_(std::move(options)) {
-  static const bool malloc_tuned = [] {
-#if defined(__GLIBC__)
-    // glibc raises its mmap threshold each time a large block is freed, after which the
-    // pipeline's 64 KiB-4 MiB buffers (chunks, spool memory, token-count carries) come from the
-    // heap, fragment it and stay resident: 64 MiB CI log peak RSS 50 MiB instead of 43 MiB,
-    // and RSS that seems to grow with the input. Fixing the threshold at glibc's default
-    // (128 KiB) keeps large blocks in mmap, returned on free; no measurable CPU cost.
-    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-#endif
-    return true;
-  }();
-  (void)malloc_tuned;
-  counter_ = options_.counter != nullptr ? options_.counter : &DefaultTokenCounter();
-  if (options_.registry != nullptr) {
-    registry_ = options_.registry;
-  } else {
-    owned_registry_ = std::make_unique<Registry>(RegistryOptions::FromEnv());
-    registry_ = owned_registry_.get();
-  }
-}
+Engine::Impl::Impl(EngineOptions options)
+    : options_(std::move(options)),
+      counter_(options_.counter != nullptr ? options_.counter : &DefaultTokenCounter()),
+      registry_(RegistryOptions{.toon_best_of = options_.json_best_of}) {}
 
+Engine::Engine(EngineOptions options) : impl_(std::make_unique<const Impl>(std::move(options))) {}
 Engine::~Engine() = default;
+Engine::Engine(Engine&&) noexcept = default;
+Engine& Engine::operator=(Engine&&) noexcept = default;
+
+const TokenCounter& Engine::counter() const { return *impl_->counter_; }
 
 namespace {
 
@@ -83,12 +68,12 @@ internal::FollowConfig OnlineConfig(const TokenCounter* counter, RecoveryStore* 
 
 }  // namespace
 
-Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const CompressOptions& o,
-                                                         bool simulate) {
+Result<std::unique_ptr<Engine::Impl::Run>> Engine::Impl::RunPipeline(ByteSource& in, const CompressOptions& o,
+                                                                     bool simulate) const {
   const bool forced = !o.type.empty() && o.type != "auto";
   const internal::StageConfig config{
       .counter = *counter_,
-      .registry = *registry_,
+      .registry = registry_,
       .spool = {.memory_limit = options_.spool_memory_limit, .temp_dir = options_.temp_dir},
       .forced_type = forced ? std::string_view(o.type) : std::string_view(),
       .query = o.query,
@@ -165,8 +150,8 @@ Result<std::unique_ptr<Engine::Run>> Engine::RunPipeline(ByteSource& in, const C
 // follow path over that part and the rest of `in` (the view streams, the record is finalised
 // at the end); any other type streams the original through unchanged with error
 // cave_input_too_large.
-Result<CompressResult> Engine::CompressOversized(Run& run, ByteSource& in, const CompressOptions& o,
-                                                 ByteSink& out) {
+Result<CompressResult> Engine::Impl::CompressOversized(Run& run, ByteSource& in, const CompressOptions& o,
+                                                       ByteSink& out) const {
   CompressResult r;
   r.token_count_basis = std::string(counter_->name());
   std::string type = o.type;
@@ -202,18 +187,18 @@ Result<CompressResult> Engine::CompressOversized(Run& run, ByteSource& in, const
   return r;
 }
 
-Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o, ByteSink& out) {
-  CAVEMAN_ASSIGN_OR_RETURN(std::unique_ptr<Run> run, RunPipeline(in, o, /*simulate=*/false));
-  if (run->oversized) return CompressOversized(*run, in, o, out);
+Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o, ByteSink& out) const {
+  CAVEMAN_ASSIGN_OR_RETURN(std::unique_ptr<Impl::Run> run, impl_->RunPipeline(in, o, /*simulate=*/false));
+  if (run->oversized) return impl_->CompressOversized(*run, in, o, out);
   CompressResult& r = run->result;
   // Issue 15: a line type whose batch compressor would break the memory ceiling (terminal
   // on a huge number of lines) streams through its online stage, whose memory is flat, as
   // an input over the size limit does; the whole input is in `original`, `in` is at its end.
   if (r.pass_through_reason == PassThroughReason::kOverMemoryCeiling && o.mode == Mode::kCompress &&
-      !o.external_recovery && options_.store != nullptr && IsOnlineContentType(r.content_type)) {
+      !o.external_recovery && impl_->options_.store != nullptr && IsOnlineContentType(r.content_type)) {
     run->record.Abandon();
     auto whole = run->original.NewReader();
-    return internal::FollowFromSource(OnlineConfig(counter_, options_.store, r.content_type, o), *whole, in, out);
+    return internal::FollowFromSource(OnlineConfig(impl_->counter_, impl_->options_.store, r.content_type, o), *whole, in, out);
   }
   auto pass_through = [&]() -> Result<CompressResult> {
     run->record.Abandon();
@@ -257,7 +242,7 @@ Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o
   return r;
 }
 
-Result<CompressResult> Engine::Compress(std::string_view input, const CompressOptions& o, std::string* out) {
+Result<CompressResult> Engine::Compress(std::string_view input, const CompressOptions& o, std::string* out) const {
   auto src = NewStringSource(input);
   StringSink sink;
   auto r = Compress(*src, o, sink);
@@ -265,8 +250,8 @@ Result<CompressResult> Engine::Compress(std::string_view input, const CompressOp
   return r;
 }
 
-Result<SimResult> Engine::Simulate(ByteSource& in, const CompressOptions& o) {
-  CAVEMAN_ASSIGN_OR_RETURN(std::unique_ptr<Run> run, RunPipeline(in, o, /*simulate=*/true));
+Result<SimResult> Engine::Simulate(ByteSource& in, const CompressOptions& o) const {
+  CAVEMAN_ASSIGN_OR_RETURN(std::unique_ptr<Impl::Run> run, impl_->RunPipeline(in, o, /*simulate=*/true));
   const CompressResult& r = run->result;
   SimResult s;
   s.content_type = r.content_type;
@@ -279,7 +264,7 @@ Result<SimResult> Engine::Simulate(ByteSource& in, const CompressOptions& o) {
     s.tokens_after = r.tokens_after;
     s.ratio = r.ratio;
     s.requires_ccr = true;
-    s.recoverable = options_.store != nullptr || o.external_recovery;
+    s.recoverable = impl_->options_.store != nullptr || o.external_recovery;
     s.method = r.method;
     s.lossless_to_model = r.lossless_to_model;
     CAVEMAN_ASSIGN_OR_RETURN(s.output, run->output->ReadAllToString());
@@ -289,30 +274,30 @@ Result<SimResult> Engine::Simulate(ByteSource& in, const CompressOptions& o) {
   return s;
 }
 
-Result<SimResult> Engine::Simulate(std::string_view input, const CompressOptions& o) {
+Result<SimResult> Engine::Simulate(std::string_view input, const CompressOptions& o) const {
   auto src = NewStringSource(input);
   return Simulate(*src, o);
 }
 
-Result<CompressResult> Engine::Compress(std::istream& in, const CompressOptions& o, std::ostream& out) {
+Result<CompressResult> Engine::Compress(std::istream& in, const CompressOptions& o, std::ostream& out) const {
   auto src = NewIstreamSource(in);
   auto sink = NewOstreamSink(out);
   return Compress(*src, o, *sink);
 }
 
-Result<CompressResult> Engine::CompressFd(int in_fd, const CompressOptions& o, int out_fd) {
+Result<CompressResult> Engine::CompressFd(int in_fd, const CompressOptions& o, int out_fd) const {
   auto src = NewFdSource(in_fd);
   auto sink = NewFdSink(out_fd);
   return Compress(*src, o, *sink);
 }
 
-Status Engine::Retrieve(std::string_view handle, std::ostream& out) {
+Status Engine::Retrieve(std::string_view handle, std::ostream& out) const {
   auto sink = NewOstreamSink(out);
   CAVEMAN_RETURN_IF_ERROR(Retrieve(handle, *sink));
   return sink->Flush();
 }
 
-const char* LibraryVersion() { return CAVEMAN_LIBRARY_VERSION; }
+const char* LibraryVersion() { return CAVEMAN_VERSION_STRING; }
 
 Result<std::unique_ptr<RecoveryStore>> OpenDefaultStore() {
   CAVEMAN_ASSIGN_OR_RETURN(StoreOptions options, StoreOptions::FromEnv());
@@ -321,26 +306,26 @@ Result<std::unique_ptr<RecoveryStore>> OpenDefaultStore() {
 
 std::string Engine::Detect(std::string_view input) const { return std::string(caveman::Detect(input)); }
 
-Status Engine::Retrieve(std::string_view handle, ByteSink& out) {
-  if (options_.store == nullptr) return Status::NotSupported("no recovery store configured");
-  return options_.store->Get(handle, out);
+Status Engine::Retrieve(std::string_view handle, ByteSink& out) const {
+  if (impl_->options_.store == nullptr) return Status::NotSupported("no recovery store configured");
+  return impl_->options_.store->Get(handle, out);
 }
 
-Status Engine::RetrieveQuery(std::string_view handle, std::string_view query, ByteSink& out) {
-  if (options_.store == nullptr) return Status::NotSupported("no recovery store configured");
+Status Engine::RetrieveQuery(std::string_view handle, std::string_view query, ByteSink& out) const {
+  if (impl_->options_.store == nullptr) return Status::NotSupported("no recovery store configured");
   StringSink original;
-  CAVEMAN_RETURN_IF_ERROR(options_.store->Get(handle, original));
+  CAVEMAN_RETURN_IF_ERROR(impl_->options_.store->Get(handle, original));
   return out.Write(NarrowForQuery(original.data(), query));
 }
 
-Result<std::string> Engine::RetrieveMetadata(std::string_view handle) {
-  if (options_.store == nullptr) return Status::NotSupported("no recovery store configured");
-  return options_.store->GetMetadata(handle);
+Result<std::string> Engine::RetrieveMetadata(std::string_view handle) const {
+  if (impl_->options_.store == nullptr) return Status::NotSupported("no recovery store configured");
+  return impl_->options_.store->GetMetadata(handle);
 }
 
-Result<std::vector<MarkerEntry>> Engine::RetrieveMarkerMap(std::string_view handle) {
-  if (options_.store == nullptr) return Status::NotSupported("no recovery store configured");
-  CAVEMAN_ASSIGN_OR_RETURN(std::optional<std::string> blob, options_.store->GetMarkerMap(handle));
+Result<std::vector<MarkerEntry>> Engine::RetrieveMarkerMap(std::string_view handle) const {
+  if (impl_->options_.store == nullptr) return Status::NotSupported("no recovery store configured");
+  CAVEMAN_ASSIGN_OR_RETURN(std::optional<std::string> blob, impl_->options_.store->GetMarkerMap(handle));
   if (!blob.has_value()) {
     return Status::NotSupported("ccr: no marker map: the record was stored before marker maps");
   }
@@ -349,19 +334,19 @@ Result<std::vector<MarkerEntry>> Engine::RetrieveMarkerMap(std::string_view hand
   return std::move(map.markers);
 }
 
-Status Engine::RetrieveMarker(std::string_view handle, uint64_t k, ByteSink& out) {
+Status Engine::RetrieveMarker(std::string_view handle, uint64_t k, ByteSink& out) const {
   CAVEMAN_ASSIGN_OR_RETURN(std::vector<MarkerEntry> markers, RetrieveMarkerMap(handle));
   if (k == 0 || k > markers.size()) {
     return Status::InvalidArgument("marker " + std::to_string(k) + " out of range: the record has " +
                                    std::to_string(markers.size()) + " marker" + (markers.size() == 1 ? "" : "s"));
   }
   const MarkerEntry& e = markers[k - 1];
-  return options_.store->GetRange(handle, e.byte_begin, e.byte_end - e.byte_begin, out);
+  return impl_->options_.store->GetRange(handle, e.byte_begin, e.byte_end - e.byte_begin, out);
 }
 
-Result<StoreStats> Engine::Stats() {
-  if (options_.store == nullptr) return StoreStats{};
-  return options_.store->Stats();
+Result<StoreStats> Engine::Stats() const {
+  if (impl_->options_.store == nullptr) return StoreStats{};
+  return impl_->options_.store->Stats();
 }
 
 }  // namespace caveman

@@ -12,8 +12,10 @@
 // a 0600 temporary file) until the size gate decides; the original is committed to the store
 // before any transformed byte is written to the sink (§1.3, §1.4).
 //
-// Thread-safety: an Engine is immutable after construction except for the store it points
-// to; use one Engine per thread when they share a store object.
+// Thread-safety: an Engine is immutable after construction (every method is const) except
+// for the store it points to; use one Engine per thread when they share a store object.
+// Constructing one has no process-wide effect: no environment variable is read and the
+// allocator is not tuned (the CLI does both).
 #ifndef CAVEMAN_ENGINE_ENGINE_H_
 #define CAVEMAN_ENGINE_ENGINE_H_
 
@@ -26,23 +28,23 @@
 #include <string_view>
 #include <vector>
 
-#include "store/store.h"
-#include "stream/byte_io.h"
-#include "stream/status.h"
-#include "stream/tokens.h"
+#include "caveman/stream/export.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/byte_io.h"
+#include "caveman/stream/status.h"
+#include "caveman/stream/tokens.h"
+#include "caveman/version.h"
 
 namespace caveman {
-
-class Registry;
 
 enum class Mode : uint8_t { kRecord, kCompress };
 
 // Parses §2.2 mode strings: "compress" → kCompress, anything else (empty, unknown) → kRecord.
-Mode ParseMode(std::string_view mode);
+CAVEMAN_EXPORT Mode ParseMode(std::string_view mode);
 
 struct CompressResult;
 
-struct CompressOptions {
+struct CAVEMAN_EXPORT CompressOptions {
   Mode mode = Mode::kRecord;         // Default: record (pass-through).
   std::string type;                  // forced content type; empty or "auto" = detect
   std::string query;                 // empty = no query
@@ -95,9 +97,9 @@ enum class PassThroughReason : uint8_t {
   kBelowMinSavings,  // the view would save less than CompressOptions::min_savings
 };
 // One short English phrase, e.g. "the view would not count fewer tokens".
-const char* PassThroughReasonText(PassThroughReason reason);
+CAVEMAN_EXPORT const char* PassThroughReasonText(PassThroughReason reason);
 
-struct CompressResult {
+struct CAVEMAN_EXPORT CompressResult {
   std::string content_type;
   uint64_t tokens_before = 0;
   uint64_t tokens_after = 0;
@@ -120,7 +122,7 @@ struct CompressResult {
 };
 
 // §2.5: the pipeline without store writes.
-struct SimResult {
+struct CAVEMAN_EXPORT SimResult {
   std::string content_type;
   std::string compressor;      // empty on pass-through
   std::string safety_class;    // "S4"; empty on pass-through
@@ -139,7 +141,7 @@ struct SimResult {
 };
 
 // Sliced retrieve (issue 14; docs/DECISIONS.md "Sliced retrieve"). One slice kind at a time.
-struct RetrieveSliceOptions {
+struct CAVEMAN_EXPORT RetrieveSliceOptions {
   enum class Kind : uint8_t { kWhole, kLines, kBytes, kJsonPointer, kGrep };
   Kind kind = Kind::kWhole;
   // kLines: first..last, 1-based, inclusive (sed -n A,Bp). kBytes: [first, last), 0-based
@@ -159,12 +161,12 @@ struct RetrieveSliceOptions {
 // Parses a --lines / --bytes range: "A:B", "A:", ":B", and for lines also "N" (= N:N).
 // Lines are 1-based inclusive, bytes 0-based half-open. Errors: kInvalidArgument with a
 // message that says what is expected.
-Status ParseSliceRange(std::string_view spec, RetrieveSliceOptions::Kind kind, RetrieveSliceOptions* options);
+CAVEMAN_EXPORT Status ParseSliceRange(std::string_view spec, RetrieveSliceOptions::Kind kind, RetrieveSliceOptions* options);
 
 // One elision marker of a stored view and the original units it replaced (issue 14; the
 // conventions are in docs/DECISIONS.md, "Marker maps"). Lines are 1-based and inclusive,
 // bytes are 0-based and half-open: the marker stands for original[byte_begin, byte_end).
-struct MarkerEntry {
+struct CAVEMAN_EXPORT MarkerEntry {
   uint64_t index = 0;       // K: 1-based, in the order the markers appear in the view
   std::string kind;         // lines, identical, context, search, config, rows, sections,
                             // comment, body, elements
@@ -181,34 +183,42 @@ struct MarkerEntry {
   int64_t last_index = -1;
 };
 
-struct EngineOptions {
+struct CAVEMAN_EXPORT EngineOptions {
   RecoveryStore* store = nullptr;           // not owned; nullptr = no store
   const TokenCounter* counter = nullptr;    // nullptr = DefaultTokenCounter()
-  const Registry* registry = nullptr;       // nullptr = default registry (env-aware)
+  // The json slot holds the best-of selector (§5.1.7): JSON input may come out as TOON when
+  // that counts fewer tokens. Default: false. (The CLI sets it from CAVE_ENGINE_TOON=best-of;
+  // the library reads no environment variable of its own.)
+  bool json_best_of = false;
   std::string temp_dir;                     // spill directory for spools; empty = $TMPDIR
   size_t spool_memory_limit = 4 * 1024 * 1024;  // per spool; Default: 4 MiB
 };
 
-class Engine {
+class CAVEMAN_EXPORT Engine {
  public:
   explicit Engine(EngineOptions options = {});
   ~Engine();
+  // Movable, not copyable. A moved-from Engine may only be destroyed or assigned to.
+  Engine(Engine&&) noexcept;
+  Engine& operator=(Engine&&) noexcept;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
   // Compresses `in` into `out` (§1.3). The payload (output or original) is written to `out`
   // only after the gate and the store have decided — except for inputs over
   // max_input_bytes, which stream (see CompressOptions::max_input_bytes; result.follow tells).
   // Status errors: kIoError for read/write failures of `in`/`out`. A store failure is not a
   // Status: the original passes through and result.error says why.
-  Result<CompressResult> Compress(ByteSource& in, const CompressOptions& options, ByteSink& out);
+  Result<CompressResult> Compress(ByteSource& in, const CompressOptions& options, ByteSink& out) const;
   // Byte-span convenience; the output is returned in `out`.
   Result<CompressResult> Compress(std::string_view input, const CompressOptions& options,
-                                  std::string* out);
+                                  std::string* out) const;
   // Standard-stream convenience: reads `in` to its end in chunks (never whole into memory)
   // and writes the payload to `out`, flushed. Same contract as the ByteSource overload.
   Result<CompressResult> Compress(std::istream& in, const CompressOptions& options,
-                                  std::ostream& out);
+                                  std::ostream& out) const;
   // File-descriptor convenience (neither descriptor is closed): e.g. CompressFd(0, o, 1).
-  Result<CompressResult> CompressFd(int in_fd, const CompressOptions& options, int out_fd);
+  Result<CompressResult> CompressFd(int in_fd, const CompressOptions& options, int out_fd) const;
 
   // Follow mode (`compress --follow`, `run`): reads `in_fd` as data arrives (poll), detects
   // the type on the first 64 KiB or first second, and for the line types (repetition, log
@@ -218,63 +228,51 @@ class Engine {
   // input. Other types take the batch path (inputs over max_input_bytes then pass through
   // with error cave_input_too_large). No input size limit on the line types.
   // Status errors: kIoError for read/write failures of in_fd/out.
-  Result<CompressResult> CompressFollowFd(int in_fd, const CompressOptions& options, ByteSink& out);
+  Result<CompressResult> CompressFollowFd(int in_fd, const CompressOptions& options, ByteSink& out) const;
 
   std::string Detect(std::string_view input) const;
-  Result<SimResult> Simulate(std::string_view input, const CompressOptions& options);
-  Result<SimResult> Simulate(ByteSource& in, const CompressOptions& options);
+  Result<SimResult> Simulate(std::string_view input, const CompressOptions& options) const;
+  Result<SimResult> Simulate(ByteSource& in, const CompressOptions& options) const;
 
   // Errors: kNotFound, kCorruption, kNotSupported (no store).
-  Status Retrieve(std::string_view handle, ByteSink& out);
-  Status Retrieve(std::string_view handle, std::ostream& out);
-  Status RetrieveQuery(std::string_view handle, std::string_view query, ByteSink& out);
+  Status Retrieve(std::string_view handle, ByteSink& out) const;
+  Status Retrieve(std::string_view handle, std::ostream& out) const;
+  Status RetrieveQuery(std::string_view handle, std::string_view query, ByteSink& out) const;
   // A slice of the original of `handle` (a ccr_ handle, or a part_ id without query). Lines
   // and bytes stop decompressing once past the range (their bytes are then not verified
   // against the record's checksum and hash; the whole-record paths are). The slice is
   // spooled and written to `out` only when complete. Errors: as Retrieve, plus
   // kInvalidArgument (bad pattern or pointer, slice + query combinations) and kNotFound
   // ("no value at JSON pointer P").
-  Status RetrieveSlice(std::string_view handle, const RetrieveSliceOptions& slice, ByteSink& out);
-  Result<std::string> RetrieveMetadata(std::string_view handle);
+  Status RetrieveSlice(std::string_view handle, const RetrieveSliceOptions& slice, ByteSink& out) const;
+  Result<std::string> RetrieveMetadata(std::string_view handle) const;
   // The marker map of the record's latest view, markers in view order. Errors: kNotFound,
   // kCorruption (unreadable map), kNotSupported when the record has no map: stored before
   // schema 3 (message "ccr: no marker map: the record was stored before marker maps"), or its
   // view could not be aligned with its original ("ccr: no marker map: …" with the reason).
-  Result<std::vector<MarkerEntry>> RetrieveMarkerMap(std::string_view handle);
+  Result<std::vector<MarkerEntry>> RetrieveMarkerMap(std::string_view handle) const;
   // Exactly the original bytes marker `k` (1-based) replaced, decoded from the stored frame
   // (only that range is held). Errors: those of RetrieveMarkerMap; kInvalidArgument when k is
   // outside 1..markers ("marker K out of range: the record has M markers").
-  Status RetrieveMarker(std::string_view handle, uint64_t k, ByteSink& out);
-  Result<StoreStats> Stats();
+  Status RetrieveMarker(std::string_view handle, uint64_t k, ByteSink& out) const;
+  Result<StoreStats> Stats() const;
 
-  const TokenCounter& counter() const { return *counter_; }
+  const TokenCounter& counter() const;
 
  private:
-  struct Run;
-  Result<std::unique_ptr<Run>> RunPipeline(ByteSource& in, const CompressOptions& options,
-                                           bool simulate);
-  Result<CompressResult> CompressOversized(Run& run, ByteSource& in, const CompressOptions& options,
-                                           ByteSink& out);
-
-  EngineOptions options_;
-  const TokenCounter* counter_;
-  std::unique_ptr<Registry> owned_registry_;
-  const Registry* registry_;
+  struct Impl;  // engine/internal/engine_impl.h
+  std::unique_ptr<const Impl> impl_;
 };
 
-// Version of the library ("0.1.0"), for consumers of the installed package.
-const char* LibraryVersion();
+// Version of the library linked ("0.1.0"): CAVEMAN_VERSION_STRING of <caveman/version.h> as
+// the library was built (the macros in a consumer are the version it was compiled against).
+CAVEMAN_EXPORT const char* LibraryVersion();
 
 // Opens the recovery store the CLI uses: StoreOptions::FromEnv() (CAVEMAN_CCR_URL, else
 // CAVEMAN_CCR_DB, CAVEMAN_HOME or ~/.caveman; CAVEMAN_CCR_MAX_BYTES, CAVEMAN_CCR_ZSTD_LEVEL),
 // then OpenRecoveryStore (PostgreSQL or SQLite). Errors: those of FromEnv and the backend's
 // open (CLI-ready messages).
-Result<std::unique_ptr<RecoveryStore>> OpenDefaultStore();
-
-// §8.1 number formatting of ratios.
-std::string FormatRatio(double r);
-// CJ string escaping of §0.3 (with the quotes).
-std::string JsonQuote(std::string_view s);
+CAVEMAN_EXPORT Result<std::unique_ptr<RecoveryStore>> OpenDefaultStore();
 
 }  // namespace caveman
 

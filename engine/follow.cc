@@ -8,7 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
+#include "engine/internal/engine_impl.h"
 #include "engine/internal/follow_session.h"
 
 namespace caveman {
@@ -46,10 +47,10 @@ int PollTimeoutMs(const std::optional<internal::FollowClock::time_point>& deadli
 
 }  // namespace
 
-Result<CompressResult> Engine::CompressFollowFd(int in_fd, const CompressOptions& o, ByteSink& out) {
+Result<CompressResult> Engine::CompressFollowFd(int in_fd, const CompressOptions& o, ByteSink& out) const {
   internal::FollowConfig config;
-  config.counter = counter_;
-  config.store = o.external_recovery ? nullptr : options_.store;
+  config.counter = impl_->counter_;
+  config.store = o.external_recovery ? nullptr : impl_->options_.store;
   config.type = o.type;
   config.type_hint = o.type_hint;
   config.query = o.query;

@@ -5,7 +5,8 @@
 
 #include "compressors/narrow.h"
 #include "compressors/slice.h"
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
+#include "engine/internal/engine_impl.h"
 #include "stream/spool.h"
 
 namespace caveman {
@@ -70,9 +71,9 @@ Status ParseSliceRange(std::string_view spec, RetrieveSliceOptions::Kind kind, R
   return Status::OK();
 }
 
-Status Engine::RetrieveSlice(std::string_view handle, const RetrieveSliceOptions& slice, ByteSink& out) {
+Status Engine::RetrieveSlice(std::string_view handle, const RetrieveSliceOptions& slice, ByteSink& out) const {
   using Kind = RetrieveSliceOptions::Kind;
-  if (options_.store == nullptr) return Status::NotSupported("no recovery store configured");
+  if (impl_->options_.store == nullptr) return Status::NotSupported("no recovery store configured");
   const bool partial = handle.starts_with("part_");
   if (!slice.query.empty() && partial) return Status::InvalidArgument("a partial record cannot be narrowed by a query");
   if (!slice.query.empty() && slice.kind == Kind::kJsonPointer) {
@@ -80,19 +81,19 @@ Status Engine::RetrieveSlice(std::string_view handle, const RetrieveSliceOptions
   }
   if (slice.kind == Kind::kWhole) {
     if (!slice.query.empty()) return RetrieveQuery(handle, slice.query, out);
-    return partial ? options_.store->GetPartial(handle, out) : Retrieve(handle, out);
+    return partial ? impl_->options_.store->GetPartial(handle, out) : Retrieve(handle, out);
   }
 
   if (slice.kind == Kind::kJsonPointer) {
     LimitedStringSink original(kJsonPointerMaxBytes);
-    CAVEMAN_RETURN_IF_ERROR(partial ? options_.store->GetPartial(handle, original) : options_.store->Get(handle, original));
+    CAVEMAN_RETURN_IF_ERROR(partial ? impl_->options_.store->GetPartial(handle, original) : impl_->options_.store->Get(handle, original));
     CAVEMAN_ASSIGN_OR_RETURN(std::string value, JsonPointerSlice(original.data(), slice.json_pointer));
     return out.Write(value);
   }
 
   SpoolOptions spool_options;
-  spool_options.memory_limit = options_.spool_memory_limit;
-  if (!options_.temp_dir.empty()) spool_options.temp_dir = options_.temp_dir;
+  spool_options.memory_limit = impl_->options_.spool_memory_limit;
+  if (!impl_->options_.temp_dir.empty()) spool_options.temp_dir = impl_->options_.temp_dir;
   Spool result(spool_options);
   std::unique_ptr<SliceSink> slicer;
   switch (slice.kind) {
@@ -106,14 +107,14 @@ Status Engine::RetrieveSlice(std::string_view handle, const RetrieveSliceOptions
   }
   if (!slice.query.empty()) {
     StringSink original;
-    CAVEMAN_RETURN_IF_ERROR(options_.store->Get(handle, original));
+    CAVEMAN_RETURN_IF_ERROR(impl_->options_.store->Get(handle, original));
     CAVEMAN_RETURN_IF_ERROR(slicer->Write(NarrowForQuery(original.data(), slice.query)));
   } else if (partial) {
-    CAVEMAN_RETURN_IF_ERROR(options_.store->GetPartial(handle, *slicer));
+    CAVEMAN_RETURN_IF_ERROR(impl_->options_.store->GetPartial(handle, *slicer));
   } else {
     bool stopped = false;
     SliceSink* s = slicer.get();
-    CAVEMAN_RETURN_IF_ERROR(options_.store->GetStreaming(handle, *slicer, [s] { return s->done(); }, &stopped));
+    CAVEMAN_RETURN_IF_ERROR(impl_->options_.store->GetStreaming(handle, *slicer, [s] { return s->done(); }, &stopped));
   }
   CAVEMAN_RETURN_IF_ERROR(slicer->Finish());
   return result.CopyTo(out);

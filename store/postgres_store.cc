@@ -26,7 +26,7 @@
 #include "store/internal/read_sinks.h"
 #include "store/internal/writer_identity.h"
 #include "store/internal/zstd_frame.h"
-#include "store/store.h"
+#include "caveman/store/store.h"
 #include "stream/sha256.h"
 #include "stream/spool.h"
 

@@ -1,5 +1,5 @@
 // RecoveryStore defaults shared by every backend.
-#include "store/store.h"
+#include "caveman/store/store.h"
 
 #include "store/internal/range_sink.h"
 

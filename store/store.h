@@ -30,14 +30,15 @@
 #include <string_view>
 #include <vector>
 
-#include "stream/byte_io.h"
-#include "stream/status.h"
+#include "caveman/stream/export.h"
+#include "caveman/stream/byte_io.h"
+#include "caveman/stream/status.h"
 
 namespace caveman {
 
 inline constexpr uint64_t kDefaultStoreCapacity = 536870912;  // 512 MiB of stored bytes
 
-struct StoreOptions {
+struct CAVEMAN_EXPORT StoreOptions {
   // PostgreSQL connection URL (postgresql://... or postgres://...; libpq syntax, TLS and auth
   // parameters included). Non-empty selects the PostgreSQL backend and `path` is unused.
   std::string url;
@@ -65,7 +66,7 @@ struct StoreOptions {
   static Result<StoreOptions> FromEnv();
 };
 
-struct RecordInfo {
+struct CAVEMAN_EXPORT RecordInfo {
   std::string content_type;
   std::string compressor;
   uint64_t tokens_before = 0;
@@ -79,7 +80,7 @@ struct RecordInfo {
 };
 
 // Lifetime: a RecordWriter must not outlive the RecoveryStore that made it.
-class RecordWriter {
+class CAVEMAN_EXPORT RecordWriter {
  public:
   virtual ~RecordWriter() = default;
   // Appends original bytes. Errors: kIoError (spool).
@@ -107,7 +108,7 @@ class RecordWriter {
 //   w->Append(bytes) ...; w->Sync() before emitting anything whose original must be stored;
 //   w->Commit(handle, info)  or  w->Abandon() (deletes the partial record)
 // A writer destroyed without Commit/Abandon leaves its partial record (what was synced).
-class StreamRecordWriter {
+class CAVEMAN_EXPORT StreamRecordWriter {
  public:
   virtual ~StreamRecordWriter() = default;
   // Compresses `data` into the pending frame (memory; not durable until Sync).
@@ -131,13 +132,13 @@ class StreamRecordWriter {
 };
 
 // One complete record as ListRecords returns it (store migrate).
-struct RecordListing {
+struct CAVEMAN_EXPORT RecordListing {
   std::string handle;
   uint64_t original_bytes = 0;
   RecordInfo info;  // everything a put of the same original would store
 };
 
-struct PartialInfo {
+struct CAVEMAN_EXPORT PartialInfo {
   std::string id;          // part_<32 hex>
   std::string created_at;  // RFC 3339 UTC
   std::string updated_at;  // time of the last Sync
@@ -148,20 +149,20 @@ struct PartialInfo {
   bool writer_alive = false;  // same host and the writing process still runs
 };
 
-struct ContentTypeTotals {
+struct CAVEMAN_EXPORT ContentTypeTotals {
   uint64_t count = 0;
   uint64_t tokens_before = 0;
   uint64_t tokens_after = 0;
 };
 
-struct StoreStats {
+struct CAVEMAN_EXPORT StoreStats {
   ContentTypeTotals totals;
   std::map<std::string, ContentTypeTotals> by_content_type;  // sorted by type
   uint64_t storage_bytes = 0;
   uint64_t max_storage_bytes = 0;
 };
 
-struct GcResult {
+struct CAVEMAN_EXPORT GcResult {
   uint64_t removed = 0;        // records deleted (or that would be, with dry_run)
   uint64_t freed_bytes = 0;    // their stored size (stored + metadata) + orphan chunk bytes
   uint64_t orphan_chunks = 0;  // chunk rows without a record
@@ -169,7 +170,7 @@ struct GcResult {
   uint64_t max_storage_bytes = 0;
 };
 
-class RecoveryStore {
+class CAVEMAN_EXPORT RecoveryStore {
  public:
   virtual ~RecoveryStore() = default;
   virtual Result<std::unique_ptr<RecordWriter>> BeginRecord() = 0;
@@ -210,25 +211,25 @@ class RecoveryStore {
 };
 
 // "part_" + 32 lowercase hex digits.
-bool IsWellFormedPartialId(std::string_view id);
+CAVEMAN_EXPORT bool IsWellFormedPartialId(std::string_view id);
 
 // Opens (creating if needed) the SQLite store at options.path with the file rules of §6.2.
 // Errors: message "cannot open recovery store: E".
-Result<std::unique_ptr<RecoveryStore>> OpenSqliteStore(const StoreOptions& options);
+CAVEMAN_EXPORT Result<std::unique_ptr<RecoveryStore>> OpenSqliteStore(const StoreOptions& options);
 // Opens the PostgreSQL store at options.url (issue 18): libpq connects with the URL as given
 // (connect_timeout=10 unless the URL sets one; up to 3 attempts with back-off), then creates
 // or migrates the schema under a transaction-scoped advisory lock. Errors: kIoError "cannot
 // open recovery store: <URL without password>: <libpq message>". Schema: store/README.md.
-Result<std::unique_ptr<RecoveryStore>> OpenPostgresStore(const StoreOptions& options);
+CAVEMAN_EXPORT Result<std::unique_ptr<RecoveryStore>> OpenPostgresStore(const StoreOptions& options);
 // The backend options select: PostgreSQL when options.url is set, else SQLite at options.path.
-Result<std::unique_ptr<RecoveryStore>> OpenRecoveryStore(const StoreOptions& options);
+CAVEMAN_EXPORT Result<std::unique_ptr<RecoveryStore>> OpenRecoveryStore(const StoreOptions& options);
 // True for postgresql:// and postgres:// URLs.
-bool IsPostgresUrl(std::string_view url);
+CAVEMAN_EXPORT bool IsPostgresUrl(std::string_view url);
 // `url` with any password (user:PASSWORD@ or password=...) replaced by "***", for messages.
-std::string RedactUrl(std::string_view url);
+CAVEMAN_EXPORT std::string RedactUrl(std::string_view url);
 
 // A private in-memory SQLite store with the same code paths (for tests and library users).
-Result<std::unique_ptr<RecoveryStore>> OpenMemoryStore(const StoreOptions& options = {});
+CAVEMAN_EXPORT Result<std::unique_ptr<RecoveryStore>> OpenMemoryStore(const StoreOptions& options = {});
 
 }  // namespace caveman
 

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "store/store.h"
-#include "stream/status.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/status.h"
 
 namespace caveman {
 

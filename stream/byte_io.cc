@@ -1,4 +1,4 @@
-#include "stream/byte_io.h"
+#include "caveman/stream/byte_io.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -191,14 +191,10 @@ Status ReadAll(ByteSource& src, std::string* out, uint64_t limit) {
   }
 }
 
-namespace internal {
-
-void ContractViolation(const char* what, const Status& status) {
+void AbortOnContractViolation(const char* what, const Status& status) {
   std::fprintf(stderr, "caveman: %s: %s\n", what, status.ToString().c_str());
   std::abort();
 }
-
-}  // namespace internal
 
 std::string Status::ToString() const {
   static const char* kNames[] = {"OK", "InvalidArgument", "NotSupported", "Corruption",

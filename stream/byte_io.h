@@ -16,7 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "stream/status.h"
+#include "caveman/stream/export.h"
+#include "caveman/stream/status.h"
 
 namespace caveman {
 
@@ -24,7 +25,7 @@ namespace caveman {
 // handful of buffers stay far below the memory bounds of §1.4.
 inline constexpr size_t kDefaultChunkSize = 256 * 1024;
 
-class ByteSource {
+class CAVEMAN_EXPORT ByteSource {
  public:
   virtual ~ByteSource() = default;
   // Reads up to `cap` bytes into `buf`. Returns the number read; 0 means end of stream.
@@ -32,7 +33,7 @@ class ByteSource {
   virtual Result<size_t> Read(char* buf, size_t cap) = 0;
 };
 
-class ByteSink {
+class CAVEMAN_EXPORT ByteSink {
  public:
   virtual ~ByteSink() = default;
   // Appends `data`. Errors: kIoError, kResourceExhausted.
@@ -41,7 +42,7 @@ class ByteSink {
 };
 
 // Sink that appends to a std::string it owns.
-class StringSink final : public ByteSink {
+class CAVEMAN_EXPORT StringSink final : public ByteSink {
  public:
   Status Write(std::string_view data) override {
     data_.append(data);
@@ -55,7 +56,7 @@ class StringSink final : public ByteSink {
 };
 
 // Sink that discards everything but counts bytes.
-class CountingSink final : public ByteSink {
+class CAVEMAN_EXPORT CountingSink final : public ByteSink {
  public:
   Status Write(std::string_view data) override {
     bytes_ += data.size();
@@ -68,32 +69,32 @@ class CountingSink final : public ByteSink {
 };
 
 // Reads a caller-owned buffer; `data` must outlive the source.
-std::unique_ptr<ByteSource> NewStringSource(std::string_view data);
+CAVEMAN_EXPORT std::unique_ptr<ByteSource> NewStringSource(std::string_view data);
 std::unique_ptr<ByteSource> NewStringSource(std::string&&) = delete;  // would dangle
 
 // Reads a caller-owned buffer in pseudo-random piece sizes in [1, max_piece], deterministic
 // for a given seed. For chunk-invariance tests.
-std::unique_ptr<ByteSource> NewChunkedSource(std::string_view data, uint64_t seed, size_t max_piece);
+CAVEMAN_EXPORT std::unique_ptr<ByteSource> NewChunkedSource(std::string_view data, uint64_t seed, size_t max_piece);
 
 // Reads a file descriptor (not owned, not closed) through Boost.Iostreams.
-std::unique_ptr<ByteSource> NewFdSource(int fd);
+CAVEMAN_EXPORT std::unique_ptr<ByteSource> NewFdSource(int fd);
 // Opens and owns a file for reading. Errors: kIoError / kNotFound.
-Result<std::unique_ptr<ByteSource>> NewFileSource(const std::string& path);
+CAVEMAN_EXPORT Result<std::unique_ptr<ByteSource>> NewFileSource(const std::string& path);
 // Reads a std::istream (Boost.Iostreams-compatible streams included); I/O failures become
 // kIoError.
-std::unique_ptr<ByteSource> NewIstreamSource(std::istream& in);
+CAVEMAN_EXPORT std::unique_ptr<ByteSource> NewIstreamSource(std::istream& in);
 
 // Writes to a file descriptor (not owned) through Boost.Iostreams; EPIPE etc. → kIoError.
-std::unique_ptr<ByteSink> NewFdSink(int fd);
+CAVEMAN_EXPORT std::unique_ptr<ByteSink> NewFdSink(int fd);
 // Writes to a std::ostream (not owned); a failed or bad stream becomes kIoError. Flush()
 // flushes the stream.
-std::unique_ptr<ByteSink> NewOstreamSink(std::ostream& out);
+CAVEMAN_EXPORT std::unique_ptr<ByteSink> NewOstreamSink(std::ostream& out);
 
 // Copies everything from `src` to `dst` in kDefaultChunkSize pieces.
-Status CopyStream(ByteSource& src, ByteSink& dst);
+CAVEMAN_EXPORT Status CopyStream(ByteSource& src, ByteSink& dst);
 // Reads everything into `out`. If more than `limit` bytes arrive → kResourceExhausted (the
 // bytes read so far stay in `out`).
-Status ReadAll(ByteSource& src, std::string* out, uint64_t limit = UINT64_MAX);
+CAVEMAN_EXPORT Status ReadAll(ByteSource& src, std::string* out, uint64_t limit = UINT64_MAX);
 
 }  // namespace caveman
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "stream/byte_io.h"
+#include "caveman/stream/byte_io.h"
 
 namespace caveman {
 

@@ -11,6 +11,8 @@
 #include <utility>
 #include <variant>
 
+#include "caveman/stream/export.h"
+
 namespace caveman {
 
 enum class StatusCode : uint8_t {
@@ -24,7 +26,7 @@ enum class StatusCode : uint8_t {
   kNotFound = 7,
 };
 
-class [[nodiscard]] Status {
+class [[nodiscard]] CAVEMAN_EXPORT Status {
  public:
   Status() = default;
   static Status OK() { return Status(); }
@@ -47,11 +49,10 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-namespace internal {
 // Writes "caveman: <what>: <status>" to stderr and aborts: a broken REQUIRES contract is a
-// bug in the caller, not an outcome (no exception crosses the API).
-[[noreturn]] void ContractViolation(const char* what, const Status& status);
-}  // namespace internal
+// bug in the caller, not an outcome (no exception crosses the API). Called by Result's
+// accessors, which consumers instantiate, hence exported and outside caveman::internal.
+[[noreturn]] CAVEMAN_EXPORT void AbortOnContractViolation(const char* what, const Status& status);
 
 // Either a value or a non-OK Status. value(), operator* and operator-> REQUIRE ok(); on an
 // error they abort with the status (they never throw).
@@ -76,7 +77,7 @@ class [[nodiscard]] Result {
  private:
   T* Get() {
     T* v = std::get_if<0>(&v_);
-    if (v == nullptr) internal::ContractViolation("Result::value() on an error", std::get<1>(v_));
+    if (v == nullptr) AbortOnContractViolation("Result::value() on an error", std::get<1>(v_));
     return v;
   }
   const T* Get() const { return const_cast<Result*>(this)->Get(); }

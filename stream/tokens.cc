@@ -1,4 +1,4 @@
-#include "stream/tokens.h"
+#include "caveman/stream/tokens.h"
 
 #include <algorithm>
 #include <condition_variable>

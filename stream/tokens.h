@@ -12,11 +12,12 @@
 #include <string_view>
 #include <vector>
 
-#include "stream/status.h"
+#include "caveman/stream/export.h"
+#include "caveman/stream/status.h"
 
 namespace caveman {
 
-class TokenCounter {
+class CAVEMAN_EXPORT TokenCounter {
  public:
   virtual ~TokenCounter() = default;
   // Reported as token_count_basis: "o200k_base" or "approx-chars/4".
@@ -27,23 +28,23 @@ class TokenCounter {
 
 // The process-wide default: o200k_base from the embedded vocabulary (verified by SHA-256 on
 // first use), or approx-chars/4 if the vocabulary fails to load or verify.
-const TokenCounter& DefaultTokenCounter();
+CAVEMAN_EXPORT const TokenCounter& DefaultTokenCounter();
 
 // approx-chars/4 (§7.3): 0 for empty, else max(1, floor(code points / 4)), each invalid byte
 // one code point.
-const TokenCounter& ApproxTokenCounter();
-uint64_t ApproxTokenCount(std::string_view text);
+CAVEMAN_EXPORT const TokenCounter& ApproxTokenCounter();
+CAVEMAN_EXPORT uint64_t ApproxTokenCount(std::string_view text);
 
 // Exact o200k_base. Errors: kCorruption when the embedded vocabulary does not verify.
-Result<const TokenCounter*> O200kCounter();
+CAVEMAN_EXPORT Result<const TokenCounter*> O200kCounter();
 // Token ids of `text` (encode_ordinary). REQUIRES: O200kCounter() succeeded.
-std::vector<uint32_t> O200kEncode(std::string_view text);
+CAVEMAN_EXPORT std::vector<uint32_t> O200kEncode(std::string_view text);
 
 // Counts a stream chunk by chunk with totals identical to Count(whole) (§7.4): text after the
 // last safe cut is carried into the next chunk, so memory is one chunk plus that carry (which
 // grows only while no safe cut appears, e.g. one huge line). With approx-chars/4 it sums code
 // points and applies the formula once in Finish().
-class StreamingTokenCount {
+class CAVEMAN_EXPORT StreamingTokenCount {
  public:
   explicit StreamingTokenCount(const TokenCounter& counter) : counter_(counter) {}
   void Feed(std::string_view chunk);
@@ -62,7 +63,7 @@ class StreamingTokenCount {
 // kMaxQueued chunks, so memory stays bounded) and returns; the worker counts while the caller
 // hashes, spools and compresses the same bytes. Totals equal StreamingTokenCount's.
 // Thread-safety: Feed/Finish from one producer thread.
-class BackgroundTokenCount {
+class CAVEMAN_EXPORT BackgroundTokenCount {
  public:
   explicit BackgroundTokenCount(const TokenCounter& counter);
   ~BackgroundTokenCount();  // joins the worker (discarding the count) if Finish was not called
@@ -82,7 +83,7 @@ class BackgroundTokenCount {
 // code point is cut off at the end of `text`: what follows is unknown.
 // Valid for any TokenCounter whose count is additive at those cuts (o200k_base);
 // StreamingTokenCount handles approx-chars/4 itself.
-size_t LastSafeCut(std::string_view text);
+CAVEMAN_EXPORT size_t LastSafeCut(std::string_view text);
 
 }  // namespace caveman
 

@@ -25,7 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "stream/status.h"
+#include "caveman/engine/engine.h"
+#include "caveman/stream/status.h"
 
 namespace caveman::internal {
 
@@ -62,6 +63,15 @@ Result<Config> ParseConfig(const std::string& text, const std::string& name);
 // Sets CAVEMAN_CCR_DB (unless CAVEMAN_CCR_DB or CAVEMAN_HOME is set), CAVEMAN_CCR_MAX_BYTES
 // and CAVEMAN_CCR_URL (each unless set) from the file.
 void ApplyStoreEnvironment(const Config& config);
+
+// The options of every Engine the CLI makes: `store` (not owned) and, from the environment,
+// the JSON best-of selector (CAVE_ENGINE_TOON=best-of, ASCII case-insensitive). The library
+// reads no environment variable itself (issue 17).
+EngineOptions CliEngineOptions(RecoveryStore* store);
+
+// Process-wide allocator tuning, done once by main() (a library must not change it for its
+// host program, issue 17): glibc's mmap threshold fixed at its default.
+void TuneProcessAllocator();
 
 }  // namespace caveman::internal
 

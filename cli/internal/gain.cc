@@ -7,7 +7,8 @@
 #include <map>
 
 #include "cli/internal/report_format.h"
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
+#include "stream/json_writer.h"
 
 namespace caveman::internal {
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "cli/internal/report_format.h"
-#include "engine/engine.h"
-#include "stream/byte_io.h"
+#include "caveman/engine/engine.h"
+#include "caveman/stream/byte_io.h"
 
 namespace caveman::internal {
 

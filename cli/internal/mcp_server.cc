@@ -10,11 +10,13 @@
 #include <optional>
 #include <vector>
 
+#include "cli/internal/config.h"
 #include "cli/internal/report_format.h"
 #include "compressors/json.h"
 #include "compressors/slice.h"
-#include "engine/engine.h"
-#include "stream/byte_io.h"
+#include "caveman/engine/engine.h"
+#include "caveman/stream/byte_io.h"
+#include "stream/json_writer.h"
 
 namespace caveman::internal {
 namespace {
@@ -284,7 +286,7 @@ ToolResult McpServer::Impl::Compress(const std::map<std::string, Arg>& args) {
   o.mode = Mode::kCompress;
   if (const std::string* t = StringArg(args, "type"); t != nullptr && *t != "auto") o.type = *t;
   if (const std::string* q = StringArg(args, "query"); q != nullptr) o.query = *q;
-  Engine engine(EngineOptions{.store = st});
+  Engine engine(CliEngineOptions(st));
   std::string view;
   auto r = engine.Compress(*text, o, &view);
   if (!r.ok()) return ToolError("caveman_compress: " + r.status().message());
@@ -329,7 +331,7 @@ ToolResult McpServer::Impl::Retrieve(const std::map<std::string, Arg>& args) {
     if (m->second.number < 1) return ToolError("caveman_retrieve: marker is 1-based: the first marker of the view is 1");
     RecoveryStore* st = Store();
     if (st == nullptr) return ToolError("caveman_retrieve: the recovery store cannot be opened (" + store_error + ")");
-    Engine engine(EngineOptions{.store = st});
+    Engine engine(CliEngineOptions(st));
     BoundedSink sink(kMaxToolOutputBytes);
     const uint64_t k = static_cast<uint64_t>(m->second.number);
     Status s = engine.RetrieveMarker(*handle, k, sink);
@@ -381,7 +383,7 @@ ToolResult McpServer::Impl::Retrieve(const std::map<std::string, Arg>& args) {
   }
   RecoveryStore* st = Store();
   if (st == nullptr) return ToolError("caveman_retrieve: the recovery store cannot be opened (" + store_error + ")");
-  Engine engine(EngineOptions{.store = st});
+  Engine engine(CliEngineOptions(st));
   BoundedSink sink(kMaxToolOutputBytes);
   Status s = engine.RetrieveSlice(*handle, slice, sink);
   if (sink.over()) {

@@ -1,4 +1,5 @@
 #include "cli/internal/report_format.h"
+#include "stream/json_writer.h"
 
 #include <algorithm>
 #include <array>

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/engine.h"
-#include "store/store.h"
-#include "stream/status.h"
+#include "caveman/engine/engine.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/status.h"
 
 namespace caveman::internal {
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "stream/status.h"
+#include "caveman/stream/status.h"
 
 namespace caveman::internal {
 

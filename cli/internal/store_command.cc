@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "store/store.h"
+#include "caveman/store/store.h"
 #include "store/store_check.h"
 
 namespace caveman::internal {

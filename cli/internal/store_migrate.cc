@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "store/store.h"
-#include "stream/byte_io.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/byte_io.h"
 #include "stream/sha256.h"
 
 namespace caveman::internal {

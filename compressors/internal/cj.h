@@ -55,7 +55,7 @@ std::string Cj(const JsonValue& v);
 void AppendCj(const JsonValue& v, std::string* out);
 std::string Cji(const JsonValue& v);
 // A string in CJ escaping, with the surrounding quotes (the writer is AppendJsonString of
-// json_tree.h, shared by both JSON models).
+// stream/json_writer.h, shared by both JSON models and the reports).
 void AppendCjString(std::string_view s, std::string* out);
 std::string CjString(std::string_view s);
 

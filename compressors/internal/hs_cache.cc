@@ -11,7 +11,7 @@
 #include <memory>
 #include <string_view>
 
-#include "stream/byte_io.h"
+#include "caveman/stream/byte_io.h"
 #include "stream/sha256.h"
 
 namespace caveman::internal {

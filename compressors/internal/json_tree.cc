@@ -391,68 +391,6 @@ size_t JsonTree::MemoryBytes() const {
 
 namespace {
 
-// 0 = raw; otherwise the escape kind.
-struct EscapeTable {
-  uint8_t t[256];
-  constexpr EscapeTable() : t() {
-    for (int i = 0; i < 0x20; ++i) t[i] = 1;
-    t[static_cast<int>('"')] = 1;
-    t[static_cast<int>('\\')] = 1;
-    t[static_cast<int>('<')] = 1;
-    t[static_cast<int>('>')] = 1;
-    t[static_cast<int>('&')] = 1;
-    t[0xE2] = 2;  // possibly U+2028 / U+2029
-  }
-};
-constexpr EscapeTable kEscape;
-
-}  // namespace
-
-void AppendJsonString(std::string_view s, std::string* out) {
-  static const char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  size_t run = 0;
-  const size_t n = s.size();
-  for (size_t i = 0; i < n; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    uint8_t e = kEscape.t[c];
-    if (e == 0) continue;
-    if (e == 2) {
-      if (i + 2 < n && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-          (static_cast<unsigned char>(s[i + 2]) == 0xA8 ||
-           static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
-        out->append(s.data() + run, i - run);
-        out->append(static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029");
-        i += 2;
-        run = i + 1;
-      }
-      continue;
-    }
-    out->append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case 0x08: out->append("\\b"); break;
-      case 0x0C: out->append("\\f"); break;
-      case '<': out->append("\\u003c"); break;
-      case '>': out->append("\\u003e"); break;
-      case '&': out->append("\\u0026"); break;
-      default:
-        out->append("\\u00");
-        out->push_back(kHex[c >> 4]);
-        out->push_back(kHex[c & 15]);
-    }
-  }
-  out->append(s.data() + run, n - run);
-  out->push_back('"');
-}
-
-namespace {
-
 // The one iterative writer behind CJ and CJI (§0.3): they differ only in whitespace.
 template <bool kIndented>
 void AppendTreeJson(const JsonTree& tree, JsonTree::NodeId n, std::string* out) {

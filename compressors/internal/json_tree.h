@@ -24,6 +24,8 @@
 #include <string_view>
 #include <vector>
 
+#include "stream/json_writer.h"
+
 namespace caveman::internal {
 
 inline constexpr size_t kJsonTreeMaxDepth = 10000;
@@ -110,8 +112,7 @@ void AppendCanonicalJson(const JsonTree& tree, JsonTree::NodeId n, std::string* 
 // depth; empty containers are `{}` / `[]`. Iterative. Used by RetrieveQuery narrowing (§2.6)
 // to render group elements.
 void AppendCanonicalJsonIndented(const JsonTree& tree, JsonTree::NodeId n, std::string* out);
-// CJ string escaping of `s` (with the quotes), appended to `out`.
-void AppendJsonString(std::string_view s, std::string* out);
+// Strings are written with AppendJsonString of stream/json_writer.h (the CJ escaping).
 
 }  // namespace caveman::internal
 

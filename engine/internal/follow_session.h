@@ -32,9 +32,9 @@
 #include <thread>
 
 #include "compressors/online.h"
-#include "engine/engine.h"
-#include "store/store.h"
-#include "stream/tokens.h"
+#include "caveman/engine/engine.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/tokens.h"
 
 namespace caveman::internal {
 

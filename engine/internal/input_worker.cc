@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "compressors/detect.h"
-#include "stream/byte_io.h"
+#include "caveman/stream/byte_io.h"
 
 namespace caveman::internal {
 namespace {

@@ -29,10 +29,10 @@
 #include <thread>
 #include <vector>
 
-#include "store/store.h"
+#include "caveman/store/store.h"
 #include "stream/spool.h"
-#include "stream/status.h"
-#include "stream/tokens.h"
+#include "caveman/stream/status.h"
+#include "caveman/stream/tokens.h"
 
 namespace caveman::internal {
 

@@ -26,9 +26,9 @@
 
 #include "compressors/compressor.h"
 #include "compressors/online.h"
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 #include "stream/spool.h"
-#include "stream/status.h"
+#include "caveman/stream/status.h"
 
 namespace caveman::internal {
 

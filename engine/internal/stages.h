@@ -27,13 +27,13 @@
 #include "compressors/compressor.h"
 #include "compressors/detect.h"
 #include "compressors/registry.h"
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 #include "engine/internal/input_worker.h"
-#include "store/store.h"
-#include "stream/byte_io.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/byte_io.h"
 #include "stream/spool.h"
-#include "stream/status.h"
-#include "stream/tokens.h"
+#include "caveman/stream/status.h"
+#include "caveman/stream/tokens.h"
 
 namespace caveman::internal {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "stream/byte_io.h"
+#include "caveman/stream/byte_io.h"
 
 namespace caveman::internal {
 

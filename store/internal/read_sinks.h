@@ -10,9 +10,9 @@
 #include <string_view>
 
 #include "store/internal/sqlite_util.h"  // the user-facing messages (kCorruptMessage, ...)
-#include "stream/byte_io.h"
+#include "caveman/stream/byte_io.h"
 #include "stream/sha256.h"
-#include "stream/status.h"
+#include "caveman/stream/status.h"
 
 namespace caveman::internal {
 

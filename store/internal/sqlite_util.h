@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "stream/status.h"
+#include "caveman/stream/status.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

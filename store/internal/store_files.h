@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "stream/status.h"
+#include "caveman/stream/status.h"
 
 namespace caveman::internal {
 

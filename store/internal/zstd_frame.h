@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "stream/byte_io.h"
-#include "stream/status.h"
+#include "caveman/stream/byte_io.h"
+#include "caveman/stream/status.h"
 
 struct ZSTD_CCtx_s;
 struct ZSTD_DCtx_s;

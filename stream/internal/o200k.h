@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "stream/status.h"
-#include "stream/tokens.h"
+#include "caveman/stream/status.h"
+#include "caveman/stream/tokens.h"
 
 namespace caveman::internal {
 

@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "compressors/slice.h"
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
+#include "stream/json_writer.h"
 
 namespace caveman::internal {
 namespace {

@@ -9,7 +9,7 @@
 #include "compressors/internal/grammars.h"  // to check that every output is valid code
 #include "compressors/registry.h"
 #include "stream/spool.h"
-#include "stream/tokens.h"
+#include "caveman/stream/tokens.h"
 #include "tests/testing/test_util.h"
 
 namespace caveman {

@@ -15,7 +15,7 @@
 #include "compressors/internal/text_util.h"
 #include "compressors/registry.h"
 #include "stream/sha256.h"
-#include "stream/tokens.h"
+#include "caveman/stream/tokens.h"
 #include "tests/testing/test_util.h"
 
 namespace caveman {

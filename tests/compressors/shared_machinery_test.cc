@@ -483,6 +483,7 @@ std::string BothWriters(std::string_view s) {
   AppendJsonString(s, &tree);
   const std::string cj = CjString(s);
   EXPECT_EQ(tree, cj) << ::testing::PrintToString(s);
+  EXPECT_EQ(JsonQuote(s), tree) << ::testing::PrintToString(s);  // the reports' (stream/json_writer.h)
   return tree;
 }
 

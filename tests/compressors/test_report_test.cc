@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "compressors/compressor.h"
-#include "stream/tokens.h"
+#include "caveman/stream/tokens.h"
 #include "tests/testing/test_util.h"
 
 namespace caveman {

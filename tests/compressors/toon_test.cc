@@ -8,7 +8,7 @@
 
 #include "compressors/compressor.h"
 #include "compressors/internal/cj.h"
-#include "stream/tokens.h"
+#include "caveman/stream/tokens.h"
 #include "tests/testing/test_util.h"
 
 namespace caveman {

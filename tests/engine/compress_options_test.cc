@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 #include "tests/testing/test_util.h"
 
 namespace caveman {

@@ -8,10 +8,10 @@
 #include <random>
 #include <string>
 
-#include "engine/engine.h"
-#include "store/store.h"
-#include "stream/byte_io.h"
-#include "stream/tokens.h"
+#include "caveman/engine/engine.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/byte_io.h"
+#include "caveman/stream/tokens.h"
 
 namespace caveman {
 namespace {

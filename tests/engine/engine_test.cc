@@ -1,12 +1,16 @@
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "stream/sha256.h"
 #include "tests/testing/test_util.h"
+#include "stream/json_writer.h"
 
 namespace caveman {
 namespace {
@@ -143,8 +147,13 @@ TEST(Engine, PassThroughReasons) {
 
 TEST(Engine, LibraryVersionIsTheProjectVersion) {
   std::string v = LibraryVersion();
-  ASSERT_FALSE(v.empty());
-  EXPECT_NE(v.find('.'), std::string::npos) << v;
+  EXPECT_EQ(v, CAVEMAN_VERSION_STRING);
+  EXPECT_EQ(v, std::to_string(CAVEMAN_VERSION_MAJOR) + "." + std::to_string(CAVEMAN_VERSION_MINOR) + "." +
+                   std::to_string(CAVEMAN_VERSION_PATCH));
+  // The project version of CMakeLists.txt, read independently of the generated header.
+  std::ifstream cmake(std::string(std::getenv("CAVEMAN_SOURCE_DIR")) + "/CMakeLists.txt");
+  std::string text((std::istreambuf_iterator<char>(cmake)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("project(caveman_engine VERSION " + v + " "), std::string::npos) << v;
 }
 
 TEST(Engine, RecordModeAndUnknownModePassThrough) {

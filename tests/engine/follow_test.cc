@@ -5,7 +5,7 @@
 // the lines it replaces, the store ceiling (markers covered, the rest verbatim, error reported),
 // batch compress of the follow view passes it through, a kept line arrives before the input
 // ends, and the hand-over of other types to the batch path.
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 
 #include <fcntl.h>
 #include <unistd.h>

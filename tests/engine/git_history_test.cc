@@ -12,7 +12,7 @@
 #include "compressors/internal/lines.h"
 #include "compressors/internal/log_rules.h"
 #include "compressors/online.h"
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 #include "tests/testing/test_util.h"
 
 namespace caveman {

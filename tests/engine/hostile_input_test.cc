@@ -22,9 +22,9 @@
 #include "compressors/internal/json_tree.h"
 #include "compressors/internal/text_util.h"
 #include "compressors/registry.h"
-#include "engine/engine.h"
-#include "store/store.h"
-#include "stream/byte_io.h"
+#include "caveman/engine/engine.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/byte_io.h"
 #include "tests/testing/test_util.h"
 
 namespace caveman {

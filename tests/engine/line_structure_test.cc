@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 #include "engine/internal/stages.h"
 #include "tests/testing/test_util.h"
 

@@ -20,10 +20,10 @@
 #include "compressors/internal/cj.h"
 #include "compressors/terminal.h"
 #include "compressors/text.h"
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 #include "engine/internal/follow_session.h"
 #include "engine/internal/marker_map.h"
-#include "store/store.h"
+#include "caveman/store/store.h"
 #include "stream/sha256.h"
 #include "tests/testing/test_util.h"
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "engine/engine.h"
+#include "caveman/engine/engine.h"
 
 namespace caveman {
 namespace {

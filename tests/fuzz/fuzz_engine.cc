@@ -26,9 +26,9 @@
 #include "compressors/internal/text_util.h"
 #include "compressors/registry.h"
 #include "compressors/toon.h"
-#include "engine/engine.h"
-#include "store/store.h"
-#include "stream/byte_io.h"
+#include "caveman/engine/engine.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/byte_io.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace caveman {
@@ -38,7 +38,7 @@ namespace {
 constexpr std::string_view kQueries[] = {"error timeout", "customer-37 apac", "feature_17"};
 
 struct State {
-  State() : best_of_registry(RegistryOptions{.toon_best_of = true}) {
+  State() {
     for (std::string_view t : plain_registry.content_types()) types.emplace_back(t);
     types.emplace_back("auto");
     ResetStore();
@@ -52,14 +52,13 @@ struct State {
     FUZZ_CHECK(s.ok(), "%s", s.status().ToString().c_str());
     store = std::move(s).value();
     plain = std::make_unique<Engine>(
-        EngineOptions{.store = store.get(), .registry = &plain_registry});
+        EngineOptions{.store = store.get()});
     best_of = std::make_unique<Engine>(
-        EngineOptions{.store = store.get(), .registry = &best_of_registry});
+        EngineOptions{.store = store.get(), .json_best_of = true});
     runs = 0;
   }
 
-  Registry plain_registry;
-  Registry best_of_registry;
+  Registry plain_registry;  // for its content types
   std::vector<std::string> types;
   std::unique_ptr<RecoveryStore> store;
   std::unique_ptr<Engine> plain;

@@ -9,7 +9,7 @@
 
 #include "cli/internal/mcp_server.h"
 #include "compressors/slice.h"
-#include "store/store.h"
+#include "caveman/store/store.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

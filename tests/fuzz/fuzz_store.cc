@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "store/store.h"
-#include "stream/byte_io.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/byte_io.h"
 #include "stream/sha256.h"
 #include "tests/fuzz/fuzz_util.h"
 

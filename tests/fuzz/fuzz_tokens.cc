@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "stream/tokens.h"
+#include "caveman/stream/tokens.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {

@@ -9,8 +9,8 @@
 
 #include "compressors/registry.h"
 #include "compressors/toon.h"
-#include "engine/engine.h"
-#include "store/store.h"
+#include "caveman/engine/engine.h"
+#include "caveman/store/store.h"
 
 namespace caveman {
 namespace {
@@ -49,8 +49,7 @@ TEST(ToonDeepNesting, CompressorsDeclineAndEnginePassesThrough) {
   auto store = OpenMemoryStore();
   ASSERT_TRUE(store.ok());
   for (bool best_of : {false, true}) {
-    Registry registry(RegistryOptions{.toon_best_of = best_of});
-    Engine engine(EngineOptions{.store = store->get(), .registry = &registry});
+    Engine engine(EngineOptions{.store = store->get(), .json_best_of = best_of});
     CompressOptions o;
     o.mode = Mode::kCompress;
     o.type = best_of ? "json" : "toon";

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "store/store.h"
+#include "caveman/store/store.h"
 
 namespace caveman {
 namespace {

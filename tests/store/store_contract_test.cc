@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "store/store.h"
-#include "stream/byte_io.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/byte_io.h"
 #include "stream/sha256.h"
 #include "tests/testing/test_util.h"
 

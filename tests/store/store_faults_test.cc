@@ -18,9 +18,9 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/engine.h"
-#include "store/store.h"
-#include "stream/byte_io.h"
+#include "caveman/engine/engine.h"
+#include "caveman/store/store.h"
+#include "caveman/stream/byte_io.h"
 
 namespace caveman {
 namespace {

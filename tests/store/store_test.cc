@@ -1,7 +1,7 @@
 // Recovery store (§6): round trips, put semantics, capacity, corruption detection, file
 // rules, environment, gc. Tampering goes through a second raw SQLite connection on a
 // temporary database file, so the checks run against the real read path.
-#include "store/store.h"
+#include "caveman/store/store.h"
 
 #include <sqlite3.h>
 

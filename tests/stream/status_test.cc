@@ -1,6 +1,6 @@
 // Result<T>: value access on an error aborts with the status instead of throwing (issue 17:
 // no exception crosses the library API; a broken REQUIRES is a bug, reported loudly).
-#include "stream/status.h"
+#include "caveman/stream/status.h"
 
 #include <gtest/gtest.h>
 

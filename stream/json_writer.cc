@@ -1,0 +1,188 @@
+// The escaper is table-driven and copies unescaped runs in one append: it writes every JSON
+// view of the compressors (megabytes of strings), not just the short report fields.
+#include "stream/json_writer.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace caveman {
+namespace {
+
+// 0 = copied as is; 1 = escaped; 2 = 0xE2, which starts U+2028 / U+2029 (E2 80 A8/A9).
+struct EscapeTable {
+  uint8_t t[256];
+  constexpr EscapeTable() : t() {
+    for (int i = 0; i < 0x20; ++i) t[i] = 1;
+    t[static_cast<int>('"')] = 1;
+    t[static_cast<int>('\\')] = 1;
+    t[static_cast<int>('<')] = 1;
+    t[static_cast<int>('>')] = 1;
+    t[static_cast<int>('&')] = 1;
+    t[0xE2] = 2;
+  }
+};
+constexpr EscapeTable kEscape;
+
+}  // namespace
+
+void AppendJsonString(std::string_view s, std::string* out) {
+  static const char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  size_t run = 0;
+  const size_t n = s.size();
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    uint8_t e = kEscape.t[c];
+    if (e == 0) continue;
+    if (e == 2) {
+      if (i + 2 < n && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+          (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
+        out->append(s.data() + run, i - run);
+        out->append(static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029");
+        i += 2;
+        run = i + 1;
+      }
+      continue;
+    }
+    out->append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      case 0x08: out->append("\\b"); break;
+      case 0x0C: out->append("\\f"); break;
+      case '<': out->append("\\u003c"); break;
+      case '>': out->append("\\u003e"); break;
+      case '&': out->append("\\u0026"); break;
+      default:
+        out->append("\\u00");
+        out->push_back(kHex[c >> 4]);
+        out->push_back(kHex[c & 15]);
+    }
+  }
+  out->append(s.data() + run, n - run);
+  out->push_back('"');
+}
+
+std::string JsonQuote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  AppendJsonString(s, &out);
+  return out;
+}
+
+std::string FormatRatio(double r) {
+  if (r == 0 || !std::isfinite(r)) return "0";
+  char buf[64];
+  std::to_chars_result res;
+  if (std::fabs(r) < 1e-6) {
+    res = std::to_chars(buf, buf + sizeof buf, r, std::chars_format::scientific);
+  } else {
+    res = std::to_chars(buf, buf + sizeof buf, r, std::chars_format::fixed);
+  }
+  std::string s(buf, res.ptr);
+  // Exponent form without '+' or leading zeros: 1e-07 → 1e-7.
+  size_t e = s.find('e');
+  if (e != std::string::npos) {
+    std::string mant = s.substr(0, e), exp = s.substr(e + 1);
+    bool neg = !exp.empty() && exp[0] == '-';
+    if (!exp.empty() && (exp[0] == '-' || exp[0] == '+')) exp.erase(0, 1);
+    while (exp.size() > 1 && exp[0] == '0') exp.erase(0, 1);
+    s = mant + "e" + (neg ? "-" : "") + exp;
+  }
+  return s;
+}
+
+void JsonWriter::BeforeValue() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!has_members_.empty()) {
+    if (has_members_.back()) out_.push_back(',');
+    has_members_.back() = true;
+  }
+}
+
+JsonWriter& JsonWriter::BeginObject() {
+  BeforeValue();
+  out_.push_back('{');
+  has_members_.push_back(false);
+  return *this;
+}
+
+JsonWriter& JsonWriter::EndObject() {
+  out_.push_back('}');
+  has_members_.pop_back();
+  return *this;
+}
+
+JsonWriter& JsonWriter::BeginArray() {
+  BeforeValue();
+  out_.push_back('[');
+  has_members_.push_back(false);
+  return *this;
+}
+
+JsonWriter& JsonWriter::EndArray() {
+  out_.push_back(']');
+  has_members_.pop_back();
+  return *this;
+}
+
+JsonWriter& JsonWriter::Key(std::string_view key) {
+  BeforeValue();
+  AppendJsonString(key, &out_);
+  out_.push_back(':');
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::String(std::string_view v) {
+  BeforeValue();
+  AppendJsonString(v, &out_);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Uint(uint64_t v) {
+  BeforeValue();
+  char buf[24];
+  out_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Int(int64_t v) {
+  BeforeValue();
+  char buf[24];
+  out_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Bool(bool v) {
+  BeforeValue();
+  out_.append(v ? "true" : "false");
+  return *this;
+}
+
+JsonWriter& JsonWriter::Null() {
+  BeforeValue();
+  out_.append("null");
+  return *this;
+}
+
+JsonWriter& JsonWriter::Ratio(double v) {
+  BeforeValue();
+  out_.append(FormatRatio(v));
+  return *this;
+}
+
+JsonWriter& JsonWriter::Raw(std::string_view json) {
+  BeforeValue();
+  out_.append(json);
+  return *this;
+}
+
+}  // namespace caveman
