@@ -191,16 +191,4 @@ Status ReadAll(ByteSource& src, std::string* out, uint64_t limit) {
   }
 }
 
-void AbortOnContractViolation(const char* what, const Status& status) {
-  std::fprintf(stderr, "caveman: %s: %s\n", what, status.ToString().c_str());
-  std::abort();
-}
-
-std::string Status::ToString() const {
-  static const char* kNames[] = {"OK", "InvalidArgument", "NotSupported", "Corruption",
-                                 "IoError", "ResourceExhausted", "Internal", "NotFound"};
-  if (ok()) return "OK";
-  return std::string(kNames[static_cast<int>(code_)]) + ": " + message_;
-}
-
 }  // namespace caveman
