@@ -18,6 +18,7 @@
 #include "engine/internal/follow_session.h"
 #include "engine/internal/marker_map.h"
 #include "engine/internal/stages.h"
+#include "stream/chunk_buffer.h"
 #include "stream/spool.h"
 #include "caveman/stream/tokens.h"
 
@@ -170,7 +171,7 @@ Result<CompressResult> Engine::Impl::CompressOversized(Run& run, ByteSource& in,
   r.error = "cave_input_too_large";
   r.pass_through_reason = PassThroughReason::kInputTooLarge;
   StreamingTokenCount tokens(*counter_);
-  std::vector<char> buf(kDefaultChunkSize);
+  ChunkBuffer buf;
   for (ByteSource* source : {head.get(), &in}) {
     for (;;) {
       CAVEMAN_ASSIGN_OR_RETURN(size_t n, source->Read(buf.data(), buf.size()));
