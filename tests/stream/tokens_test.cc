@@ -262,6 +262,13 @@ TEST(O200k, LineMemoCountsEqualTheEncoder) {
       "\tat com.example.Foo.bar(Foo.java:42)\n",
       "done.\n/tmp/x\n",
       "x\n",
+      "    \"restartCount\": 0,\n",
+      "        },\n",
+      "\t\tfoo(bar);\n",
+      "   /* comment */\n",
+      "  \n",
+      " \t \r\n",
+      "    \xC2\xA0nbsp after indentation\n",
   };
   std::mt19937 rng(7);
   for (int round = 0; round < 6; ++round) {
@@ -277,6 +284,23 @@ TEST(O200k, LineMemoCountsEqualTheEncoder) {
     uint64_t on_thread = 0;
     std::thread([&] { on_thread = counter.Count(text); }).join();
     EXPECT_EQ(on_thread, want) << "round " << round << ", fresh thread";
+  }
+  // Random lines over the characters that decide piece boundaries around an LF (white space
+  // of every kind, '/', punctuation, letters, digits, a non-ASCII space and letter), a pool
+  // of them repeated so that the memo hits.
+  const std::vector<std::string> alphabet = {" ", " ", "\t", "\n", "\r", "/", ",", "{", "\"",
+                                             "a", "B", "7", "'s", "\xC2\xA0", "\xC3\xA9", "\x0B"};
+  for (int round = 0; round < 40; ++round) {
+    std::vector<std::string> pool;
+    for (int k = 0; k < 30; ++k) {
+      std::string line;
+      const size_t len = 1 + rng() % 24;
+      for (size_t c = 0; c < len; ++c) line += alphabet[rng() % alphabet.size()];
+      pool.push_back(line + "\n");
+    }
+    std::string text;
+    while (text.size() < 8 * 1024) text += pool[rng() % pool.size()];
+    EXPECT_EQ(counter.Count(text), O200kEncode(text).size()) << "random round " << round;
   }
   // More distinct segment bytes than the memo's arena (1 MiB): it is cleared and refilled.
   std::string big;
