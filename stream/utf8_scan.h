@@ -1,10 +1,11 @@
 // UTF-8 validation and decoding for token counting (§7.2): a byte that is not part of a
 // well-formed sequence (Unicode Table 3-7: no overlongs, no surrogates, nothing above
-// U+10FFFF) decodes as U+FFFD, one per byte.
+// U+10FFFF) decodes as U+FFFD, one per byte. Shared with compressors/ (the JSON validity
+// check), hence outside stream/internal/.
 //
 // Thread-safety: stateless functions.
-#ifndef CAVEMAN_STREAM_INTERNAL_UTF8_SCAN_H_
-#define CAVEMAN_STREAM_INTERNAL_UTF8_SCAN_H_
+#ifndef CAVEMAN_STREAM_UTF8_SCAN_H_
+#define CAVEMAN_STREAM_UTF8_SCAN_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -139,4 +140,4 @@ inline uint64_t CountCodePoints(std::string_view text) {
 
 }  // namespace caveman::internal
 
-#endif  // CAVEMAN_STREAM_INTERNAL_UTF8_SCAN_H_
+#endif  // CAVEMAN_STREAM_UTF8_SCAN_H_
