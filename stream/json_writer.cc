@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "stream/check.h"
+
 namespace caveman {
 namespace {
 
@@ -115,6 +117,7 @@ JsonWriter& JsonWriter::BeginObject() {
 }
 
 JsonWriter& JsonWriter::EndObject() {
+  CAVEMAN_DCHECK(!has_members_.empty() && !after_key_);
   out_.push_back('}');
   has_members_.pop_back();
   return *this;
@@ -128,12 +131,14 @@ JsonWriter& JsonWriter::BeginArray() {
 }
 
 JsonWriter& JsonWriter::EndArray() {
+  CAVEMAN_DCHECK(!has_members_.empty() && !after_key_);
   out_.push_back(']');
   has_members_.pop_back();
   return *this;
 }
 
 JsonWriter& JsonWriter::Key(std::string_view key) {
+  CAVEMAN_DCHECK(!has_members_.empty() && !after_key_);  // inside a container, not after a key
   BeforeValue();
   AppendJsonString(key, &out_);
   out_.push_back(':');

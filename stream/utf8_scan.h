@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "stream/check.h"
+
 namespace caveman::internal {
 
 inline constexpr uint32_t kReplacementChar = 0xFFFD;
@@ -26,6 +28,7 @@ enum class Utf8Seq : int8_t {
 // Length (1–4) of the well-formed sequence starting at p, or a Utf8Seq value (<= 0).
 // REQUIRES: avail >= 1.
 inline int Utf8SeqLen(const uint8_t* p, size_t avail) {
+  CAVEMAN_DCHECK(avail >= 1);
   const uint8_t b0 = p[0];
   if (b0 < 0x80) return 1;
   int len;
