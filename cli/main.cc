@@ -206,10 +206,14 @@ std::string CheckType(std::string_view subcommand, const std::string& type) {
 
 // One ledger row for this invocation (issue 17). Never changes the outcome: a ledger that
 // cannot be opened or written is ignored.
-void RecordInLedger(const CompressResult& r, const std::string& command) {
-  auto options = StoreOptions::FromEnv();
-  if (!options.ok()) return;
-  auto ledger = OpenLedger(options->path, /*read_only=*/false);
+void RecordInLedger(RecoveryStore& store, const CompressResult& r, const std::string& command) {
+  // On the store's own connection when it is SQLite (no second open); else by path.
+  auto ledger = OpenLedgerOn(store);
+  if (!ledger.ok()) {
+    auto options = StoreOptions::FromEnv();
+    if (!options.ok()) return;
+    ledger = OpenLedger(options->path, /*read_only=*/false);
+  }
   if (!ledger.ok()) return;
   LedgerEntry e;
   e.unix_time = static_cast<int64_t>(std::time(nullptr));
@@ -484,7 +488,7 @@ int CmdCompress(const std::vector<std::string>& args) {
       if (r.status().code() == StatusCode::kIoError) return Fail("read " + input.name + ": " + r.status().message());
       return Fail("compress: " + r.status().message());
     }
-    if (stored) RecordInLedger(*r, "");
+    if (stored) RecordInLedger(**store, *r, "");
     WriteTerminalHandleLine(*r, out, out_fd);
     // Lossy lines are already out: a report that cannot be written loses the handle, exit 1.
     if (!report(*r) && !r->passed_through()) return 1;
@@ -507,7 +511,7 @@ int CmdCompress(const std::vector<std::string>& args) {
     if (out.failed) return fail_write(st);
     return Fail("compress: " + st.message());
   }
-  if (stored) RecordInLedger(*r, "");
+  if (stored) RecordInLedger(**store, *r, "");
   WriteTerminalHandleLine(*r, out, out_fd);
   if (!reported) {
     // A streamed (over 64 MiB) view is already out: a lost report loses its handle, exit 1.
@@ -600,7 +604,7 @@ int CmdRun(const std::vector<std::string>& args) {
     if (out.failed) return FailWrite(r.status());
     return Fail("run: " + r.status().message());
   }
-  if (stored) RecordInLedger(*r, o.command);
+  if (stored) RecordInLedger(**store, *r, o.command);
   WriteTerminalHandleLine(*r, out);
   const bool reported = quiet || WriteReport(*r, *format, "run");
   int own = !reported && !r->passed_through() ? 1 : FollowExitCode(*r);

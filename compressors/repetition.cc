@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "compressors/internal/text_util.h"
+#include "stream/chunk_buffer.h"
 #include "stream/line_splitter.h"
 #include "stream/sha256.h"
 
@@ -189,7 +190,7 @@ class RepetitionCompressor final : public Compressor {
     auto on_part = [&](std::string_view part, bool first, bool last, bool) {
       if (status.ok()) status = state.OnPart(part, first, last);
     };
-    std::vector<char> buf(kDefaultChunkSize);
+    ChunkBuffer buf;
     for (;;) {
       CAVEMAN_ASSIGN_OR_RETURN(size_t n, reader->Read(buf.data(), buf.size()));
       if (n == 0) break;

@@ -14,12 +14,19 @@
 #include "compressors/detect.h"
 #include "compressors/narrow.h"
 #include "compressors/online.h"
+#include "compressors/pattern_databases.h"
 #include "engine/internal/engine_impl.h"
 #include "engine/internal/follow_session.h"
 #include "engine/internal/marker_map.h"
 #include "engine/internal/stages.h"
+#include "stream/chunk_buffer.h"
 #include "stream/spool.h"
 #include "caveman/stream/tokens.h"
+
+extern "C" {
+extern const char caveman_hs_databases_begin[];
+extern const char caveman_hs_databases_end[];
+}
 
 namespace caveman {
 
@@ -44,7 +51,25 @@ Engine::Impl::Impl(EngineOptions options)
       counter_(options_.counter != nullptr ? options_.counter : &DefaultTokenCounter()),
       registry_(RegistryOptions{.toon_best_of = options_.json_best_of}) {}
 
-Engine::Engine(EngineOptions options) : impl_(std::make_unique<const Impl>(std::move(options))) {}
+namespace {
+
+// The Hyperscan databases compiled at build time (engine/hs_databases.S, written by
+// engine/internal/hs_db_gen.cc): registered before anything can compile a pattern set, so a
+// process on the build machine's kind of CPU neither compiles nor reads the disk cache.
+void RegisterBuildTimeDatabases() {
+  static const bool registered = [] {
+    RegisterEmbeddedPatternDatabases(std::string_view(
+        caveman_hs_databases_begin,
+        static_cast<size_t>(caveman_hs_databases_end - caveman_hs_databases_begin)));
+    return true;
+  }();
+  (void)registered;
+}
+
+}  // namespace
+
+Engine::Engine(EngineOptions options)
+    : impl_((RegisterBuildTimeDatabases(), std::make_unique<const Impl>(std::move(options)))) {}
 Engine::~Engine() = default;
 Engine::Engine(Engine&&) noexcept = default;
 Engine& Engine::operator=(Engine&&) noexcept = default;
@@ -170,7 +195,7 @@ Result<CompressResult> Engine::Impl::CompressOversized(Run& run, ByteSource& in,
   r.error = "cave_input_too_large";
   r.pass_through_reason = PassThroughReason::kInputTooLarge;
   StreamingTokenCount tokens(*counter_);
-  std::vector<char> buf(kDefaultChunkSize);
+  ChunkBuffer buf;
   for (ByteSource* source : {head.get(), &in}) {
     for (;;) {
       CAVEMAN_ASSIGN_OR_RETURN(size_t n, source->Read(buf.data(), buf.size()));

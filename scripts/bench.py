@@ -14,6 +14,7 @@ that run; RSS is the peak over all runs (ru_maxrss of the measured process); "lo
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -272,12 +273,17 @@ def run(args, work):
                              "input": label}))
 
     # 2. One input of every content type (forced type).
+    # Every type at the same size (--type-mib): the generated inputs are made at that size too,
+    # so the chart's bars compare like with like (issue 19); only a11y stays one fixture.
     types = []
+    ci_t, js_t = b.path("ci.type"), b.path("json.type")
+    gen("gen_ci_log.py", args.type_mib, ci_t)
+    gen("gen_json_dump.py", args.type_mib, js_t)
     for t, files, scale in TYPE_INPUTS:
         if t in ("log", "repetition"):
-            inp, src = ci, "gen_ci_log.py %d" % args.mib
+            inp, src = ci_t, "gen_ci_log.py %g" % args.type_mib
         elif t == "json":
-            inp, src = js, "gen_json_dump.py %d" % args.mib
+            inp, src = js_t, "gen_json_dump.py %g" % args.type_mib
         else:
             target = int(args.type_mib * MIB)
             dest = b.path("type." + t)
@@ -366,53 +372,85 @@ def run(args, work):
             print("updated %s" % os.path.relpath(args.doc, ROOT))
 
     if args.charts:
-        charts(args.out_dir, big, types, rss, work)
+        charts(args.out_dir, big, types, rss, work, args, load)
     return 0
 
 
-def charts(out_dir, big, types, rss, work):
-    data = os.path.join(work, "tp.dat")
-    with open(data, "w") as f:
-        for r in big:
-            if not r["name"].startswith("caveman"):
-                f.write('"%s (%s)" %.1f 1\n' % (r["name"], r["input"], r["mbs"]))
-        for r in types:
-            f.write('"caveman %s" %.1f 2\n' % (r["ctype"], r["mbs"]))
-    rssdat = os.path.join(work, "rss.dat")
-    with open(rssdat, "w") as f:
+def log_range(values):
+    """A log-scale y range from well below the smallest bar (a bar at the floor is invisible)
+    to well above the largest (room for its value label)."""
+    positive = [v for v in values if v > 0] or [1.0]
+    return "[%g:%g]" % (10 ** math.floor(math.log10(min(positive) / 2.0)),
+                        10 ** math.ceil(math.log10(max(positive) * 2.0)))
+
+
+def size_label(n):
+    return "%.1f MiB" % (n / MIB) if n >= MIB / 10 else "%.0f KiB" % (n / 1024.0)
+
+
+def charts(out_dir, big, types, rss, work, args, load_start):
+    """Three charts, each comparing series measured on the same inputs, with the values on the
+    bars and the load average (start and end of the run) on every chart."""
+    load = "load average %.1f at the start, %.1f at the end, %d cores" % (
+        load_start, os.getloadavg()[0], os.cpu_count())
+    big_dat = os.path.join(work, "big.dat")
+    with open(big_dat, "w") as f:
+        for i, r in enumerate(big):
+            colour = 2 if r["name"].startswith("caveman") else 1
+            f.write('%d "%s: %s" %.1f %d\n' % (i, r["input"], r["name"], r["mbs"], colour))
+    type_dat = os.path.join(work, "types.dat")
+    with open(type_dat, "w") as f:
+        for i, r in enumerate(types):
+            f.write('%d "%s (%s)" %.1f\n' % (i, r["ctype"], size_label(r["bytes"]), r["mbs"]))
+    rss_dat = os.path.join(work, "rss.dat")
+    with open(rss_dat, "w") as f:
         for r in rss:
             f.write("%d %.1f %.1f %.1f %.1f\n" % (r["mib"], r["log"], r["repetition"], r["json"], r["zstd"]))
-    tp_png, rss_png = os.path.join(out_dir, "throughput.png"), os.path.join(out_dir, "rss.png")
-    script = f'''
-set terminal pngcairo size 1200,650 noenhanced
-set output "{tp_png}"
-set title "Whole-process throughput (MB/s, best wall time): baselines and caveman-engine per content type"
-set style fill solid 0.8 border -1
-set boxwidth 0.7
-set logscale y
-set ylabel "MB/s (log scale)"
-set xtics rotate by -45 font ",9"
-set grid ytics
-set key off
-plot "{data}" using 0:2:($3==1?0x888888:0x2a6fb0):xtic(1) with boxes lc rgb variable
-set output "{rss_png}"
-set title "Peak RSS against input size"
-unset logscale y
-set logscale x 2
-set xtics rotate by 0 font ",10"
-set xlabel "input MiB"
-set ylabel "peak RSS (MiB)"
-set key top left
-plot "{rssdat}" using 1:2 with linespoints lw 2 title "caveman compress, CI log (log, streaming)", \\
-     "{rssdat}" using 1:3 with linespoints lw 2 title "caveman --type repetition (streaming)", \\
-     "{rssdat}" using 1:4 with linespoints lw 2 title "caveman compress, JSON dump (json, in memory)", \\
-     "{rssdat}" using 1:5 with linespoints lw 2 dt 2 title "zstd -3"
-'''
-    gp = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+    tp_png = os.path.join(out_dir, "throughput.png")
+    types_png = os.path.join(out_dir, "types.png")
+    rss_png = os.path.join(out_dir, "rss.png")
+    lines = [
+        'set terminal pngcairo size 1200,650 noenhanced',
+        'set style fill solid 0.8 border -1',
+        'set boxwidth 0.7',
+        'set logscale y',
+        'set grid ytics',
+        'set key off',
+        'set xtics rotate by -40 font ",9"',
+        'set output "%s"' % tp_png,
+        'set title "Whole process, best wall time of %d: the %d MiB CI log and JSON dump, '
+        'every tool on the same bytes\\n%s"' % (args.runs, args.mib, load),
+        'set ylabel "MB/s (log scale)"',
+        'set yrange %s' % log_range([r["mbs"] for r in big]),
+        'plot "%s" using 1:3:($4==1?0x888888:0x2a6fb0):xtic(2) with boxes lc rgb variable, \\' % big_dat,
+        '     "%s" using 1:3:(sprintf("%%.0f", $3)) with labels offset 0,0.7 font ",9"' % big_dat,
+        'set output "%s"' % types_png,
+        'set title "caveman-engine --type T, every type on about %g MiB (a11y: one fixture), '
+        'best wall time of %d\\n%s"' % (args.type_mib, args.runs, load),
+        'set yrange %s' % log_range([r["mbs"] for r in types]),
+        'plot "%s" using 1:3:xtic(2) with boxes lc rgb 0x2a6fb0, \\' % type_dat,
+        '     "%s" using 1:3:(sprintf("%%.1f", $3)) with labels offset 0,0.7 font ",9"' % type_dat,
+        'set output "%s"' % rss_png,
+        'set title "Peak RSS against input size (every series on the same sizes)\\n%s"' % load,
+        'unset logscale y',
+        'set yrange [0:*]',
+        'set logscale x 2',
+        'set xtics rotate by 0 font ",10"',
+        'set xlabel "input MiB"',
+        'set ylabel "peak RSS (MiB)"',
+        'set key top left',
+        'plot "%s" using 1:2 with linespoints lw 2 title "caveman compress, CI log (log, streaming)", \\' % rss_dat,
+        '     "%s" using 1:3 with linespoints lw 2 title "caveman --type repetition (streaming)", \\' % rss_dat,
+        '     "%s" using 1:4 with linespoints lw 2 title "caveman compress, JSON dump (json, in memory)", \\' % rss_dat,
+        '     "%s" using 1:5 with linespoints lw 2 dt 2 title "zstd -3", \\' % rss_dat,
+        '     "%s" using 1:2:(sprintf("%%.0f", $2)) with labels offset 0,0.8 font ",8" notitle, \\' % rss_dat,
+        '     "%s" using 1:4:(sprintf("%%.0f", $4)) with labels offset 0,0.8 font ",8" notitle' % rss_dat,
+    ]
+    gp = subprocess.run(["gnuplot"], input="\n".join(lines) + "\n", text=True, capture_output=True)
     if gp.returncode != 0:
         print("gnuplot failed: " + gp.stderr, file=sys.stderr)
     else:
-        print("charts: %s, %s" % (os.path.relpath(tp_png, ROOT), os.path.relpath(rss_png, ROOT)))
+        print("charts: %s" % ", ".join(os.path.relpath(p, ROOT) for p in (tp_png, types_png, rss_png)))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ uint64_t FromSqlInt(int64_t v) { return v < 0 ? 0 : static_cast<uint64_t>(v); }
 class SqliteLedger final : public Ledger {
  public:
   SqliteLedger(std::unique_ptr<Db> db, bool read_only, bool present)
-      : db_(std::move(db)), read_only_(read_only), present_(present) {}
+      : owned_(std::move(db)), db_(owned_.get()), read_only_(read_only), present_(present) {}
+  // On a connection someone else owns (a store's).
+  explicit SqliteLedger(Db* db) : db_(db), read_only_(false), present_(true) {}
 
   Status Append(const LedgerEntry& e) override {
     if (read_only_ || !present_) return Status::NotSupported("ledger: not writable");
@@ -75,7 +77,8 @@ class SqliteLedger final : public Ledger {
   }
 
  private:
-  std::unique_ptr<Db> db_;
+  std::unique_ptr<Db> owned_;  // null when the connection is a store's
+  Db* db_;
   bool read_only_;
   bool present_;  // schema version >= 4
 };
@@ -83,6 +86,12 @@ class SqliteLedger final : public Ledger {
 Status LedgerOpenError(const Status& s) { return Status::IoError("cannot open ledger: " + s.message()); }
 
 }  // namespace
+
+Result<std::unique_ptr<Ledger>> OpenLedgerOn(RecoveryStore& store) {
+  Db* db = internal::WritableSqliteStoreDb(store);
+  if (db == nullptr) return Status::NotSupported("ledger: not a writable SQLite store");
+  return std::unique_ptr<Ledger>(std::make_unique<SqliteLedger>(db));
+}
 
 Result<std::unique_ptr<Ledger>> OpenLedger(const std::string& db_path, bool read_only) {
   if (db_path.empty() || db_path == ":memory:") return LedgerOpenError(Status::InvalidArgument("no database file"));

@@ -1,8 +1,9 @@
 // The savings ledger (issue 17): one row per compress/run invocation — pass-throughs and
 // repeated inputs included, unlike the recovery records behind `stats`, which are unique per
 // original. Rows live in table `ledger` of the recovery store's SQLite database (schema
-// version 4, created by the store's migration); this is a second connection to that file, so
-// the store itself knows nothing about the ledger.
+// version 4, created by the store's migration); OpenLedger makes a second connection to that
+// file and OpenLedgerOn borrows an open store's, so the store itself knows nothing about the
+// ledger.
 //
 // HowTo:
 //   auto store = OpenSqliteStore(options);           // creates / migrates the database
@@ -23,6 +24,8 @@
 #include "caveman/stream/status.h"
 
 namespace caveman {
+
+class RecoveryStore;
 
 struct LedgerEntry {
   int64_t unix_time = 0;      // seconds since the epoch, UTC
@@ -49,6 +52,13 @@ class Ledger {
 // it) has no ledger: Since returns nothing, Append fails with kNotSupported.
 // Errors: kIoError "cannot open ledger: E".
 Result<std::unique_ptr<Ledger>> OpenLedger(const std::string& db_path, bool read_only);
+
+// The ledger on the connection of `store` when it is a writable SQLite store (a writable open
+// has migrated it to schema version 4): no second connection, schema read or WAL commit of its
+// own, which was a fifth of a 4 KiB `compress` (issue 19). `store` must outlive the ledger and
+// not be used by another thread meanwhile. Errors: kNotSupported for any other store (open the
+// ledger by path then).
+Result<std::unique_ptr<Ledger>> OpenLedgerOn(RecoveryStore& store);
 
 }  // namespace caveman
 

@@ -255,6 +255,9 @@ class SqliteStore final : public RecoveryStore {
   Status CommitPartial(SqliteStreamWriter& w, const std::string& handle, const RecordInfo& info);
   void DropPartial(const std::string& id);
 
+  // The connection, for a ledger on it (internal::WritableSqliteStoreDb); null if read-only.
+  Db* writable_db() { return read_only_ ? nullptr : db_.get(); }
+
   SpoolOptions spool_options() const {
     SpoolOptions o;
     o.memory_limit = options_.spool_memory_limit;
@@ -1194,6 +1197,13 @@ Result<std::unique_ptr<RecoveryStore>> OpenSqliteStore(const StoreOptions& optio
   CAVEMAN_ASSIGN_OR_RETURN(auto store, SqliteStore::Open(options, options.path == kMemoryPath));
   return std::unique_ptr<RecoveryStore>(std::move(store));
 }
+
+namespace internal {
+Db* WritableSqliteStoreDb(RecoveryStore& store) {
+  auto* sqlite = dynamic_cast<SqliteStore*>(&store);
+  return sqlite != nullptr ? sqlite->writable_db() : nullptr;
+}
+}  // namespace internal
 
 Result<std::unique_ptr<RecoveryStore>> OpenMemoryStore(const StoreOptions& options) {
   CAVEMAN_ASSIGN_OR_RETURN(auto store, SqliteStore::Open(options, /*memory=*/true));

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <boost/iostreams/device/file_descriptor.hpp>
+#include "stream/chunk_buffer.h"
 
 namespace caveman {
 namespace {
@@ -170,7 +171,7 @@ std::unique_ptr<ByteSink> NewFdSink(int fd) { return std::make_unique<FdSink>(fd
 std::unique_ptr<ByteSink> NewOstreamSink(std::ostream& out) { return std::make_unique<OstreamSink>(out); }
 
 Status CopyStream(ByteSource& src, ByteSink& dst) {
-  std::vector<char> buf(kDefaultChunkSize);
+  ChunkBuffer buf;
   for (;;) {
     CAVEMAN_ASSIGN_OR_RETURN(size_t n, src.Read(buf.data(), buf.size()));
     if (n == 0) return Status::OK();
@@ -179,7 +180,7 @@ Status CopyStream(ByteSource& src, ByteSink& dst) {
 }
 
 Status ReadAll(ByteSource& src, std::string* out, uint64_t limit) {
-  std::vector<char> buf(kDefaultChunkSize);
+  ChunkBuffer buf;
   for (;;) {
     CAVEMAN_ASSIGN_OR_RETURN(size_t n, src.Read(buf.data(), buf.size()));
     if (n == 0) return Status::OK();

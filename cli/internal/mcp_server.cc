@@ -16,6 +16,7 @@
 #include "compressors/slice.h"
 #include "caveman/engine/engine.h"
 #include "caveman/stream/byte_io.h"
+#include "stream/chunk_buffer.h"
 #include "stream/json_writer.h"
 
 namespace caveman::internal {
@@ -676,7 +677,7 @@ int McpServer::Serve(int in_fd, int out_fd) {
   std::string line;
   bool oversize = false;
   std::string head, tail;
-  std::vector<char> buf(256 * 1024);
+  ChunkBuffer buf(256 * 1024);
   auto end_message = [&]() -> bool {
     bool ok;
     if (oversize) {

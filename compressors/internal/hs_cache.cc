@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <string_view>
 
 #include "caveman/stream/byte_io.h"
+#include "compressors/pattern_databases.h"
 #include "stream/sha256.h"
 
 namespace caveman::internal {
@@ -20,6 +22,7 @@ namespace {
 constexpr char kMagic[8] = {'C', 'V', 'H', 'S', 'D', 'B', '1', '\n'};
 constexpr size_t kHeaderBytes = sizeof(kMagic) + 32;
 constexpr off_t kMaxFileBytes = 64 << 20;
+constexpr size_t kEmbeddedKeyBytes = 32;  // CacheKey: 16 bytes of SHA-256 in hex
 
 // Owned by us and writable by nobody else.
 bool Private(const struct stat& st) { return st.st_uid == geteuid() && (st.st_mode & 022) == 0; }
@@ -59,6 +62,18 @@ std::string CacheKey(const char* const* expressions, const unsigned* flags, cons
   return Sha256::Hex(h.Final(), 16);
 }
 
+// A database from the bytes of a cache file (magic, SHA-256 of the payload, payload), or
+// nullptr if they are not one, damaged, or for another platform.
+hs_database_t* FromFileBytes(std::string_view bytes) {
+  if (bytes.size() <= kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) return nullptr;
+  const std::string_view payload = bytes.substr(kHeaderBytes);
+  const std::array<uint8_t, 32> digest = Sha256::Digest(payload);
+  if (std::memcmp(digest.data(), bytes.data() + sizeof(kMagic), digest.size()) != 0) return nullptr;
+  hs_database_t* db = nullptr;
+  if (hs_deserialize_database(payload.data(), payload.size(), &db) != HS_SUCCESS) return nullptr;
+  return db;
+}
+
 hs_database_t* Load(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return nullptr;
@@ -66,16 +81,31 @@ hs_database_t* Load(const std::string& path) {
   std::string bytes;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && Private(st) && st.st_size > static_cast<off_t>(kHeaderBytes) &&
       st.st_size <= kMaxFileBytes) {
+    bytes.reserve(static_cast<size_t>(st.st_size));
     if (!ReadAll(*NewFdSource(fd), &bytes, static_cast<uint64_t>(kMaxFileBytes)).ok()) bytes.clear();
   }
   close(fd);
-  if (bytes.size() <= kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) return nullptr;
-  const std::string_view payload = std::string_view(bytes).substr(kHeaderBytes);
-  const std::array<uint8_t, 32> digest = Sha256::Digest(payload);
-  if (std::memcmp(digest.data(), bytes.data() + sizeof(kMagic), digest.size()) != 0) return nullptr;
-  hs_database_t* db = nullptr;
-  if (hs_deserialize_database(payload.data(), payload.size(), &db) != HS_SUCCESS) return nullptr;
-  return db;
+  return FromFileBytes(bytes);
+}
+
+// The build-time databases (compressors/pattern_databases.h), empty until registered.
+std::atomic<const char*> embedded_begin{nullptr};
+std::atomic<size_t> embedded_size{0};
+
+hs_database_t* LoadEmbedded(const std::string& key) {
+  const char* p = embedded_begin.load(std::memory_order_acquire);
+  if (p == nullptr || key.size() != kEmbeddedKeyBytes) return nullptr;
+  std::string_view rest(p, embedded_size.load(std::memory_order_acquire));
+  while (rest.size() >= kEmbeddedKeyBytes + 8) {
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<uint8_t>(rest[kEmbeddedKeyBytes + i]);
+    const std::string_view entry_key = rest.substr(0, kEmbeddedKeyBytes);
+    rest.remove_prefix(kEmbeddedKeyBytes + 8);
+    if (n > rest.size()) return nullptr;  // malformed: ignore the rest
+    if (entry_key == key) return FromFileBytes(rest.substr(0, n));
+    rest.remove_prefix(n);
+  }
+  return nullptr;
 }
 
 void Store(const std::string& dir, const std::string& path, const hs_database_t* db) {
@@ -115,12 +145,13 @@ std::string HsCacheDirectory() {
 
 hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned* flags,
                                   const unsigned* ids, unsigned count, std::string* error) {
+  const std::string key = CacheKey(expressions, flags, ids, count);
+  if (!key.empty()) {
+    if (hs_database_t* db = LoadEmbedded(key)) return db;
+  }
   const std::string dir = HsCacheDirectory();
   std::string path;
-  if (!dir.empty()) {
-    const std::string key = CacheKey(expressions, flags, ids, count);
-    if (!key.empty()) path = dir + "/hs-" + key + ".db";
-  }
+  if (!dir.empty() && !key.empty()) path = dir + "/hs-" + key + ".db";
   if (!path.empty()) {
     if (hs_database_t* db = Load(path)) return db;
   }
@@ -136,3 +167,12 @@ hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned
 }
 
 }  // namespace caveman::internal
+
+namespace caveman {
+
+void RegisterEmbeddedPatternDatabases(std::string_view blob) {
+  internal::embedded_size.store(blob.size(), std::memory_order_release);
+  internal::embedded_begin.store(blob.data(), std::memory_order_release);
+}
+
+}  // namespace caveman

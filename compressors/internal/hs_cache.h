@@ -6,7 +6,8 @@
 // cache directory; later processes deserialise them instead (milliseconds). The cache file is
 // named by the SHA-256 of the Hyperscan version, the host platform, the mode and every
 // expression, flag and id, and carries the SHA-256 of its payload, so a stale, foreign or
-// damaged file is never used. Directory: $CAVEMAN_CACHE_DIR, else $XDG_CACHE_HOME/caveman-engine,
+// damaged file is never used. Before the disk, the databases compiled at build time are looked
+// up by the same key (compressors/pattern_databases.h), once the Engine registered them. Directory: $CAVEMAN_CACHE_DIR, else $XDG_CACHE_HOME/caveman-engine,
 // else $HOME/.cache/caveman-engine; `CAVEMAN_CACHE_DIR=` (empty) disables the cache. The
 // directory must be owned by the effective user and not writable by group or others, and so
 // must each file; anything else is ignored (compiled in memory instead). Every cache failure

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compressors/internal/lines.h"
+#include "stream/chunk_buffer.h"
 #include "stream/sha256.h"
 
 namespace caveman::internal {
@@ -23,7 +24,7 @@ Status CountSpool(const Spool& spool, const TokenCounter& counter, uint64_t* tok
   }
   StreamingTokenCount tc(counter);
   auto reader = spool.NewReader();
-  std::vector<char> buf(kDefaultChunkSize);
+  ChunkBuffer buf;
   for (;;) {
     CAVEMAN_ASSIGN_OR_RETURN(size_t n, reader->Read(buf.data(), buf.size()));
     if (n == 0) break;
@@ -38,7 +39,7 @@ Result<bool> SameBytes(const Spool& a, const Body& b) {
   if (a.size() != b.size()) return false;
   auto ra = a.NewReader();
   auto rb = b.NewReader();
-  std::vector<char> ba(kDefaultChunkSize), bb(kDefaultChunkSize);
+  ChunkBuffer ba, bb;
   size_t na = 0, nb = 0, pa = 0, pb = 0;
   for (;;) {
     if (pa == na) {
@@ -236,7 +237,7 @@ std::string StoreError(const Status& s) {
 
 Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool* original) {
   Sha256 sha;
-  std::vector<char> buf(kDefaultChunkSize);
+  ChunkBuffer buf;
   for (;;) {
     CAVEMAN_ASSIGN_OR_RETURN(size_t n, in.Read(buf.data(), buf.size()));
     if (n == 0) break;

@@ -21,6 +21,10 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
+namespace caveman {
+class RecoveryStore;
+}  // namespace caveman
+
 namespace caveman::internal {
 
 inline constexpr char kBudgetExceededMessage[] = "ccr: storage budget exceeded";
@@ -91,6 +95,10 @@ class Db {
   sqlite3* db_ = nullptr;
   bool last_busy_ = false;
 };
+
+// The connection of `store` if it is a writable SQLite store (sqlite_store.cc), else null.
+// Lets the ledger share an open store's connection (store/ledger.h, OpenLedgerOn).
+Db* WritableSqliteStoreDb(RecoveryStore& store);
 
 }  // namespace caveman::internal
 

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <queue>
 #include <span>
 #include <string>
@@ -977,22 +979,37 @@ class Pretokenizer {
 // (identifiers, paths, numbers in logs), and merging costs far more than a probe.
 // Thread-local because Count() is const and called concurrently; there is only one
 // tokenizer per process, and a key includes its bytes, so a stale hit is impossible.
+// Zero bytes are an empty cache (a piece is never empty), so a fresh calloc'd cache needs no
+// initialising pass.
 struct CountCache {
   struct Entry {
-    uint8_t len = 0xFF;  // 0xFF = empty
-    uint8_t count = 0;
+    uint8_t len;  // 0 = empty
+    uint8_t count;
     char bytes[kCacheKeyMax];
   };
   Entry entries[kCacheEntries];
-  const void* owner = nullptr;
+  const void* owner;
 };
 static_assert(sizeof(CountCache::Entry) == 32);
 
+// On the heap, only for threads that count: a 128 KiB thread_local object would be static TLS,
+// which glibc zero-fills at the creation of every thread of the process, counting or not
+// (four per `compress`; issue 19, docs/PERFORMANCE.md "Small inputs").
 CountCache& ThreadCache(const void* owner) {
-  thread_local CountCache cache;
+  struct Holder {
+    CountCache* cache = nullptr;
+    ~Holder() { std::free(cache); }
+  };
+  thread_local Holder holder;
+  if (holder.cache == nullptr) {
+    holder.cache = static_cast<CountCache*>(std::calloc(1, sizeof(CountCache)));
+    if (holder.cache == nullptr) throw std::bad_alloc();
+    holder.cache->owner = owner;
+  }
+  CountCache& cache = *holder.cache;
   if (cache.owner != owner) {
     // Another tokenizer (only in tests) used this thread: start afresh.
-    for (auto& e : cache.entries) e.len = 0xFF;
+    std::memset(cache.entries, 0, sizeof(cache.entries));
     cache.owner = owner;
   }
   return cache;

@@ -5,10 +5,14 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
+
+#include "compressors/pattern_databases.h"
 
 namespace caveman {
 namespace {
@@ -125,6 +129,58 @@ TEST_F(HsCacheTest, SharedDirectoryOrEmptySettingMeansNoCache) {
   db = Compile();
   EXPECT_EQ(Scan(db, text_), want_);
   hs_free_database(db);
+}
+
+}  // namespace
+}  // namespace caveman
+
+namespace caveman {
+namespace {
+
+// One blob entry (compressors/pattern_databases.h) from a cache file.
+std::string BlobEntry(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string name = file.filename().string();  // hs-<32 hex>.db
+  std::string entry = name.substr(3, 32);
+  const uint64_t n = bytes.size();
+  for (int i = 0; i < 8; ++i) entry.push_back(static_cast<char>((n >> (8 * i)) & 0xFF));
+  return entry + bytes;
+}
+
+// Build-time databases (issue 19): a registered blob is used before the disk cache (nothing is
+// compiled or written), a damaged entry is ignored (compiled and cached instead), and a
+// process-wide registration is undone by registering an empty blob.
+TEST_F(HsCacheTest, RegisteredBlobIsUsedFirstAndADamagedEntryIgnored) {
+  hs_free_database(Compile());
+  ASSERT_EQ(Files().size(), 1u);
+  const fs::path file = Files()[0];
+  static std::string blob;  // must outlive the registration
+  const char* const other[] = {"WARN"};
+  const unsigned f0[] = {0}, i0[] = {1};
+  blob = "0123456789abcdef0123456789abcdef" + std::string(8, '\0') + BlobEntry(file);  // empty entry first
+  fs::remove(file);
+  RegisterEmbeddedPatternDatabases(blob);
+
+  hs_database_t* db = Compile();
+  EXPECT_EQ(Scan(db, text_), want_);
+  hs_free_database(db);
+  EXPECT_TRUE(Files().empty()) << "the registered database was compiled again";
+  // A pattern set that is not in the blob still compiles (and is cached).
+  hs_database_t* w = internal::CompileMultiCached(other, f0, i0, 1, nullptr);
+  ASSERT_NE(w, nullptr);
+  hs_free_database(w);
+  EXPECT_EQ(Files().size(), 1u);
+  fs::remove_all(dir_ / "cache");
+
+  blob[blob.size() - 1] ^= 0x01;  // payload no longer matches its SHA-256
+  RegisterEmbeddedPatternDatabases(blob);
+  db = Compile();
+  EXPECT_EQ(Scan(db, text_), want_);
+  hs_free_database(db);
+  EXPECT_EQ(Files().size(), 1u) << "a damaged entry must be ignored and the set compiled";
+
+  RegisterEmbeddedPatternDatabases({});
 }
 
 }  // namespace

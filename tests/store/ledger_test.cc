@@ -91,6 +91,42 @@ TEST(Ledger, AppendsEveryRowAndReadsThemOldestFirst) {
   EXPECT_EQ((*ledger)->Since(1001)->size(), 0u);
 }
 
+// OpenLedgerOn (issue 19): rows appended on the store's own connection are the file's rows,
+// read back by a separate connection; another kind of store has none to lend.
+TEST(Ledger, OnTheStoresConnectionWritesTheSameTable) {
+  TempDir dir;
+  auto store = MustOpenStore(dir.db());
+  ASSERT_NE(store, nullptr);
+  {
+    auto ledger = OpenLedgerOn(*store);
+    ASSERT_TRUE(ledger.ok()) << ledger.status().message();
+    ASSERT_TRUE((*ledger)->Append(Entry(1000, "log", 100, 10, "ccr_x")).ok());
+    ASSERT_TRUE((*ledger)->Append(Entry(1001, "json", 80, 20)).ok());
+    EXPECT_EQ((*ledger)->Since(0)->size(), 2u);
+  }
+  auto by_path = OpenLedger(dir.db(), /*read_only=*/true);
+  ASSERT_TRUE(by_path.ok()) << by_path.status().message();
+  auto rows = (*by_path)->Since(0);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].handle, "ccr_x");
+  EXPECT_EQ((*rows)[1].content_type, "json");
+  // The store still works after lending its connection.
+  auto w = store->BeginRecord();
+  ASSERT_TRUE(w.ok()) << w.status().message();
+
+  // Another kind of store has no SQLite connection to lend.
+  class OtherStore final : public RecoveryStore {
+   public:
+    Result<std::unique_ptr<RecordWriter>> BeginRecord() override { return Status::NotSupported("x"); }
+    Status Get(std::string_view, ByteSink&) override { return Status::NotSupported("x"); }
+    Result<std::string> GetMetadata(std::string_view) override { return Status::NotSupported("x"); }
+    Result<StoreStats> Stats() override { return Status::NotSupported("x"); }
+    Result<GcResult> Gc(std::optional<uint64_t>, bool) override { return Status::NotSupported("x"); }
+  } other;
+  EXPECT_EQ(OpenLedgerOn(other).status().code(), StatusCode::kNotSupported);
+}
+
 TEST(Ledger, PruneDeletesOnlyOlderRowsAndDryRunCounts) {
   TempDir dir;
   auto store = MustOpenStore(dir.db());

@@ -1,0 +1,33 @@
+// Build-time compiled Hyperscan databases (issue 19: small-input fixed cost).
+//
+// The detection and log pattern databases are compiled while the project is built
+// (engine/internal/hs_db_gen.cc writes them, engine/hs_databases.S embeds them) and handed to
+// the compressors once, before first use, by whoever links them in (the Engine constructor).
+// CompileMultiCached (compressors/internal/hs_cache.h) then looks a pattern set up there
+// first, by the same key as its disk cache — the SHA-256 of the Hyperscan version, the host
+// platform and the patterns — so an embedded database is only used on a CPU that Hyperscan
+// describes exactly as the build machine; anything else falls back to the disk cache or a
+// compile, with the same result. Binaries that never register (the generator itself, unit
+// tests of single compressors) simply compile or use the disk cache.
+//
+// Blob layout, repeated: 32 ASCII hex key bytes, a little-endian uint64 length, then that many
+// bytes in the disk cache's file format (magic, SHA-256 of the payload, payload).
+//
+// Thread-safety: RegisterEmbeddedPatternDatabases may be called from several threads (every
+// call passes the same bytes); the bytes must live as long as the process.
+#ifndef CAVEMAN_COMPRESSORS_PATTERN_DATABASES_H_
+#define CAVEMAN_COMPRESSORS_PATTERN_DATABASES_H_
+
+#include <string_view>
+
+namespace caveman {
+
+void RegisterEmbeddedPatternDatabases(std::string_view blob);
+
+// Compiles every Hyperscan pattern database the compressors use (through CompileMultiCached,
+// so into the disk cache directory when one is set). For the build-time generator.
+void CompileAllPatternDatabases();
+
+}  // namespace caveman
+
+#endif  // CAVEMAN_COMPRESSORS_PATTERN_DATABASES_H_
