@@ -20,10 +20,10 @@ namespace caveman::internal {
 }  // namespace caveman::internal
 
 #if CAVEMAN_DCHECK_IS_ON
-#define CAVEMAN_DCHECK(cond)                                                  \
-  do {                                                                        \
-    if (!(cond)) [[unlikely]]                                                 \
-      ::caveman::internal::DcheckFailed(#cond, __FILE__, __LINE__);           \
+#define CAVEMAN_DCHECK(cond)                                        \
+  do {                                                              \
+    if (!(cond)) [[unlikely]]                                       \
+      ::caveman::internal::DcheckFailed(#cond, __FILE__, __LINE__); \
   } while (false)
 #else
 #define CAVEMAN_DCHECK(cond)               \
