@@ -830,8 +830,11 @@ int PrintVersion(bool json) {
   std::string v = CAVEMAN_VERSION_STRING;
   std::string line = v + "\n";
   if (json) {
-    line = "{\"capabilities\":[\"compress\",\"detect\",\"retrieve\",\"stats\",\"registry\",\"toon\",\"gc\"],"
-           "\"schema\":\"caveman.engine.version.v1\",\"version\":" + JsonQuote(v) + "}\n";
+    JsonWriter w;
+    w.BeginObject().Key("capabilities").BeginArray();
+    for (const char* c : {"compress", "detect", "retrieve", "stats", "registry", "toon", "gc"}) w.String(c);
+    w.EndArray().Key("schema").String("caveman.engine.version.v1").Key("version").String(v).EndObject();
+    line = w.Take() + "\n";
   }
   Status st = WriteStdout(line);
   return st.ok() ? 0 : FailWrite(st);
@@ -900,10 +903,11 @@ int CmdGc(const std::vector<std::string>& args) {
       if (!pruned.ok()) return Fail("gc: ledger: " + pruned.status().message());
     }
   }
-  std::string line = "{\"removed\":" + std::to_string(r->removed) + ",\"freed_bytes\":" + std::to_string(r->freed_bytes) +
-                     ",\"orphan_chunks\":" + std::to_string(r->orphan_chunks) +
-                     ",\"storage_bytes\":" + std::to_string(r->storage_bytes) +
-                     ",\"max_storage_bytes\":" + std::to_string(r->max_storage_bytes) + "}\n";
+  JsonWriter w;
+  w.BeginObject().Key("removed").Uint(r->removed).Key("freed_bytes").Uint(r->freed_bytes);
+  w.Key("orphan_chunks").Uint(r->orphan_chunks).Key("storage_bytes").Uint(r->storage_bytes);
+  w.Key("max_storage_bytes").Uint(r->max_storage_bytes).EndObject();
+  std::string line = w.Take() + "\n";
   Status st = WriteStdout(line);
   return st.ok() ? 0 : FailWrite(st);
 }

@@ -9,6 +9,7 @@
 #include "compressors/internal/json_tree.h"
 #include "compressors/toon.h"
 #include "caveman/stream/tokens.h"
+#include "stream/json_writer.h"
 
 namespace caveman {
 namespace {
@@ -176,17 +177,15 @@ class Elider {
   }
 
   void EmitMarker(const Step& s) {
-    out_.append("{\"__caveman_elided__\":");
-    out_.append(std::to_string(s.index));
-    if (!s.summary.empty()) {
-      out_.append(",\"__caveman_invariants__\":");
-      AppendJsonString(s.summary, &out_);
-    }
+    // Markers are few (one per elided run), so the writer's own buffer costs nothing.
+    JsonWriter w;
+    w.BeginObject().Key(kElidedKey).Uint(s.index);
+    if (!s.summary.empty()) w.Key("__caveman_invariants__").String(s.summary);
     if (!collapsed_ && s.elided_bytes >= internal::kNoteMinElidedBytes) {
-      out_.append(",\"__caveman_note__\":");
-      AppendJsonString(internal::ContractNote("elements"), &out_);
+      w.Key("__caveman_note__").String(internal::ContractNote("elements"));
     }
-    out_.push_back('}');
+    w.EndObject();
+    out_.append(w.str());
     collapsed_ = true;
   }
 

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "stream/json_writer.h"
 #include "stream/sha256.h"
 
 namespace caveman {
@@ -16,11 +17,12 @@ constexpr std::string_view kManifestTypes[] = {
     "tabular", "terminal", "test-report", "text", "toolschema", "toon",
 };
 
-std::string_view SegmentKinds(std::string_view type) {
-  if (type == "toolschema") return R"(["tool_schema"])";
-  if (type == "a11y") return R"(["artifact","tool_result"])";
-  if (type == "repetition") return R"(["history","tool_result"])";
-  return R"(["artifact","history","skill","tool_result"])";
+// The segment kinds a transform may be offered, in byte order.
+std::vector<std::string_view> SegmentKinds(std::string_view type) {
+  if (type == "toolschema") return {"tool_schema"};
+  if (type == "a11y") return {"artifact", "tool_result"};
+  if (type == "repetition") return {"history", "tool_result"};
+  return {"artifact", "history", "skill", "tool_result"};
 }
 
 }  // namespace
@@ -28,27 +30,30 @@ std::string_view SegmentKinds(std::string_view type) {
 std::string CapabilityManifest() {
   std::vector<std::string> entries;
   for (std::string_view type : kManifestTypes) {
-    std::string id = "caveman.engine." + std::string(type) + ".v1";
-    std::string digest = Sha256::Hex(Sha256::Digest("caveman.engine." + std::string(type) + ":v1"));
-    std::string e = "{\"transform_id\":\"" + id + "\"";
-    e += ",\"implementation_version\":\"1\",\"safety_classes\":[\"S4\"],\"deterministic\":true";
-    e += ",\"recovery\":\"exact_ccr\",\"eligible_segment_kinds\":" + std::string(SegmentKinds(type));
-    e += ",\"requires_eval\":true,\"not_smaller_fallback\":\"original\"";
-    e += ",\"provenance\":{\"kind\":\"native\",\"source_manifest_sha256\":null}";
-    e += ",\"conformance_digest\":\"" + digest + "\"}";
-    entries.push_back(std::move(e));
+    const std::string id = "caveman.engine." + std::string(type) + ".v1";
+    JsonWriter e;
+    e.BeginObject().Key("transform_id").String(id).Key("implementation_version").String("1");
+    e.Key("safety_classes").BeginArray().String("S4").EndArray().Key("deterministic").Bool(true);
+    e.Key("recovery").String("exact_ccr").Key("eligible_segment_kinds").BeginArray();
+    for (std::string_view kind : SegmentKinds(type)) e.String(kind);
+    e.EndArray().Key("requires_eval").Bool(true).Key("not_smaller_fallback").String("original");
+    e.Key("provenance").BeginObject().Key("kind").String("native").Key("source_manifest_sha256").Null().EndObject();
+    e.Key("conformance_digest").String(Sha256::Hex(Sha256::Digest("caveman.engine." + std::string(type) + ":v1")));
+    e.EndObject();
+    entries.push_back(e.Take());
   }
   // Ordered by transform_id byte-wise ("search-result" sorts before "tabular", "test-report"
-  // before "text").
+  // before "text"): every entry starts with it.
   std::sort(entries.begin(), entries.end());
-  std::string caps = "[";
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (i > 0) caps += ",";
-    caps += entries[i];
-  }
-  caps += "]";
-  return "{\"schema_version\":1,\"registry_sha256\":\"" + Sha256::Hex(Sha256::Digest(caps)) +
-         "\",\"capabilities\":" + caps + "}";
+  JsonWriter caps;
+  caps.BeginArray();
+  for (const std::string& e : entries) caps.Raw(e);
+  caps.EndArray();
+  // The registry digest is over the capabilities array exactly as written here.
+  JsonWriter m;
+  m.BeginObject().Key("schema_version").Uint(1).Key("registry_sha256").String(Sha256::Hex(Sha256::Digest(caps.str())));
+  m.Key("capabilities").Raw(caps.str()).EndObject();
+  return m.Take();
 }
 
 }  // namespace caveman

@@ -98,6 +98,11 @@ std::string FormatRatio(double r) {
   return s;
 }
 
+void JsonWriter::NewLine(size_t depth) {
+  out_.push_back('\n');
+  out_.append(depth * static_cast<size_t>(indent_), ' ');
+}
+
 void JsonWriter::BeforeValue() {
   if (after_key_) {
     after_key_ = false;
@@ -106,7 +111,15 @@ void JsonWriter::BeforeValue() {
   if (!has_members_.empty()) {
     if (has_members_.back()) out_.push_back(',');
     has_members_.back() = true;
+    if (indent_ > 0) NewLine(has_members_.size());
   }
+}
+
+void JsonWriter::Close(char bracket) {
+  // Indented: the closing bracket goes on a line of its own unless the container is empty.
+  if (indent_ > 0 && has_members_.back()) NewLine(has_members_.size() - 1);
+  out_.push_back(bracket);
+  has_members_.pop_back();
 }
 
 JsonWriter& JsonWriter::BeginObject() {
@@ -116,10 +129,17 @@ JsonWriter& JsonWriter::BeginObject() {
   return *this;
 }
 
+JsonWriter& JsonWriter::BeginObjectFrom(std::string_view object) {
+  BeforeValue();
+  // Everything but the closing brace; "{}" has no member a comma would have to follow.
+  out_.append(object.substr(0, object.size() - 1));
+  has_members_.push_back(object.size() > 2);
+  return *this;
+}
+
 JsonWriter& JsonWriter::EndObject() {
   CAVEMAN_DCHECK(!has_members_.empty() && !after_key_);
-  out_.push_back('}');
-  has_members_.pop_back();
+  Close('}');
   return *this;
 }
 
@@ -132,8 +152,7 @@ JsonWriter& JsonWriter::BeginArray() {
 
 JsonWriter& JsonWriter::EndArray() {
   CAVEMAN_DCHECK(!has_members_.empty() && !after_key_);
-  out_.push_back(']');
-  has_members_.pop_back();
+  Close(']');
   return *this;
 }
 
@@ -141,7 +160,7 @@ JsonWriter& JsonWriter::Key(std::string_view key) {
   CAVEMAN_DCHECK(!has_members_.empty() && !after_key_);  // inside a container, not after a key
   BeforeValue();
   AppendJsonString(key, &out_);
-  out_.push_back(':');
+  out_.append(indent_ > 0 ? ": " : ":");
   after_key_ = true;
   return *this;
 }

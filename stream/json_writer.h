@@ -11,8 +11,8 @@
 //   JsonWriter w;
 //   w.BeginObject().Key("content_type").String(ct).Key("tokens").Uint(n).EndObject();
 //   std::string line = w.Take();   // {"content_type":"log","tokens":12}
-// Compact (no whitespace). Thread-safety: a writer is a plain value; the free functions are
-// pure.
+// Compact (no whitespace) by default; JsonWriter(2) indents for the human-facing documents
+// (`stats`). Thread-safety: a writer is a plain value; the free functions are pure.
 #ifndef CAVEMAN_STREAM_JSON_WRITER_H_
 #define CAVEMAN_STREAM_JSON_WRITER_H_
 
@@ -35,9 +35,20 @@ std::string FormatRatio(double r);
 
 class JsonWriter {
  public:
+  JsonWriter() = default;
+  // Indented output when `indent` > 0: every member or element on a line of its own,
+  // `indent` blanks per level, `"key": value`, an empty container as {} or []; no newline
+  // after the top-level value. 0 = compact.
+  explicit JsonWriter(int indent) : indent_(indent) {}
+
   // Containers. REQUIRES: properly nested; EndObject/EndArray close the innermost one.
   JsonWriter& BeginObject();
   JsonWriter& EndObject();
+  // Starts an object holding the members of `object`, an object already written as compact
+  // JSON (e.g. a report line another writer made), so members can be added after them;
+  // close it with EndObject. REQUIRES: `object` is compact JSON text of an object; a compact
+  // writer (indented, the added members would not line up with the copied ones).
+  JsonWriter& BeginObjectFrom(std::string_view object);
   JsonWriter& BeginArray();
   JsonWriter& EndArray();
   // An object member's key; the next call writes its value. REQUIRES: inside an object.
@@ -57,9 +68,12 @@ class JsonWriter {
 
  private:
   void BeforeValue();
+  void Close(char bracket);
+  void NewLine(size_t depth);
   std::string out_;
   std::vector<bool> has_members_;  // per open container: something written already
   bool after_key_ = false;
+  int indent_ = 0;
 };
 
 }  // namespace caveman

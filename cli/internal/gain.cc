@@ -54,10 +54,11 @@ const char* GroupName(GainGroup g) {
   return "";
 }
 
-std::string EntryJson(const GainTotals& t) {
-  return "\"invocations\":" + std::to_string(t.invocations) + ",\"passed_through\":" + std::to_string(t.passed_through) +
-         ",\"tokens_before\":" + std::to_string(t.tokens_before) + ",\"tokens_after\":" + std::to_string(t.tokens_after) +
-         ",\"tokens_saved\":" + std::to_string(Saved(t)) + ",\"ratio\":" + FormatRatio(Ratio(t));
+// The members of a totals or group entry (the group's "key" comes before them).
+void WriteEntryMembers(const GainTotals& t, JsonWriter& w) {
+  w.Key("invocations").Uint(t.invocations).Key("passed_through").Uint(t.passed_through);
+  w.Key("tokens_before").Uint(t.tokens_before).Key("tokens_after").Uint(t.tokens_after);
+  w.Key("tokens_saved").Uint(Saved(t)).Key("ratio").Ratio(Ratio(t));
 }
 
 }  // namespace
@@ -88,17 +89,33 @@ std::vector<GainTotals> SumLedger(const std::vector<LedgerEntry>& rows, GainGrou
 }
 
 std::string GainJson(const std::vector<GainTotals>& sums, GainGroup group, std::optional<int64_t> since) {
-  std::string j = "{\"since\":" + (since ? JsonQuote(UtcTime(*since)) : std::string("null"));
-  j += ",\"by\":" + (group == GainGroup::kNone ? std::string("null") : JsonQuote(GroupName(group)));
-  j += ",\"totals\":{" + EntryJson(sums.front()) + "}";
-  if (group != GainGroup::kNone) {
-    j += ",\"groups\":[";
-    for (size_t i = 1; i < sums.size(); ++i) {
-      j += (i > 1 ? ",{\"key\":" : "{\"key\":") + JsonQuote(sums[i].key) + "," + EntryJson(sums[i]) + "}";
-    }
-    j += "]";
+  JsonWriter w;
+  w.BeginObject().Key("since");
+  if (since) {
+    w.String(UtcTime(*since));
+  } else {
+    w.Null();
   }
-  return j + "}\n";
+  w.Key("by");
+  if (group == GainGroup::kNone) {
+    w.Null();
+  } else {
+    w.String(GroupName(group));
+  }
+  w.Key("totals").BeginObject();
+  WriteEntryMembers(sums.front(), w);
+  w.EndObject();
+  if (group != GainGroup::kNone) {
+    w.Key("groups").BeginArray();
+    for (size_t i = 1; i < sums.size(); ++i) {
+      w.BeginObject().Key("key").String(sums[i].key);
+      WriteEntryMembers(sums[i], w);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  return w.Take() + "\n";
 }
 
 std::string GainTable(const std::vector<GainTotals>& sums, GainGroup group) {

@@ -7,20 +7,19 @@
 namespace caveman::internal {
 
 std::string MarkerMapJson(std::string_view handle, const std::vector<MarkerEntry>& markers) {
-  std::string out = "{\"handle\":" + JsonQuote(handle) + ",\"markers\":[";
+  JsonWriter w;
+  w.BeginObject().Key("handle").String(handle).Key("markers").BeginArray();
   for (const MarkerEntry& e : markers) {
-    if (&e != markers.data()) out += ',';
-    out += "{\"marker\":" + std::to_string(e.index) + ",\"kind\":" + JsonQuote(e.kind) +
-           ",\"view_line\":" + std::to_string(e.view_line) + ",\"count\":" + std::to_string(e.count) +
-           ",\"first_line\":" + std::to_string(e.first_line) + ",\"last_line\":" + std::to_string(e.last_line) +
-           ",\"byte_begin\":" + std::to_string(e.byte_begin) + ",\"byte_end\":" + std::to_string(e.byte_end);
+    w.BeginObject().Key("marker").Uint(e.index).Key("kind").String(e.kind).Key("view_line").Uint(e.view_line);
+    w.Key("count").Uint(e.count).Key("first_line").Uint(e.first_line).Key("last_line").Uint(e.last_line);
+    w.Key("byte_begin").Uint(e.byte_begin).Key("byte_end").Uint(e.byte_end);
     if (e.first_index >= 0) {
-      out += ",\"pointer\":" + JsonQuote(e.pointer) + ",\"first_index\":" + std::to_string(e.first_index) +
-             ",\"last_index\":" + std::to_string(e.last_index);
+      w.Key("pointer").String(e.pointer).Key("first_index").Int(e.first_index).Key("last_index").Int(e.last_index);
     }
-    out += '}';
+    w.EndObject();
   }
-  return out + "]}\n";
+  w.EndArray().EndObject();
+  return w.Take() + "\n";
 }
 
 std::string MarkerMapTable(const std::vector<MarkerEntry>& markers) {

@@ -111,13 +111,26 @@ std::string ShellQuote(std::string_view s) {
   return out + "'";
 }
 
+// `id_json` is the request's id as JSON text (a quoted string, an integer or null).
 std::string ErrorResponse(std::string_view id_json, int code, std::string_view message) {
-  return "{\"jsonrpc\":\"2.0\",\"id\":" + std::string(id_json) + ",\"error\":{\"code\":" + std::to_string(code) +
-         ",\"message\":" + JsonQuote(message) + "}}";
+  JsonWriter w;
+  w.BeginObject().Key("jsonrpc").String("2.0").Key("id").Raw(id_json);
+  w.Key("error").BeginObject().Key("code").Int(code).Key("message").String(message).EndObject();
+  w.EndObject();
+  return w.Take();
 }
 
 std::string ResultResponse(std::string_view id_json, std::string_view result_json) {
-  return "{\"jsonrpc\":\"2.0\",\"id\":" + std::string(id_json) + ",\"result\":" + std::string(result_json) + "}";
+  JsonWriter w;
+  w.BeginObject().Key("jsonrpc").String("2.0").Key("id").Raw(id_json).Key("result").Raw(result_json).EndObject();
+  return w.Take();
+}
+
+// How a model asks for the whole original: the tool name and its arguments as JSON.
+std::string RetrieveToolCall(std::string_view handle) {
+  JsonWriter w;
+  w.BeginObject().Key("handle").String(handle).EndObject();
+  return "caveman_retrieve " + w.Take();
 }
 
 // One argument of a tool call.
@@ -141,21 +154,21 @@ struct ToolResult {
   std::string structured;  // JSON object, or empty
 
   std::string ToJson() const {
-    std::string j = "{\"content\":[";
-    for (size_t i = 0; i < content.size(); ++i) {
-      if (i > 0) j += ",";
-      const ToolContent& c = content[i];
+    JsonWriter w;
+    w.BeginObject().Key("content").BeginArray();
+    for (const ToolContent& c : content) {
       if (c.binary) {
-        j += "{\"type\":\"resource\",\"resource\":{\"uri\":" + JsonQuote(c.uri) +
-             ",\"mimeType\":\"application/octet-stream\",\"blob\":\"" + Base64(c.text) + "\"}}";
+        w.BeginObject().Key("type").String("resource").Key("resource").BeginObject().Key("uri").String(c.uri);
+        w.Key("mimeType").String("application/octet-stream").Key("blob").String(Base64(c.text)).EndObject();
+        w.EndObject();
       } else {
-        j += "{\"type\":\"text\",\"text\":" + JsonQuote(c.text) + "}";
+        w.BeginObject().Key("type").String("text").Key("text").String(c.text).EndObject();
       }
     }
-    j += "]";
-    if (!structured.empty()) j += ",\"structuredContent\":" + structured;
-    j += std::string(",\"isError\":") + (is_error ? "true" : "false") + "}";
-    return j;
+    w.EndArray();
+    if (!structured.empty()) w.Key("structuredContent").Raw(structured);
+    w.Key("isError").Bool(is_error).EndObject();
+    return w.Take();
   }
 };
 
@@ -225,17 +238,19 @@ struct McpServer::Impl {
   }
 
   std::string InitializeResult() const {
-    return std::string("{\"protocolVersion\":\"") + std::string(kMcpProtocolVersion) +
-           "\",\"capabilities\":{\"tools\":{\"listChanged\":false}},\"serverInfo\":{\"name\":\"caveman-engine\",\"title\":"
-           "\"caveman-engine\",\"version\":" +
-           JsonQuote(options.version) +
-           "},\"instructions\":" +
-           JsonQuote(
-               "Pass long tool output to caveman_compress instead of reading it raw; its result holds the "
-               "compressed view and the recovery handle. When the view is not enough, call caveman_retrieve with "
-               "the handle and a slice (lines, grep, json_pointer) or a broad query; without a slice it returns the "
-               "whole original.") +
-           "}";
+    JsonWriter w;
+    w.BeginObject().Key("protocolVersion").String(kMcpProtocolVersion);
+    w.Key("capabilities").BeginObject().Key("tools").BeginObject().Key("listChanged").Bool(false).EndObject().EndObject();
+    w.Key("serverInfo").BeginObject().Key("name").String("caveman-engine").Key("title").String("caveman-engine");
+    w.Key("version").String(options.version).EndObject();
+    w.Key("instructions")
+        .String(
+            "Pass long tool output to caveman_compress instead of reading it raw; its result holds the "
+            "compressed view and the recovery handle. When the view is not enough, call caveman_retrieve with "
+            "the handle and a slice (lines, grep, json_pointer) or a broad query; without a slice it returns the "
+            "whole original.");
+    w.EndObject();
+    return w.Take();
   }
 
   ToolResult Compress(const std::map<std::string, Arg>& args);
@@ -295,22 +310,24 @@ ToolResult McpServer::Impl::Compress(const std::map<std::string, Arg>& args) {
   AddPayload(out, std::move(view), r->recovery_handle.empty() ? "caveman://view" : "caveman://" + r->recovery_handle);
   std::string report = r->ReportJson();
   std::string note;
-  std::string extra;
+  // The report line with, when there is a handle, how to get the original back.
+  JsonWriter structured;
+  structured.BeginObjectFrom(report);
   if (!r->recovery_handle.empty()) {
     const std::string& h = r->recovery_handle;
-    std::string tool_call = "caveman_retrieve {\"handle\":\"" + h + "\"}";
+    std::string tool_call = RetrieveToolCall(h);
     std::string command = "caveman-engine retrieve " + h;
     note = "caveman: recovery handle " + h + " (" + r->content_type + ", " + std::to_string(r->tokens_before) + " -> " +
            std::to_string(r->tokens_after) + " tokens, " +
            (r->lossless_to_model.value_or(false) ? "lossless" : "lossy") + "). The exact original: " + tool_call +
            "; a slice: add lines \"A:B\", grep, json_pointer or a broad query. Shell: " + command + "\n";
-    extra = ",\"retrieve_tool_call\":" + JsonQuote(tool_call) + ",\"retrieve_command\":" + JsonQuote(command);
+    structured.Key("retrieve_tool_call").String(tool_call).Key("retrieve_command").String(command);
   } else {
     note = std::string("caveman: passed through unchanged (") + PassThroughReasonText(r->pass_through_reason) +
            (r->error.empty() ? "" : ", " + r->error) + "); nothing was stored, so there is no recovery handle.\n";
   }
   out.content.push_back({.text = note + report});
-  out.structured = report.substr(0, report.size() - 1) + extra + "}";
+  out.structured = structured.EndObject().Take();
   return out;
 }
 
@@ -347,8 +364,10 @@ ToolResult McpServer::Impl::Retrieve(const std::map<std::string, Arg>& args) {
     AddPayload(out, std::move(sink.data()), "caveman://" + *handle);
     out.content.push_back({.text = "caveman: what marker " + std::to_string(k) + " of " + *handle + " replaced, " +
                                    std::to_string(size) + " bytes. Shell: " + command + "\n"});
-    out.structured = "{\"handle\":" + JsonQuote(*handle) + ",\"marker\":" + std::to_string(k) + ",\"bytes\":" +
-                     std::to_string(size) + ",\"retrieve_command\":" + JsonQuote(command) + "}";
+    JsonWriter structured;
+    structured.BeginObject().Key("handle").String(*handle).Key("marker").Uint(k).Key("bytes").Uint(size);
+    structured.Key("retrieve_command").String(command).EndObject();
+    out.structured = structured.Take();
     return out;
   }
   int kinds = static_cast<int>(args.count("lines") + args.count("bytes") + args.count("json_pointer") + args.count("grep"));
@@ -404,12 +423,14 @@ ToolResult McpServer::Impl::Retrieve(const std::map<std::string, Arg>& args) {
   uint64_t size = sink.data().size();
   ToolResult out;
   AddPayload(out, std::move(sink.data()), "caveman://" + *handle);
-  std::string tool_call = "caveman_retrieve {\"handle\":\"" + *handle + "\"}";
+  std::string tool_call = RetrieveToolCall(*handle);
   out.content.push_back({.text = "caveman: " + what + " of " + *handle + ", " + std::to_string(size) + " bytes" +
                                  (size == 0 ? " (nothing in that range or nothing matched)" : "") +
                                  ". Whole original: " + tool_call + ". Shell: " + command + "\n"});
-  out.structured = "{\"handle\":" + JsonQuote(*handle) + ",\"bytes\":" + std::to_string(size) +
-                   ",\"retrieve_command\":" + JsonQuote(command) + ",\"retrieve_tool_call\":" + JsonQuote(tool_call) + "}";
+  JsonWriter structured;
+  structured.BeginObject().Key("handle").String(*handle).Key("bytes").Uint(size);
+  structured.Key("retrieve_command").String(command).Key("retrieve_tool_call").String(tool_call).EndObject();
+  out.structured = structured.Take();
   return out;
 }
 

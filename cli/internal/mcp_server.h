@@ -14,7 +14,7 @@
 // answers a result with isError: true and a sentence saying what to do.
 //
 // Messages are parsed with simdjson On-Demand after full validation; responses are written
-// with JsonQuote. Thread-safety: one server per thread.
+// with JsonWriter (stream/json_writer.h). Thread-safety: one server per thread.
 #ifndef CAVEMAN_CLI_INTERNAL_MCP_SERVER_H_
 #define CAVEMAN_CLI_INTERNAL_MCP_SERVER_H_
 

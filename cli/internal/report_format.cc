@@ -14,12 +14,10 @@ double Ratio(uint64_t before, uint64_t after) {
   return (static_cast<double>(before) - static_cast<double>(after)) / static_cast<double>(before);
 }
 
-std::string TotalsJson(const ContentTypeTotals& t, const std::string& indent) {
-  std::string in2 = indent + "  ";
-  return "{\n" + in2 + "\"count\": " + std::to_string(t.count) + ",\n" + in2 +
-         "\"tokens_before\": " + std::to_string(t.tokens_before) + ",\n" + in2 +
-         "\"tokens_after\": " + std::to_string(t.tokens_after) + ",\n" + in2 +
-         "\"ratio\": " + FormatRatio(Ratio(t.tokens_before, t.tokens_after)) + "\n" + indent + "}";
+void WriteTotals(const ContentTypeTotals& t, JsonWriter& w) {
+  w.BeginObject().Key("count").Uint(t.count).Key("tokens_before").Uint(t.tokens_before);
+  w.Key("tokens_after").Uint(t.tokens_after).Key("ratio").Ratio(Ratio(t.tokens_before, t.tokens_after));
+  w.EndObject();
 }
 
 // Pads to `width` on the left (numbers) or on the right (names).
@@ -147,24 +145,18 @@ std::string PrettyReport(const CompressResult& r, std::string_view subcommand) {
 }
 
 std::string StatsJson(const StoreStats& s) {
-  std::string j = "{\n  \"totals\": " + TotalsJson(s.totals, "  ") + ",\n  \"by_content_type\": ";
-  if (s.by_content_type.empty()) {
-    j += "{}";
-  } else {
-    j += "{\n";
-    size_t i = 0;
-    for (const auto& [type, t] : s.by_content_type) {
-      j += "    " + JsonQuote(type) + ": " + TotalsJson(t, "    ");
-      j += ++i < s.by_content_type.size() ? ",\n" : "\n";
-    }
-    j += "  }";
-  }
-  j += ",\n  \"basis\": \"inferred\"";
-  if (s.storage_bytes > 0) j += ",\n  \"storage_bytes\": " + std::to_string(s.storage_bytes);
-  if (s.max_storage_bytes > 0) j += ",\n  \"max_storage_bytes\": " + std::to_string(s.max_storage_bytes);
-  if (s.max_storage_bytes > 0 && s.storage_bytes >= s.max_storage_bytes) j += ",\n  \"storage_full\": true";
-  j += "\n}\n";
-  return j;
+  // Indented: `stats` is read by people as much as by scripts (the MCP tool minifies it).
+  JsonWriter w(2);
+  w.BeginObject().Key("totals");
+  WriteTotals(s.totals, w);
+  w.Key("by_content_type").BeginObject();
+  for (const auto& [type, t] : s.by_content_type) WriteTotals(t, w.Key(type));
+  w.EndObject().Key("basis").String("inferred");
+  if (s.storage_bytes > 0) w.Key("storage_bytes").Uint(s.storage_bytes);
+  if (s.max_storage_bytes > 0) w.Key("max_storage_bytes").Uint(s.max_storage_bytes);
+  if (s.max_storage_bytes > 0 && s.storage_bytes >= s.max_storage_bytes) w.Key("storage_full").Bool(true);
+  w.EndObject();
+  return w.Take() + "\n";
 }
 
 std::string StatsTable(const StoreStats& s) {
@@ -192,10 +184,12 @@ std::string StatsTable(const StoreStats& s) {
 
 
 std::string PartialJson(const PartialInfo& p) {
-  return "{\"id\":" + JsonQuote(p.id) + ",\"created_at\":" + JsonQuote(p.created_at) +
-         ",\"updated_at\":" + JsonQuote(p.updated_at) + ",\"original_bytes\":" + std::to_string(p.original_bytes) +
-         ",\"stored_bytes\":" + std::to_string(p.stored_bytes) + ",\"command\":" + JsonQuote(p.command) +
-         ",\"writer\":" + JsonQuote(p.writer) + ",\"writer_alive\":" + (p.writer_alive ? "true" : "false") + "}";
+  JsonWriter w;
+  w.BeginObject().Key("id").String(p.id).Key("created_at").String(p.created_at).Key("updated_at").String(p.updated_at);
+  w.Key("original_bytes").Uint(p.original_bytes).Key("stored_bytes").Uint(p.stored_bytes);
+  w.Key("command").String(p.command).Key("writer").String(p.writer).Key("writer_alive").Bool(p.writer_alive);
+  w.EndObject();
+  return w.Take();
 }
 
 std::string PartialsTable(const std::vector<PartialInfo>& partials) {

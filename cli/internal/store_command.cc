@@ -1,54 +1,34 @@
 #include "cli/internal/store_command.h"
 
-#include <cstdio>
+#include <string>
+#include <vector>
 
 #include "caveman/store/store.h"
 #include "store/store_check.h"
+#include "stream/json_writer.h"
 
 namespace caveman::internal {
 namespace {
 
-void AppendString(std::string_view s, std::string& out) {
-  out += '"';
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += '"';
+void WriteList(const std::vector<std::string>& items, JsonWriter& w) {
+  w.BeginArray();
+  for (const std::string& item : items) w.String(item);
+  w.EndArray();
 }
 
-void AppendList(const std::vector<std::string>& items, std::string& out) {
-  out += '[';
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    AppendString(items[i], out);
-  }
-  out += ']';
-}
-
-// The members shared by check and salvage, without the braces.
-std::string CheckMembers(const StoreCheckReport& r) {
-  std::string out = "\"integrity\":";
+// The members shared by check and salvage.
+void WriteCheckMembers(const StoreCheckReport& r, JsonWriter& w) {
+  w.Key("integrity");
   if (r.integrity_ok()) {
-    out += "\"ok\"";
+    w.String("ok");
   } else {
-    AppendList(r.integrity, out);
+    WriteList(r.integrity, w);
   }
-  out += ",\"records\":" + std::to_string(r.records) + ",\"ok\":" + std::to_string(r.ok) + ",\"corrupt\":";
-  AppendList(r.corrupt, out);
-  out += ",\"partials\":" + std::to_string(r.partials) + ",\"partials_ok\":" + std::to_string(r.partials_ok) +
-         ",\"corrupt_partials\":";
-  AppendList(r.corrupt_partials, out);
-  out += ",\"unreadable_rows\":" + std::to_string(r.unreadable_rows);
-  return out;
+  w.Key("records").Uint(r.records).Key("ok").Uint(r.ok).Key("corrupt");
+  WriteList(r.corrupt, w);
+  w.Key("partials").Uint(r.partials).Key("partials_ok").Uint(r.partials_ok).Key("corrupt_partials");
+  WriteList(r.corrupt_partials, w);
+  w.Key("unreadable_rows").Uint(r.unreadable_rows);
 }
 
 // Usage errors exit 2, as for every subcommand (docs/DECISIONS.md "store check / store salvage").
@@ -60,7 +40,11 @@ StoreCommandOutcome RunStoreCheck(const std::vector<std::string>& args, const st
   if (!args.empty()) return Usage("usage: caveman-engine store check");
   auto r = CheckStore(db_path);
   if (!r.ok()) return {.exit_code = 1, .out = {}, .error = "store check: " + r.status().message()};
-  return {.exit_code = r->damaged() ? kExitStoreDamaged : 0, .out = "{" + CheckMembers(*r) + "}\n", .error = {}};
+  JsonWriter w;
+  w.BeginObject();
+  WriteCheckMembers(*r, w);
+  w.EndObject();
+  return {.exit_code = r->damaged() ? kExitStoreDamaged : 0, .out = w.Take() + "\n", .error = {}};
 }
 
 StoreCommandOutcome RunStoreSalvage(const std::vector<std::string>& args, const std::string& db_path) {
@@ -81,17 +65,15 @@ StoreCommandOutcome RunStoreSalvage(const std::vector<std::string>& args, const 
   target.path = to;
   auto r = SalvageStore(db_path, target);
   if (!r.ok()) return {.exit_code = 1, .out = {}, .error = "store salvage: " + r.status().message()};
-  std::string out = "{" + CheckMembers(r->check) + ",\"copied\":" + std::to_string(r->copied) +
-                    ",\"partials_copied\":" + std::to_string(r->partials_copied) + ",\"partial_ids\":{";
-  for (size_t i = 0; i < r->partial_ids.size(); ++i) {
-    if (i > 0) out += ',';
-    AppendString(r->partial_ids[i].first, out);
-    out += ':';
-    AppendString(r->partial_ids[i].second, out);
-  }
-  out += "},\"lost\":";
-  AppendList(r->lost, out);
-  out += "}\n";
+  JsonWriter w;
+  w.BeginObject();
+  WriteCheckMembers(r->check, w);
+  w.Key("copied").Uint(r->copied).Key("partials_copied").Uint(r->partials_copied).Key("partial_ids").BeginObject();
+  for (const auto& [old_id, new_id] : r->partial_ids) w.Key(old_id).String(new_id);
+  w.EndObject().Key("lost");
+  WriteList(r->lost, w);
+  w.EndObject();
+  std::string out = w.Take() + "\n";
   bool damaged = r->check.damaged() || !r->lost.empty();
   return {.exit_code = damaged ? kExitStoreDamaged : 0, .out = std::move(out), .error = {}};
 }

@@ -7,6 +7,7 @@
 
 #include "caveman/store/store.h"
 #include "caveman/stream/byte_io.h"
+#include "stream/json_writer.h"
 #include "stream/sha256.h"
 
 namespace caveman::internal {
@@ -145,8 +146,10 @@ int RunStoreMigrate(const std::vector<std::string>& args) {
       bytes += rec.original_bytes;
     }
   }
-  std::string line = "{\"migrated\":" + std::to_string(migrated) + ",\"skipped\":" + std::to_string(skipped) +
-                     ",\"failed\":" + std::to_string(failed) + ",\"original_bytes\":" + std::to_string(bytes) + "}\n";
+  JsonWriter summary;
+  summary.BeginObject().Key("migrated").Uint(migrated).Key("skipped").Uint(skipped).Key("failed").Uint(failed);
+  summary.Key("original_bytes").Uint(bytes).EndObject();
+  const std::string line = summary.Take() + "\n";
   const bool wrote = std::fwrite(line.data(), 1, line.size(), stdout) == line.size() && std::fflush(stdout) == 0;
   if (!wrote) return Fail("write stdout: cannot write the summary");
   return failed == 0 ? 0 : 1;

@@ -52,6 +52,13 @@ uint32_t Load32(const uint8_t* p) {
   return v;
 }
 
+// calloc that throws like new: zeroed memory whose pages are only faulted in when used.
+void* CheckedCalloc(size_t bytes) {
+  void* p = std::calloc(1, bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
 // Fast hash of short byte strings (pieces are a few bytes long on average).
 uint64_t HashBytes(const uint8_t* p, size_t n) {
   constexpr uint64_t kMulA = 0x9E3779B97F4A7C15ULL;
@@ -172,6 +179,101 @@ BacktrackScratch& ThreadBacktrackScratch(const void* owner) {
 uint64_t PairHash(uint64_t key) {
   key *= 0x9E3779B97F4A7C15ULL;
   return key ^ (key >> 29);
+}
+
+// Line memo of CountWellFormed: exact segment bytes → count, per counting thread. Open
+// addressing over kLineMemoSlots slots, the bytes in one arena; when the arena or the table
+// fills up, everything is forgotten at once (a bounded 1.3 MiB per thread, no eviction
+// bookkeeping).
+constexpr size_t kLineMemoMinText = 4096;  // shorter texts: straight to CountPieces
+constexpr size_t kLineMemoMinLine = 12;    // shorter segments: counting is as cheap as a probe
+constexpr size_t kLineMemoMaxLine = 1024;
+constexpr size_t kLineMemoSlots = 1 << 15;
+constexpr size_t kLineMemoArena = 1 << 20;
+constexpr size_t kLineMemoWindow = 1024;
+constexpr size_t kLineMemoPauseBytes = 8 << 20;
+
+class LineMemo {
+ public:
+  template <typename CountFn>
+  uint64_t Count(std::string_view seg, CountFn&& count) {
+    const auto* p = reinterpret_cast<const uint8_t*>(seg.data());
+    const uint64_t h = HashBytes(p, seg.size());
+    const auto tag = static_cast<uint32_t>(h >> 32) | 1u;  // 0 = empty slot
+    size_t i = h & (kLineMemoSlots - 1);
+    for (;; i = (i + 1) & (kLineMemoSlots - 1)) {
+      Slot& slot = slots_[i];
+      if (slot.tag == 0) break;
+      if (slot.tag == tag && slot.len == seg.size() && std::memcmp(arena_.get() + slot.offset, p, seg.size()) == 0) {
+        ++hits_;
+        return slot.count;
+      }
+    }
+    const uint64_t c = count(seg);
+    if (c > UINT32_MAX) return c;
+    if (used_ + seg.size() > kLineMemoArena || filled_ >= kLineMemoSlots / 2) {
+      Clear();
+      i = h & (kLineMemoSlots - 1);  // the table is empty now: the home slot is free
+    }
+    std::memcpy(arena_.get() + used_, p, seg.size());
+    slots_[i] = Slot{tag, static_cast<uint32_t>(used_), static_cast<uint32_t>(seg.size()), static_cast<uint32_t>(c)};
+    used_ += seg.size();
+    ++filled_;
+    return c;
+  }
+  // Text whose lines do not repeat (most lines of a JSON dump differ by a name or an address)
+  // or are too short to look up would only pay the scan, the probes and the per-segment
+  // calls: after every kLineMemoWindow segments with fewer than a quarter of them hits, the
+  // memo is left aside for the next kLineMemoPauseBytes of text counted on this thread, then
+  // tried again. Called once per segment.
+  bool ShouldPause() {
+    if (++probes_ < kLineMemoWindow) return false;
+    const bool pause = hits_ * 4 < probes_;
+    probes_ = hits_ = 0;
+    if (pause) paused_bytes_ = kLineMemoPauseBytes;
+    return pause;
+  }
+  // Whether the memo is set aside for these `bytes` (which are then charged to the pause).
+  bool Paused(size_t bytes) {
+    if (paused_bytes_ == 0) return false;
+    paused_bytes_ -= std::min(paused_bytes_, bytes);
+    return true;
+  }
+  void Clear() {
+    std::memset(slots_.get(), 0, kLineMemoSlots * sizeof(Slot));
+    used_ = 0;
+    filled_ = 0;
+  }
+  const void* owner = nullptr;
+
+ private:
+  struct Slot {
+    uint32_t tag;
+    uint32_t offset;
+    uint32_t len;
+    uint32_t count;
+  };
+  // calloc'd: zero slots are empty, and untouched pages are never faulted in.
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<Slot[], Free> slots_{static_cast<Slot*>(CheckedCalloc(kLineMemoSlots * sizeof(Slot)))};
+  std::unique_ptr<char[], Free> arena_{static_cast<char*>(CheckedCalloc(kLineMemoArena))};
+  size_t used_ = 0;
+  size_t filled_ = 0;
+  size_t probes_ = 0;        // in the current window
+  size_t hits_ = 0;
+  size_t paused_bytes_ = 0;  // text still to count without the memo
+};
+
+LineMemo& ThreadLineMemo(const void* owner) {
+  thread_local std::unique_ptr<LineMemo> memo;
+  if (memo == nullptr) memo = std::make_unique<LineMemo>();
+  if (memo->owner != owner) {
+    memo->Clear();  // another tokenizer (only in tests) used this thread
+    memo->owner = owner;
+  }
+  return *memo;
 }
 
 }  // namespace
@@ -914,8 +1016,10 @@ class Pretokenizer {
     return (cls & (kClsLetter | kClsNumber | kClsSpace)) == 0;
   }
 
-  // REQUIRES: i < n_.
-  Cp At(size_t i) const {
+  // REQUIRES: i < n_. Always inlined: it is the innermost step of every scan below, and GCC's
+  // unit-growth limit otherwise leaves it out of line once the file grows (that cost 15 % of
+  // counting).
+  __attribute__((always_inline)) Cp At(size_t i) const {
     const uint8_t b = s_[i];
     if (b < 0x80) return {ascii_[b], 1};
     const int len = b < 0xE0 ? 2 : (b < 0xF0 ? 3 : 4);
@@ -1002,8 +1106,7 @@ CountCache& ThreadCache(const void* owner) {
   };
   thread_local Holder holder;
   if (holder.cache == nullptr) {
-    holder.cache = static_cast<CountCache*>(std::calloc(1, sizeof(CountCache)));
-    if (holder.cache == nullptr) throw std::bad_alloc();
+    holder.cache = static_cast<CountCache*>(CheckedCalloc(sizeof(CountCache)));
     holder.cache->owner = owner;
   }
   CountCache& cache = *holder.cache;
@@ -1193,7 +1296,65 @@ void O200kTokenizer::Encode(std::string_view text, std::vector<uint32_t>* ids) c
   }
 }
 
+// Counts are additive across safe cuts (§7.4: after an LF, before a code point that is
+// neither White_Space nor '/'), and tool output repeats whole lines heavily (a CI log: progress
+// lines, retries, the same warning; the generated 64 MiB log has 7 % distinct lines). So a
+// long text is counted segment by segment between safe cuts, and a segment of a usual line's
+// length is looked up in a per-thread memo of exact byte strings first. A miss costs a hash
+// and a probe (well under a tenth of counting the bytes); a hit skips pre-tokenisation and
+// merging entirely. The result is the same number either way: entries are compared byte for
+// byte, and the cuts are the count-additive ones.
 uint64_t O200kTokenizer::CountWellFormed(std::string_view text) const {
+  if (text.size() < kLineMemoMinText) return CountPieces(text);
+  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
+  const size_t n = text.size();
+  const uint8_t* ascii = CodePointClasses::Get().ascii();
+  LineMemo& memo = ThreadLineMemo(this);
+  if (memo.Paused(n)) return CountPieces(text);
+  uint64_t total = 0;
+  size_t begin = 0;  // start of the current segment (a safe cut, or 0)
+  size_t plain = 0;  // start of the segments not yet counted (they skipped the memo)
+  size_t scan = 0;
+  while (begin < n) {
+    // The next cut after `begin`: an LF, then any run of spaces and tabs (indentation), then
+    // an ASCII byte that is not white space — and not '/' right after the LF. No piece can
+    // span such a place (docs/DECISIONS.md, "Line memo of the token counter"): the LF ends a
+    // `\s*[\r\n]+` or punctuation-`[\r\n/]*` piece because no LF (or '/') follows, and the
+    // indentation starts a piece of its own. §7.4's safe cut is the case of an empty run.
+    // Other places are simply not cuts here (fewer cuts never change a count).
+    size_t end = n;
+    while (scan < n) {
+      const void* nl = std::memchr(s + scan, '\n', n - scan);
+      if (nl == nullptr) {
+        scan = n;
+        break;
+      }
+      const size_t p = static_cast<size_t>(static_cast<const uint8_t*>(nl) - s) + 1;
+      size_t q = p;
+      while (q < n && (s[q] == ' ' || s[q] == '\t')) ++q;
+      scan = q;
+      if (q < n && s[q] < 0x80 && (ascii[s[q]] & kClsSpace) == 0 && (q > p || s[q] != '/')) {
+        end = p;
+        break;
+      }
+    }
+    const size_t len = end - begin;
+    if (len >= kLineMemoMinLine && len <= kLineMemoMaxLine) {
+      // Segments that skip the memo are counted together, in one call (adjacent segments
+      // between cuts concatenate to a text whose count is their sum).
+      if (plain < begin) total += CountPieces(text.substr(plain, begin - plain));
+      total += memo.Count(text.substr(begin, len), [this](std::string_view seg) { return CountPieces(seg); });
+      plain = end;
+    }
+    if (memo.ShouldPause()) break;  // the rest in one CountPieces call below
+    begin = end;
+  }
+  if (plain < n) total += CountPieces(text.substr(plain));
+  return total;
+}
+
+// Not inlined into CountWellFormed: its hot loop keeps the code and registers it had alone.
+__attribute__((noinline)) uint64_t O200kTokenizer::CountPieces(std::string_view text) const {
   const Vocabulary& vocab = *vocab_;
   const Pretokenizer pre(text, CodePointClasses::Get());
   const auto* s = reinterpret_cast<const uint8_t*>(text.data());

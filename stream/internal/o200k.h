@@ -61,6 +61,8 @@ class O200kTokenizer final : public TokenCounter {
   struct Vocabulary;
   explicit O200kTokenizer(std::unique_ptr<Vocabulary> vocab);
   uint64_t CountWellFormed(std::string_view text) const;
+  // CountWellFormed without the line memo: the pieces of `text`, one by one.
+  uint64_t CountPieces(std::string_view text) const;
   void EncodeWellFormed(std::string_view text, std::vector<uint32_t>* ids) const;
 
   std::unique_ptr<Vocabulary> vocab_;

@@ -243,6 +243,74 @@ TEST(O200k, CountsAreIdenticalAcrossThreads) {
   for (uint64_t g : got) EXPECT_EQ(g, expected);
 }
 
+// The line memo of Count (issue 19): texts of at least 4 KiB are counted segment by segment
+// between safe cuts, repeated segments from a per-thread memo. Counts must equal the
+// memo-free encoder's on texts whose lines repeat, start with white space, '/', non-ASCII or
+// CR, end without LF, and on one with more distinct bytes than the memo holds (it is
+// forgotten and refilled), counted twice on one thread (warm memo) and on a fresh thread.
+TEST(O200k, LineMemoCountsEqualTheEncoder) {
+  const TokenCounter& counter = O200k();
+  const std::vector<std::string> lines = {
+      "2026-11-02T10:00:00.000Z WARN  [pool] connection re-established after timeout\n",
+      "tests/test_shipping.py::test_case_190 PASSED\n",
+      "  indented continuation of the previous line\n",
+      "/usr/lib/x86_64-linux-gnu/libhs.so.5\n",
+      "\xC3\xA9t\xC3\xA9 \xE2\x80\x94 caf\xC3\xA9 cr\xC3\xA8me\n",
+      "\r\n",
+      "\n",
+      "error: expected ';' after expression\r\n",
+      "\tat com.example.Foo.bar(Foo.java:42)\n",
+      "done.\n/tmp/x\n",
+      "x\n",
+      "    \"restartCount\": 0,\n",
+      "        },\n",
+      "\t\tfoo(bar);\n",
+      "   /* comment */\n",
+      "  \n",
+      " \t \r\n",
+      "    \xC2\xA0nbsp after indentation\n",
+  };
+  std::mt19937 rng(7);
+  for (int round = 0; round < 6; ++round) {
+    std::string text;
+    while (text.size() < 64 * 1024) {
+      text += lines[rng() % lines.size()];
+      if (rng() % 5 == 0) text += "line " + std::to_string(rng() % 1000) + " of " + std::to_string(rng()) + "\n";
+    }
+    if (round % 2 == 1) text += "no final newline " + std::to_string(round);
+    const uint64_t want = O200kEncode(text).size();
+    EXPECT_EQ(counter.Count(text), want) << "round " << round;
+    EXPECT_EQ(counter.Count(text), want) << "round " << round << ", warm memo";
+    uint64_t on_thread = 0;
+    std::thread([&] { on_thread = counter.Count(text); }).join();
+    EXPECT_EQ(on_thread, want) << "round " << round << ", fresh thread";
+  }
+  // Random lines over the characters that decide piece boundaries around an LF (white space
+  // of every kind, '/', punctuation, letters, digits, a non-ASCII space and letter), a pool
+  // of them repeated so that the memo hits.
+  const std::vector<std::string> alphabet = {" ", " ", "\t", "\n", "\r", "/", ",", "{", "\"",
+                                             "a", "B", "7", "'s", "\xC2\xA0", "\xC3\xA9", "\x0B"};
+  for (int round = 0; round < 40; ++round) {
+    std::vector<std::string> pool;
+    for (int k = 0; k < 30; ++k) {
+      std::string line;
+      const size_t len = 1 + rng() % 24;
+      for (size_t c = 0; c < len; ++c) line += alphabet[rng() % alphabet.size()];
+      pool.push_back(line + "\n");
+    }
+    std::string text;
+    while (text.size() < 8 * 1024) text += pool[rng() % pool.size()];
+    EXPECT_EQ(counter.Count(text), O200kEncode(text).size()) << "random round " << round;
+  }
+  // More distinct segment bytes than the memo's arena (1 MiB): it is cleared and refilled.
+  std::string big;
+  for (int i = 0; big.size() < 3 * 1024 * 1024; ++i) {
+    big += "distinct line number " + std::to_string(i) + " with payload " + std::to_string(rng()) + "\n";
+    if (i % 3 == 0) big += lines[0];
+  }
+  EXPECT_EQ(counter.Count(big), O200kEncode(big).size());
+}
+
 TEST(O200k, LongPiecesMergeLikeShortOnes) {
   // Pieces over the small-merge limit take the heap path; both must agree with the vectors'
   // behaviour (checked there for 240 'x' and "abab…"); here: idempotent counting of repeats.
