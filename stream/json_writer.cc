@@ -130,6 +130,7 @@ JsonWriter& JsonWriter::BeginObject() {
 }
 
 JsonWriter& JsonWriter::BeginObjectFrom(std::string_view object) {
+  CAVEMAN_DCHECK(indent_ == 0 && object.size() >= 2 && object.front() == '{' && object.back() == '}');
   BeforeValue();
   // Everything but the closing brace; "{}" has no member a comma would have to follow.
   out_.append(object.substr(0, object.size() - 1));
