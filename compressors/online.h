@@ -68,7 +68,7 @@ class OnlineStage {
 
 // log (JSON Lines included), terminal, repetition.
 bool IsOnlineContentType(std::string_view content_type);
-// REQUIRES: IsOnlineContentType(content_type). `query` applies to log (lines containing a
+// nullptr unless IsOnlineContentType(content_type). `query` applies to log (lines containing a
 // query term are kept).
 std::unique_ptr<OnlineStage> NewOnlineStage(std::string_view content_type, std::string_view query);
 

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "stream/check.h"
+
 namespace caveman {
 namespace {
 
@@ -128,6 +130,7 @@ JsonWriter& JsonWriter::BeginObject() {
 }
 
 JsonWriter& JsonWriter::BeginObjectFrom(std::string_view object) {
+  CAVEMAN_DCHECK(indent_ == 0 && object.size() >= 2 && object.front() == '{' && object.back() == '}');
   BeforeValue();
   // Everything but the closing brace; "{}" has no member a comma would have to follow.
   out_.append(object.substr(0, object.size() - 1));
@@ -136,6 +139,7 @@ JsonWriter& JsonWriter::BeginObjectFrom(std::string_view object) {
 }
 
 JsonWriter& JsonWriter::EndObject() {
+  CAVEMAN_DCHECK(!has_members_.empty() && !after_key_);
   Close('}');
   return *this;
 }
@@ -148,11 +152,13 @@ JsonWriter& JsonWriter::BeginArray() {
 }
 
 JsonWriter& JsonWriter::EndArray() {
+  CAVEMAN_DCHECK(!has_members_.empty() && !after_key_);
   Close(']');
   return *this;
 }
 
 JsonWriter& JsonWriter::Key(std::string_view key) {
+  CAVEMAN_DCHECK(!has_members_.empty() && !after_key_);  // inside a container, not after a key
   BeforeValue();
   AppendJsonString(key, &out_);
   out_.append(indent_ > 0 ? ": " : ":");

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "caveman/stream/byte_io.h"
+#include "stream/check.h"
 
 namespace caveman {
 
@@ -43,7 +44,10 @@ class Spool final : public ByteSink {
   uint64_t size() const { return size_; }
   bool in_memory() const { return fd_ < 0; }
   // REQUIRES: in_memory(). Valid until the next Write/Clear.
-  std::string_view memory_view() const { return mem_; }
+  std::string_view memory_view() const {
+    CAVEMAN_DCHECK(in_memory());
+    return mem_;
+  }
 
   // A reader from byte 0. Lifetime: must not outlive this Spool.
   std::unique_ptr<ByteSource> NewReader() const;

@@ -9,7 +9,8 @@
 
 #include "stream/internal/o200k.h"
 #include "stream/internal/o200k_classes.h"
-#include "stream/internal/utf8_scan.h"
+#include "stream/check.h"
+#include "stream/utf8_scan.h"
 
 namespace caveman {
 namespace {
@@ -99,6 +100,7 @@ const TokenCounter& DefaultTokenCounter() {
 std::vector<uint32_t> O200kEncode(std::string_view text) {
   std::vector<uint32_t> ids;
   const auto& state = O200kState();
+  CAVEMAN_DCHECK(state.ok());
   if (state.ok()) state.value()->Encode(text, &ids);
   return ids;
 }

@@ -11,6 +11,7 @@
 
 #include "compressors/internal/bm25.h"
 #include "compressors/internal/redundancy.h"
+#include "stream/check.h"
 
 namespace caveman::internal {
 namespace {
@@ -152,6 +153,7 @@ bool IsPreservedKey(std::string_view key) {
 }
 
 double Median(std::vector<double> v) {
+  CAVEMAN_DCHECK(!v.empty());
   const size_t n = v.size();
   const size_t mid = n / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());

@@ -9,7 +9,7 @@
 
 #include <simdjson.h>
 
-#include "stream/internal/utf8_scan.h"
+#include "stream/utf8_scan.h"
 
 namespace caveman::internal {
 namespace {

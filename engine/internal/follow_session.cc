@@ -8,6 +8,7 @@
 #include "engine/internal/stages.h"
 #include "compressors/internal/elision.h"
 #include "compressors/internal/log_rules.h"
+#include "stream/check.h"
 
 namespace caveman::internal {
 namespace {
@@ -40,8 +41,14 @@ class FollowSession::Queue final : public OnlineSink {
   OnlineMarkerTracker markers;
 };
 
+// FollowConfig::counter, checked before the session binds a reference to it.
+static const TokenCounter& CheckedCounter(const TokenCounter* counter) {
+  CAVEMAN_DCHECK(counter != nullptr);
+  return *counter;
+}
+
 FollowSession::FollowSession(FollowConfig config, ByteSink& out)
-    : config_(std::move(config)), out_(out), input_tokens_(*config_.counter),
+    : config_(std::move(config)), out_(out), input_tokens_(CheckedCounter(config_.counter)),
       queue_(std::make_unique<Queue>()), output_tokens_(*config_.counter) {
   if (!config_.type.empty() && config_.type != "auto") {
     Decide();
@@ -390,6 +397,7 @@ Status FollowSession::EndOfInput(FollowClock::time_point now) {
 }
 
 CompressResult FollowSession::Finish() {
+  CAVEMAN_DCHECK(phase_ != Phase::kDetecting && !wants_batch());  // EndOfInput() decided the type
   CompressResult r;
   r.follow = true;
   r.content_type = content_type_;
@@ -422,6 +430,7 @@ CompressResult FollowSession::Finish() {
 
 Result<CompressResult> FollowFromSource(const FollowConfig& config, ByteSource& head, ByteSource& rest,
                                         ByteSink& out) {
+  CAVEMAN_DCHECK(IsOnlineContentType(config.type));
   FollowSession session(config, out);
   if (session.wants_batch()) return Status::InvalidArgument("follow: no online stage for " + config.type);
   std::string buf(kFeedStep, '\0');

@@ -72,6 +72,7 @@ bool InputWorker::LooksLikeJson(std::string_view first_bytes) {
 void InputWorker::Help() {
   {
     std::unique_lock<std::mutex> lock(mu_);
+    CAVEMAN_DCHECK(complete_ || cancel_);
     cv_.wait(lock, [this] { return split_ != Split::kUndecided || cancel_; });
     if (split_ != Split::kSegmented) return;
   }

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "caveman/store/store.h"
+#include "stream/check.h"
 #include "stream/spool.h"
 #include "caveman/stream/status.h"
 #include "caveman/stream/tokens.h"
@@ -66,11 +67,18 @@ class InputWorker {
 
   // Waits for the worker. REQUIRES: InputComplete() was called. Idempotent.
   void Join() {
+    CAVEMAN_DCHECK(complete_ || cancel_);  // the reading thread set them (Cancel() joins too)
     if (thread_.joinable()) thread_.join();
   }
-  uint64_t tokens() const { return token_total_ + helped_tokens_; }  // REQUIRES: Join()
+  uint64_t tokens() const {  // REQUIRES: Join()
+    CAVEMAN_DCHECK(!thread_.joinable());
+    return token_total_ + helped_tokens_;
+  }
   // REQUIRES: Join().
-  const Status& writer_status() const { return writer_status_.ok() ? helper_status_ : writer_status_; }
+  const Status& writer_status() const {
+    CAVEMAN_DCHECK(!thread_.joinable());
+    return writer_status_.ok() ? helper_status_ : writer_status_;
+  }
 
   // Stops early (error paths); the results are then meaningless.
   void Cancel();

@@ -3,6 +3,8 @@
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getFrameHeader / ZSTD_frameHeader
 #include <zstd.h>
 
+#include "stream/check.h"
+
 namespace caveman::internal {
 namespace {
 
@@ -75,6 +77,7 @@ Status FrameEncoder::Compress(std::string_view data, ByteSink& out) {
 Status FrameEncoder::Flush(ByteSink& out) { return Drain(/*end=*/false, out); }
 
 Status FrameEncoder::Finish(ByteSink& out) {
+  CAVEMAN_DCHECK(!finished_);
   CAVEMAN_RETURN_IF_ERROR(Drain(/*end=*/true, out));
   finished_ = true;
   return Status::OK();

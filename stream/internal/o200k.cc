@@ -18,7 +18,7 @@
 #endif
 
 #include "stream/internal/o200k_classes.h"
-#include "stream/internal/utf8_scan.h"
+#include "stream/utf8_scan.h"
 #include "stream/sha256.h"
 
 namespace caveman::internal {

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "stream/check.h"
+
 namespace caveman::internal {
 
 // Bits of a class byte. The two letter groups are the pattern's character classes
@@ -37,6 +39,7 @@ class CodePointClasses {
 
   // REQUIRES: cp <= 0x10FFFF.
   uint8_t Of(uint32_t cp) const {
+    CAVEMAN_DCHECK(cp <= 0x10FFFF);
     return leaves_[(static_cast<uint32_t>(index_[cp >> kLeafBits]) << kLeafBits) |
                    (cp & kLeafMask)];
   }

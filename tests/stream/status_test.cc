@@ -6,6 +6,9 @@
 
 #include <string>
 
+#include "stream/check.h"
+#include "stream/json_writer.h"
+
 namespace caveman {
 namespace {
 
@@ -26,6 +29,26 @@ TEST(ResultDeathTest, ValueOnAnErrorAbortsNamingTheStatus) {
   EXPECT_DEATH((void)err.value(), "Result::value\\(\\) on an error: .*corrupt recovery record");
   const Result<std::string> cerr(Status::IoError("read stdin: Bad file descriptor"));
   EXPECT_DEATH((void)cerr->size(), "Bad file descriptor");
+}
+
+// CAVEMAN_DCHECK (stream/check.h): a REQUIRES contract broken by the caller aborts in a build
+// with the checks on (developer mode, Debug); with them compiled out there is nothing to see.
+TEST(DcheckDeathTest, BrokenContractAbortsNamingTheCondition) {
+  if (!CAVEMAN_DCHECK_IS_ON) GTEST_SKIP() << "CAVEMAN_DCHECK is compiled out in this build (CAVEMAN_DCHECK=OFF)";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // JsonWriter::EndObject REQUIRES an open container.
+  EXPECT_DEATH(JsonWriter().EndObject(),
+               "CAVEMAN_DCHECK failed: Internal: .*json_writer\\.cc:[0-9]+: !has_members_\\.empty\\(\\)");
+  EXPECT_DEATH(CAVEMAN_DCHECK(1 + 1 == 3), "CAVEMAN_DCHECK failed: .*status_test\\.cc:[0-9]+: 1 \\+ 1 == 3");
+}
+
+TEST(Dcheck, ConditionIsEvaluatedOnlyWhenChecksAreOn) {
+  int evaluated = 0;
+  CAVEMAN_DCHECK(++evaluated == 1);
+  EXPECT_EQ(evaluated, CAVEMAN_DCHECK_IS_ON ? 1 : 0);
+  JsonWriter w;  // a contract kept: nothing happens either way
+  w.BeginObject().Key("a").Uint(1).EndObject();
+  EXPECT_EQ(w.str(), "{\"a\":1}");
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 
 #include "stream/internal/o200k.h"
 #include "stream/internal/o200k_classes.h"
-#include "stream/internal/utf8_scan.h"
+#include "stream/utf8_scan.h"
 #include "tests/testing/test_util.h"
 
 namespace caveman {

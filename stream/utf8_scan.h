@@ -1,16 +1,19 @@
 // UTF-8 validation and decoding for token counting (§7.2): a byte that is not part of a
 // well-formed sequence (Unicode Table 3-7: no overlongs, no surrogates, nothing above
-// U+10FFFF) decodes as U+FFFD, one per byte.
+// U+10FFFF) decodes as U+FFFD, one per byte. Shared with compressors/ (the JSON validity
+// check), hence outside stream/internal/.
 //
 // Thread-safety: stateless functions.
-#ifndef CAVEMAN_STREAM_INTERNAL_UTF8_SCAN_H_
-#define CAVEMAN_STREAM_INTERNAL_UTF8_SCAN_H_
+#ifndef CAVEMAN_STREAM_UTF8_SCAN_H_
+#define CAVEMAN_STREAM_UTF8_SCAN_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
+
+#include "stream/check.h"
 
 namespace caveman::internal {
 
@@ -25,6 +28,7 @@ enum class Utf8Seq : int8_t {
 // Length (1–4) of the well-formed sequence starting at p, or a Utf8Seq value (<= 0).
 // REQUIRES: avail >= 1.
 inline int Utf8SeqLen(const uint8_t* p, size_t avail) {
+  CAVEMAN_DCHECK(avail >= 1);
   const uint8_t b0 = p[0];
   if (b0 < 0x80) return 1;
   int len;
@@ -139,4 +143,4 @@ inline uint64_t CountCodePoints(std::string_view text) {
 
 }  // namespace caveman::internal
 
-#endif  // CAVEMAN_STREAM_INTERNAL_UTF8_SCAN_H_
+#endif  // CAVEMAN_STREAM_UTF8_SCAN_H_
