@@ -65,17 +65,14 @@ void RunCase(benchmark::State& state, const std::string& name, size_t header_lin
     benchmark::DoNotOptimize(result);
   }
   state.SetBytesProcessed(static_cast<int64_t>(big.size()) * state.iterations());
-  state.counters["ratio"] = 1.0 - static_cast<double>(counter.Count(*out)) /
-                                      static_cast<double>(counter.Count(big));
+  state.counters["ratio"] = 1.0 - static_cast<double>(counter.Count(*out)) / static_cast<double>(counter.Count(big));
   state.counters["tokens_out"] = static_cast<double>(counter.Count(*out));
 }
 
 void BM_CodeCompressor_Go(benchmark::State& state) { RunCase(state, "go_service", 9); }
 void BM_CodeCompressor_Python(benchmark::State& state) { RunCase(state, "python_models", 0); }
 void BM_CodeCompressor_Cpp(benchmark::State& state) { RunCase(state, "cpp_matrix", 3); }
-void BM_CodeCompressor_TypeScript(benchmark::State& state) {
-  RunCase(state, "typescript_cache", 1);
-}
+void BM_CodeCompressor_TypeScript(benchmark::State& state) { RunCase(state, "typescript_cache", 1); }
 
 BENCHMARK(BM_CodeCompressor_Go)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CodeCompressor_Python)->Unit(benchmark::kMillisecond);

@@ -60,8 +60,7 @@ void BM_Detect(benchmark::State& state) {
   for (auto _ : state) {
     benchmark::DoNotOptimize(caveman::DetectBody(log));
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
-                          static_cast<int64_t>(log.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(log.size()));
 }
 BENCHMARK(BM_Detect)->Unit(benchmark::kMillisecond);
 
@@ -74,8 +73,7 @@ void BM_DetectJson(benchmark::State& state) {
   for (auto _ : state) {
     benchmark::DoNotOptimize(caveman::DetectBody(json));
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
-                          static_cast<int64_t>(json.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(json.size()));
 }
 BENCHMARK(BM_DetectJson)->Unit(benchmark::kMillisecond);
 
@@ -101,8 +99,7 @@ void BM_DetectLargeSpool(benchmark::State& state) {
   for (auto _ : state) {
     benchmark::DoNotOptimize(caveman::DetectLarge(body));
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
-                          static_cast<int64_t>(log.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(log.size()));
 }
 BENCHMARK(BM_DetectLargeSpool)->Unit(benchmark::kMillisecond);
 
@@ -131,8 +128,7 @@ void BM_Unwrap(benchmark::State& state) {
     caveman::Unwrapped u = caveman::Unwrap(guttered);
     benchmark::DoNotOptimize(u.body.data());
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
-                          static_cast<int64_t>(guttered.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(guttered.size()));
 }
 BENCHMARK(BM_Unwrap)->Unit(benchmark::kMillisecond);
 

@@ -49,8 +49,7 @@ void BM_LogTransform(benchmark::State& state) {
     state.SkipWithError("no CI log");
     return;
   }
-  auto c = NewLogCompressor(
-      LogCompressorOptions{static_cast<size_t>(state.range(0)), state.range(1) != 0});
+  auto c = NewLogCompressor(LogCompressorOptions{static_cast<size_t>(state.range(0)), state.range(1) != 0});
   auto out = RunOnString(*c, in);
   if (!out || !CheckLogOutput(in, *out)) {
     state.SkipWithError("log output check failed");
@@ -107,13 +106,9 @@ void BM_TerminalTransform(benchmark::State& state) {
 BENCHMARK(BM_TerminalTransform)->Unit(benchmark::kMillisecond);
 
 void BM_DiffTransform(benchmark::State& state) {
-  static const std::string in = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n" +
-                                Repeat(
-                                    [](int i) {
-                                      return (i % 50 == 0 ? "+added " : " context ") +
-                                             std::to_string(i) + "\n";
-                                    },
-                                    kBenchBytes);
+  static const std::string in =
+      "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n" +
+      Repeat([](int i) { return (i % 50 == 0 ? "+added " : " context ") + std::to_string(i) + "\n"; }, kBenchBytes);
   RunInMemory(state, *NewDiffCompressor(), in);
 }
 BENCHMARK(BM_DiffTransform)->Unit(benchmark::kMillisecond);
@@ -121,8 +116,7 @@ BENCHMARK(BM_DiffTransform)->Unit(benchmark::kMillisecond);
 void BM_SearchResultTransform(benchmark::State& state) {
   static const std::string in = Repeat(
       [](int i) {
-        return "src/pkg" + std::to_string(i % 7) + "/file.go:" + std::to_string(i) +
-               ":\treturn compute(value)\n";
+        return "src/pkg" + std::to_string(i % 7) + "/file.go:" + std::to_string(i) + ":\treturn compute(value)\n";
       },
       kBenchBytes);
   RunInMemory(state, *NewSearchResultCompressor(), in);
@@ -130,39 +124,35 @@ void BM_SearchResultTransform(benchmark::State& state) {
 BENCHMARK(BM_SearchResultTransform)->Unit(benchmark::kMillisecond);
 
 void BM_TabularTransform(benchmark::State& state) {
-  static const std::string in = "id,host,region,latency,status\n" +
-                                Repeat(
-                                    [](int i) {
-                                      return std::to_string(i) + ",web-" + std::to_string(i % 90) +
-                                             (i % 2 ? ",eu," : ",us,") + std::to_string(i % 500) +
-                                             ",ok\n";
-                                    },
-                                    kBenchBytes);
+  static const std::string in =
+      "id,host,region,latency,status\n" + Repeat(
+                                              [](int i) {
+                                                return std::to_string(i) + ",web-" + std::to_string(i % 90) +
+                                                       (i % 2 ? ",eu," : ",us,") + std::to_string(i % 500) + ",ok\n";
+                                              },
+                                              kBenchBytes);
   RunInMemory(state, *NewTabularCompressor(), in);
 }
 BENCHMARK(BM_TabularTransform)->Unit(benchmark::kMillisecond);
 
 void BM_ConfigTransform(benchmark::State& state) {
-  static const std::string in = "service:\n  name: api\n" +
-                                Repeat(
-                                    [](int i) {
-                                      return "  feature_" + std::to_string(i) +
-                                             ":\n    enabled: true\n    rollout: " +
-                                             std::to_string(i % 100) + "\n";
-                                    },
-                                    kBenchBytes / 8);
+  static const std::string in =
+      "service:\n  name: api\n" + Repeat(
+                                      [](int i) {
+                                        return "  feature_" + std::to_string(i) +
+                                               ":\n    enabled: true\n    rollout: " + std::to_string(i % 100) + "\n";
+                                      },
+                                      kBenchBytes / 8);
   RunInMemory(state, *NewConfigCompressor(), in);
 }
 BENCHMARK(BM_ConfigTransform)->Unit(benchmark::kMillisecond);
 
 void BM_TextTransform(benchmark::State& state) {
-  static const std::string in = "# Report\n\n" +
-                                Repeat(
-                                    [](int i) {
-                                      return "The job processed batch " + std::to_string(i) +
-                                             " of the archive without retries.\n\n";
-                                    },
-                                    kBenchBytes);
+  static const std::string in =
+      "# Report\n\n" +
+      Repeat(
+          [](int i) { return "The job processed batch " + std::to_string(i) + " of the archive without retries.\n\n"; },
+          kBenchBytes);
   RunInMemory(state, *NewTextCompressor(), in);
 }
 BENCHMARK(BM_TextTransform)->Unit(benchmark::kMillisecond);

@@ -38,8 +38,7 @@ void BM_Repetition(benchmark::State& state) {
   if (log.empty()) return state.SkipWithError("no CI log (python3 missing?)");
   auto c = NewRepetitionCompressor();
   auto once = RunOnString(*c, log);
-  if (!once || once->size() >= log.size() ||
-      once->find("\xE2\x80\xA6 caveman: ") == std::string::npos) {
+  if (!once || once->size() >= log.size() || once->find("\xE2\x80\xA6 caveman: ") == std::string::npos) {
     return state.SkipWithError("repetition did not collapse the CI log");
   }
   for (auto _ : state) {

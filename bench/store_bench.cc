@@ -20,9 +20,8 @@ std::string CiLog(size_t n) {
   std::string s;
   for (uint64_t i = 0; s.size() < n; ++i) {
     s += "2024-05-01T12:" + std::to_string(10 + i % 50) + ":" + std::to_string(10 + i % 47) +
-         ".123Z ##[group] tests/unit/test_module_" + std::to_string(i % 97) + ".py::test_case_" +
-         std::to_string(i) + (i % 13 == 0 ? " FAILED AssertionError: expected 3, got 4\n"
-                                          : " PASSED [" + std::to_string(i % 100) + "%]\n");
+         ".123Z ##[group] tests/unit/test_module_" + std::to_string(i % 97) + ".py::test_case_" + std::to_string(i) +
+         (i % 13 == 0 ? " FAILED AssertionError: expected 3, got 4\n" : " PASSED [" + std::to_string(i % 100) + "%]\n");
   }
   s.resize(n);
   return s;
@@ -76,8 +75,8 @@ void BM_StoreWrite(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(kInputBytes * state.iterations()));
   auto stats = (*store)->Stats();
   if (stats.ok() && stats->totals.count > 0) {
-    state.counters["ratio"] = static_cast<double>(stats->storage_bytes) /
-                              static_cast<double>(kInputBytes * stats->totals.count);
+    state.counters["ratio"] =
+        static_cast<double>(stats->storage_bytes) / static_cast<double>(kInputBytes * stats->totals.count);
   }
   store->reset();
   std::system(("rm -rf '" + path.substr(0, path.rfind('/')) + "'").c_str());

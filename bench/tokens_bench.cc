@@ -23,8 +23,7 @@ constexpr size_t kCheckChunk = 64 * 1024;
 // The generated CI log (scripts/gen_ci_log.py via bench/bench_util.h; $CAVEMAN_CI_LOG overrides).
 const std::string& CiLog() { return caveman::bench::GeneratedCiLog(kLogMiB); }
 
-uint64_t StreamingCount(const caveman::TokenCounter& counter, std::string_view text,
-                        size_t chunk) {
+uint64_t StreamingCount(const caveman::TokenCounter& counter, std::string_view text, size_t chunk) {
   caveman::StreamingTokenCount stream(counter);
   for (size_t pos = 0; pos < text.size(); pos += chunk) stream.Feed(text.substr(pos, chunk));
   return stream.Finish();

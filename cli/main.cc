@@ -45,7 +45,6 @@
 #include "caveman/stream/byte_io.h"
 #include "stream/json_writer.h"
 
-
 namespace caveman {
 namespace {
 
@@ -272,9 +271,7 @@ Result<std::unique_ptr<RecoveryStore>> OpenStoreFromEnv(bool read_only = false) 
   return OpenRecoveryStore(so);
 }
 
-Status WriteHelp(std::string_view name) {
-  return WriteStdout(internal::FindSubcommand(name)->help);
-}
+Status WriteHelp(std::string_view name) { return WriteStdout(internal::FindSubcommand(name)->help); }
 
 // What ParseArgs leaves for the subcommand: stop with `exit_code`, or go on with the
 // arguments CLI11 did not recognise.
@@ -506,7 +503,8 @@ int CmdCompress(const std::vector<std::string>& args) {
   auto r = engine.Compress(in, o, out);
   if (!r.ok()) {
     const Status& st = r.status();
-    if (st.code() == StatusCode::kResourceExhausted && !out.failed) return Fail("read " + input.name + ": " + st.message());
+    if (st.code() == StatusCode::kResourceExhausted && !out.failed)
+      return Fail("read " + input.name + ": " + st.message());
     if (in.failed) return Fail("read " + input.name + ": " + st.message());
     if (out.failed) return fail_write(st);
     return Fail("compress: " + st.message());
@@ -672,7 +670,8 @@ std::string SliceFromFlags(const CLI::Option* lines_opt, const std::string& line
                            const CLI::Option* grep_opt, const std::string& grep, const CLI::Option* context_opt,
                            const std::string& context, RetrieveSliceOptions* slice) {
   using Kind = RetrieveSliceOptions::Kind;
-  int kinds = (lines_opt->count() > 0) + (bytes_opt->count() > 0) + (pointer_opt->count() > 0) + (grep_opt->count() > 0);
+  int kinds =
+      (lines_opt->count() > 0) + (bytes_opt->count() > 0) + (pointer_opt->count() > 0) + (grep_opt->count() > 0);
   if (kinds > 1) return "retrieve: use only one of --lines, --bytes, --json-pointer, --grep";
   if (context_opt->count() > 0 && grep_opt->count() == 0) return "retrieve: -C/--context needs --grep";
   if (lines_opt->count() > 0) {
@@ -724,7 +723,8 @@ int CmdRetrieve(const std::vector<std::string>& args) {
   CLI::Option* context_opt =
       app.add_option("-C,--context", context_flag)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   Parsed p = ParseArgs(app, "retrieve", args, [&] {
-    if (!args.empty() && args.back() == "--format") return Usage("retrieve: --format: missing format (use json or table)");
+    if (!args.empty() && args.back() == "--format")
+      return Usage("retrieve: --format: missing format (use json or table)");
     for (const char* flag : {"--lines", "--bytes", "--json-pointer", "--grep", "-C", "--context"}) {
       if (!args.empty() && args.back() == flag) return Usage(std::string("retrieve: ") + flag + ": missing value");
     }
@@ -732,8 +732,8 @@ int CmdRetrieve(const std::vector<std::string>& args) {
   });
   if (p.exit_code) return *p.exit_code;
   RetrieveSliceOptions slice;
-  std::string slice_error = SliceFromFlags(lines_opt, lines_flag, bytes_opt, bytes_flag, pointer_opt, pointer_flag, grep_opt,
-                                           grep_flag, context_opt, context_flag, &slice);
+  std::string slice_error = SliceFromFlags(lines_opt, lines_flag, bytes_opt, bytes_flag, pointer_opt, pointer_flag,
+                                           grep_opt, grep_flag, context_opt, context_flag, &slice);
   const bool sliced = slice.kind != RetrieveSliceOptions::Kind::kWhole;
   if (partials) {
     if (!p.extras.empty() || !words.empty() || sliced || !slice_error.empty()) return Usage(kRetrieveUsage);
@@ -798,7 +798,8 @@ int CmdStats(const std::vector<std::string>& args) {
   if (!store.ok()) return Fail("stats: " + store.status().message());
   auto stats = (*store)->Stats();
   if (!stats.ok()) return Fail("stats: " + stats.status().message());
-  Status st = WriteStdout(*format == ReportFormat::kPretty ? internal::StatsTable(*stats) : internal::StatsJson(*stats));
+  Status st =
+      WriteStdout(*format == ReportFormat::kPretty ? internal::StatsTable(*stats) : internal::StatsJson(*stats));
   return st.ok() ? 0 : FailWrite(st);
 }
 
@@ -819,8 +820,9 @@ int CmdToon(const std::vector<std::string>& args) {
   bool encode = verb == "encode";
   auto r = encode ? EncodeToon(input) : DecodeToon(input);
   if (!r.ok()) {
-    return Fail(encode ? "toon encode: not losslessly TOON-encodable (invalid JSON, or nested/non-uniform shape); keep JSON"
-                       : "toon decode: not valid TOON");
+    return Fail(
+        encode ? "toon encode: not losslessly TOON-encodable (invalid JSON, or nested/non-uniform shape); keep JSON"
+               : "toon decode: not valid TOON");
   }
   Status st = WriteStdout(*r);
   return st.ok() ? 0 : FailWrite(st);
@@ -959,7 +961,8 @@ int CmdGain(const std::vector<std::string>& args) {
   std::optional<int64_t> since;
   if (since_opt->count() > 0) {
     std::optional<uint64_t> age = ParseDuration(since_flag);
-    if (!age) return Usage("gain: --since: expected a positive integer followed by s, m, h or d, got '" + since_flag + "'");
+    if (!age)
+      return Usage("gain: --since: expected a positive integer followed by s, m, h or d, got '" + since_flag + "'");
     const int64_t now = static_cast<int64_t>(std::time(nullptr));
     since = *age > static_cast<uint64_t>(now) ? 0 : now - static_cast<int64_t>(*age);
   }
@@ -991,8 +994,9 @@ int CmdGain(const std::vector<std::string>& args) {
 int CmdMcp(const std::vector<std::string>& args) {
   if (auto code = NoArguments("mcp", args)) return *code;
   if (IsTerminal(STDIN_FILENO)) {
-    std::fprintf(stderr, "caveman-engine mcp: MCP server on stdin/stdout (JSON-RPC 2.0, one message per line); "
-                         "an MCP client starts it. End with Ctrl-D.\n");
+    std::fprintf(stderr,
+                 "caveman-engine mcp: MCP server on stdin/stdout (JSON-RPC 2.0, one message per line); "
+                 "an MCP client starts it. End with Ctrl-D.\n");
   }
   internal::McpServerOptions options;
   options.version = CAVEMAN_VERSION_STRING;

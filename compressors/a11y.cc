@@ -20,8 +20,7 @@ using internal::JsonMember;
 using internal::JsonValue;
 using Kind = internal::JsonValue::Kind;
 
-constexpr std::string_view kStateNames[] = {"disabled", "checked",  "expanded",
-                                            "selected", "focused", "editable"};
+constexpr std::string_view kStateNames[] = {"disabled", "checked", "expanded", "selected", "focused", "editable"};
 enum StateIndex { kDisabled, kChecked, kExpanded, kSelected, kFocused, kEditable, kNumStates };
 
 struct Node {
@@ -84,8 +83,7 @@ const JsonValue* Present(const JsonValue& obj, std::string_view key) {
 }
 
 // {value: any} wrapper; false on wrong type.
-bool WrappedValue(const JsonValue& obj, std::string_view key, std::string* out,
-                  const JsonValue** raw = nullptr) {
+bool WrappedValue(const JsonValue& obj, std::string_view key, std::string* out, const JsonValue** raw = nullptr) {
   out->clear();
   const JsonValue* w = Present(obj, key);
   if (w == nullptr) return true;
@@ -130,8 +128,7 @@ std::optional<Node> ParseNode(const JsonValue& j) {
     if (ig->kind != Kind::kBool) return std::nullopt;
     n.ignored = ig->boolean;
   }
-  if (!WrappedValue(j, "role", &n.role) || !WrappedValue(j, "name", &n.name) ||
-      !WrappedValue(j, "value", &n.value)) {
+  if (!WrappedValue(j, "role", &n.role) || !WrappedValue(j, "name", &n.name) || !WrappedValue(j, "value", &n.value)) {
     return std::nullopt;
   }
   if (const JsonValue* props = Present(j, "properties")) {
@@ -273,17 +270,16 @@ class Curator {
     Record r{depth, n.role, n.name, n.value, {}, "", &n};
     for (int k = 0; k < kNumStates; ++k) r.states[k] = n.states[k];
     if (n.backend_id > 0 && lr != "rootwebarea" && lr != "webarea" &&
-        (RoleIn(lr, {"button", "checkbox", "combobox", "link", "menuitem", "menuitemcheckbox",
-                     "menuitemradio", "option", "radio", "searchbox", "slider", "spinbutton",
-                     "switch", "tab", "textbox", "treeitem"}) ||
+        (RoleIn(lr, {"button", "checkbox", "combobox", "link", "menuitem", "menuitemcheckbox", "menuitemradio",
+                     "option", "radio", "searchbox", "slider", "spinbutton", "switch", "tab", "textbox", "treeitem"}) ||
          n.focusable_or_clickable ||
-         !RoleIn(lr, {"main", "navigation", "region", "group", "generic", "none",
-                      "presentational", "heading", "paragraph", "statictext", "inlinetextbox",
-                      "labeltext", "list", "listitem", "table", "row", "cell", "rowheader",
-                      "columnheader", "grid", "tree", "directory", "separator", "toolbar",
-                      "banner", "complementary", "contentinfo", "article", "figure", "img",
-                      "image", "form", "status", "alert", "log", "timer", "tooltip",
-                      "document"}))) {
+         !RoleIn(lr, {"main",           "navigation",    "region",      "group",      "generic",       "none",
+                      "presentational", "heading",       "paragraph",   "statictext", "inlinetextbox", "labeltext",
+                      "list",           "listitem",      "table",       "row",        "cell",          "rowheader",
+                      "columnheader",   "grid",          "tree",        "directory",  "separator",     "toolbar",
+                      "banner",         "complementary", "contentinfo", "article",    "figure",        "img",
+                      "image",          "form",          "status",      "alert",      "log",           "timer",
+                      "tooltip",        "document"}))) {
       std::string base = "u" + Base36(n.backend_id);
       int uses = ++uid_uses_[base];
       r.uid = uses == 1 ? base : base + "_" + std::to_string(uses);
@@ -291,11 +287,9 @@ class Curator {
     int present = 0;
     for (int k = 0; k < kNumStates; ++k) present += r.states[k].has_value();
     bool only_editable_true = present == 1 && r.states[kEditable] == std::optional<bool>(true);
-    bool drop = lr == "inlinetextbox" ||
-                (lr == "labeltext" && n.name.empty() && n.value.empty() && present == 0) ||
-                (RoleIn(lr, {"generic", "presentational", "none"}) && n.name.empty() &&
-                 n.value.empty() && (present == 0 || only_editable_true) &&
-                 !n.focusable_or_clickable);
+    bool drop = lr == "inlinetextbox" || (lr == "labeltext" && n.name.empty() && n.value.empty() && present == 0) ||
+                (RoleIn(lr, {"generic", "presentational", "none"}) && n.name.empty() && n.value.empty() &&
+                 (present == 0 || only_editable_true) && !n.focusable_or_clickable);
     if (drop) return depth;
     records_.push_back(std::move(r));
     return depth + 1;
@@ -532,17 +526,29 @@ class A11yCompressor final : public InMemoryCompressor {
 bool IsPrintable(uint32_t cp) {
   if (cp == 0x20) return true;
   switch (u_charType(static_cast<UChar32>(cp))) {
-    case U_UPPERCASE_LETTER: case U_LOWERCASE_LETTER: case U_TITLECASE_LETTER:
-    case U_MODIFIER_LETTER: case U_OTHER_LETTER:
-    case U_NON_SPACING_MARK: case U_ENCLOSING_MARK: case U_COMBINING_SPACING_MARK:
-    case U_DECIMAL_DIGIT_NUMBER: case U_LETTER_NUMBER: case U_OTHER_NUMBER:
-    case U_CONNECTOR_PUNCTUATION: case U_DASH_PUNCTUATION: case U_START_PUNCTUATION:
-    case U_END_PUNCTUATION: case U_INITIAL_PUNCTUATION: case U_FINAL_PUNCTUATION:
+    case U_UPPERCASE_LETTER:
+    case U_LOWERCASE_LETTER:
+    case U_TITLECASE_LETTER:
+    case U_MODIFIER_LETTER:
+    case U_OTHER_LETTER:
+    case U_NON_SPACING_MARK:
+    case U_ENCLOSING_MARK:
+    case U_COMBINING_SPACING_MARK:
+    case U_DECIMAL_DIGIT_NUMBER:
+    case U_LETTER_NUMBER:
+    case U_OTHER_NUMBER:
+    case U_CONNECTOR_PUNCTUATION:
+    case U_DASH_PUNCTUATION:
+    case U_START_PUNCTUATION:
+    case U_END_PUNCTUATION:
+    case U_INITIAL_PUNCTUATION:
+    case U_FINAL_PUNCTUATION:
     case U_OTHER_PUNCTUATION:
-    case U_MATH_SYMBOL: case U_CURRENCY_SYMBOL: case U_MODIFIER_SYMBOL: case U_OTHER_SYMBOL:
-      return true;
-    default:
-      return false;
+    case U_MATH_SYMBOL:
+    case U_CURRENCY_SYMBOL:
+    case U_MODIFIER_SYMBOL:
+    case U_OTHER_SYMBOL: return true;
+    default: return false;
   }
 }
 

@@ -26,12 +26,9 @@ enum class Language : uint8_t { kGo, kPython, kRust, kJava, kCpp, kC, kTypeScrip
 
 // Node types whose `body` field is a candidate for elision (§5.4).
 constexpr std::array<std::string_view, 12> kFunctionTypes = {
-    "function_declaration",  "method_declaration",
-    "func_literal",          "function_definition",
-    "method_definition",     "function",
-    "function_expression",   "generator_function_declaration",
-    "generator_function",    "arrow_function",
-    "function_item",         "constructor_declaration",
+    "function_declaration", "method_declaration", "func_literal",        "function_definition",
+    "method_definition",    "function",           "function_expression", "generator_function_declaration",
+    "generator_function",   "arrow_function",     "function_item",       "constructor_declaration",
 };
 
 // Body node types that are blocks; anything else (an arrow function's expression body, a
@@ -45,9 +42,7 @@ bool OneOf(std::string_view value, const std::array<std::string_view, N>& set) {
   return std::find(set.begin(), set.end(), value) != set.end();
 }
 
-bool Has(std::string_view text, std::string_view needle) {
-  return text.find(needle) != std::string_view::npos;
-}
+bool Has(std::string_view text, std::string_view needle) { return text.find(needle) != std::string_view::npos; }
 
 bool HasAny(std::string_view text, std::initializer_list<std::string_view> needles) {
   for (std::string_view n : needles) {
@@ -112,8 +107,7 @@ TreePtr ParseClean(TSParser* parser, const TSLanguage* language, std::string_vie
   if (!ts_parser_set_language(parser, language)) return nullptr;
   // tree-sitter lengths are uint32_t; larger inputs cannot be parsed at all.
   if (text.size() > UINT32_MAX) return nullptr;
-  TreePtr tree(ts_parser_parse_string(parser, nullptr, text.data(),
-                                      static_cast<uint32_t>(text.size())));
+  TreePtr tree(ts_parser_parse_string(parser, nullptr, text.data(), static_cast<uint32_t>(text.size())));
   if (tree == nullptr || ts_node_has_error(ts_tree_root_node(tree.get()))) return nullptr;
   return tree;
 }
@@ -174,8 +168,7 @@ bool AllLinesStartWith(const std::vector<std::string_view>& lines, std::string_v
   return true;
 }
 
-std::optional<Replacement> ElideCommentBlock(std::string_view text, uint32_t start, uint32_t end,
-                                             bool allow_hash) {
+std::optional<Replacement> ElideCommentBlock(std::string_view text, uint32_t start, uint32_t end, bool allow_hash) {
   const std::string_view block = text.substr(start, end - start);
   if (block.find("caveman: ") != std::string_view::npos) return std::nullopt;
   const std::vector<std::string_view> lines = LinesOf(block);
@@ -232,9 +225,8 @@ std::optional<Replacement> ElideCommentBlock(std::string_view text, uint32_t sta
 
 // Collects the outermost function bodies in document order. Iterative (tree cursor), so
 // deeply nested input cannot overflow the stack and wide nodes stay linear.
-std::vector<Replacement> CollectBodies(TSNode root, std::string_view text,
-                                       std::string_view replacement, bool keep_trailing_space,
-                                       bool with_bodies, bool allow_hash) {
+std::vector<Replacement> CollectBodies(TSNode root, std::string_view text, std::string_view replacement,
+                                       bool keep_trailing_space, bool with_bodies, bool allow_hash) {
   std::vector<Replacement> out;
   CursorOwner owner(root);
   TSTreeCursor* cursor = &owner.cursor;
@@ -361,9 +353,9 @@ class CodeCompressor final : public InMemoryCompressor {
     if (!language) return std::nullopt;
 
     // The ceiling's allowance less this compressor's own model: what the trees may hold.
-    internal::TreeSitterBudget budget(static_cast<uint64_t>((kWorkingSetPerInputByte - memory_model().per_byte) *
-                                                            static_cast<double>(body.size())) +
-                                      kWorkingSetFloor);
+    internal::TreeSitterBudget budget(
+        static_cast<uint64_t>((kWorkingSetPerInputByte - memory_model().per_byte) * static_cast<double>(body.size())) +
+        kWorkingSetFloor);
     auto over_budget = [&]() -> std::optional<std::string> {
       if (budget.exceeded() && meta != nullptr) meta->over_memory_ceiling = true;
       if (spans != nullptr) spans->clear();
@@ -400,8 +392,7 @@ class CodeCompressor final : public InMemoryCompressor {
       if (python) return std::nullopt;
       if (*language == Language::kTypeScript) grammar = tree_sitter_typescript();
       if (!ts_parser_set_language(parser.get(), grammar) || body.size() > UINT32_MAX) return std::nullopt;
-      TreePtr rough(ts_parser_parse_string(parser.get(), nullptr, body.data(),
-                                           static_cast<uint32_t>(body.size())));
+      TreePtr rough(ts_parser_parse_string(parser.get(), nullptr, body.data(), static_cast<uint32_t>(body.size())));
       if (rough == nullptr) return over_budget();
       std::vector<Replacement> comments =
           CollectBodies(ts_tree_root_node(rough.get()), body, replacement, python, /*with_bodies=*/false,

@@ -29,8 +29,8 @@ bool WithinMemoryCeiling(const MemoryModel& model, uint64_t bytes, uint64_t line
   return need <= allowance;
 }
 
-Result<TransformOutcome> InMemoryCompressor::Transform(const Body& body, std::string_view query,
-                                                       ByteSink& out, TransformMeta* meta) const {
+Result<TransformOutcome> InMemoryCompressor::Transform(const Body& body, std::string_view query, ByteSink& out,
+                                                       TransformMeta* meta) const {
   CAVEMAN_ASSIGN_OR_RETURN(std::string_view text, body.View());
   const MemoryModel model = memory_model();
   if ((model.per_byte > 0 || model.per_line > 0) &&
@@ -41,15 +41,14 @@ Result<TransformOutcome> InMemoryCompressor::Transform(const Body& body, std::st
   // In-memory compressors parse whole documents, some with recursive third-party code: give
   // them a stack sized for the input rather than whatever the calling thread has.
   std::optional<std::string> result;
-  internal::RunWithStack(internal::StackBytesForInput(text.size()),
-                            [&] { result = TransformText(text, query, meta); });
+  internal::RunWithStack(internal::StackBytesForInput(text.size()), [&] { result = TransformText(text, query, meta); });
   if (!result) return TransformOutcome::kDeclined;
   CAVEMAN_RETURN_IF_ERROR(out.Write(*result));
   return TransformOutcome::kAccepted;
 }
 
-std::optional<std::string> RunOnString(const Compressor& c, std::string_view body,
-                                       std::string_view query, TransformMeta* meta) {
+std::optional<std::string> RunOnString(const Compressor& c, std::string_view body, std::string_view query,
+                                       TransformMeta* meta) {
   TransformMeta local;
   StringSink sink;
   Result<TransformOutcome> r = c.Transform(Body::FromView(body), query, sink, meta ? meta : &local);

@@ -42,10 +42,10 @@ struct ElidedSpan {
 
 // Optional metadata a metadata-aware compressor returns with an accepted output.
 struct TransformMeta {
-  std::string method;                      // empty = the content type
-  std::optional<bool> lossless_to_model;   // empty = class reversibility (false for S4)
-  std::string recovery_metadata;           // stored in the record's metadata column
-  std::vector<ElidedSpan> elided;          // side channel for the marker map; may stay empty
+  std::string method;                     // empty = the content type
+  std::optional<bool> lossless_to_model;  // empty = class reversibility (false for S4)
+  std::string recovery_metadata;          // stored in the record's metadata column
+  std::vector<ElidedSpan> elided;         // side channel for the marker map; may stay empty
   // Set with kDeclined when the body would break the memory ceiling (memory_model()); the
   // engine then streams a line type through its online stage instead (issue 15).
   bool over_memory_ceiling = false;
@@ -84,8 +84,8 @@ class Compressor {
   // Transforms `body` into `out`. `query` is empty unless the compressor is query/metadata
   // aware and a query was given. `meta` is never null.
   // Errors (Status): environment failures only (spool I/O); data problems are kDeclined.
-  virtual Result<TransformOutcome> Transform(const Body& body, std::string_view query,
-                                             ByteSink& out, TransformMeta* meta) const = 0;
+  virtual Result<TransformOutcome> Transform(const Body& body, std::string_view query, ByteSink& out,
+                                             TransformMeta* meta) const = 0;
 };
 
 // Convenience base for compressors that work on the whole body in memory (JSON, HTML, code,
@@ -105,8 +105,8 @@ class InMemoryCompressor : public Compressor {
 
 // Runs `c` on a string and returns its output, or nullopt when it declines or fails.
 // Convenience for tests and for the stability guard on small outputs.
-std::optional<std::string> RunOnString(const Compressor& c, std::string_view body,
-                                       std::string_view query = {}, TransformMeta* meta = nullptr);
+std::optional<std::string> RunOnString(const Compressor& c, std::string_view body, std::string_view query = {},
+                                       TransformMeta* meta = nullptr);
 
 }  // namespace caveman
 

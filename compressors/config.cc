@@ -32,12 +32,9 @@ using internal::Trim;
 // RE2 `\s`: [\t\n\f\r ].
 bool IsReSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
 bool IsKeyChar(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '.' || c == '-';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
-bool IsSectionChar(char c) {
-  return IsKeyChar(c) || c == ':' || c == '"' || c == '\'' || c == ' ';
-}
+bool IsSectionChar(char c) { return IsKeyChar(c) || c == ':' || c == '"' || c == '\'' || c == ' '; }
 size_t SkipSpace(std::string_view s, size_t i) {
   while (i < s.size() && IsReSpace(s[i])) ++i;
   return i;
@@ -145,18 +142,15 @@ class DuplicateKeyChecker : public YAML::EventHandler {
     Record(a);
     Completed(a);
   }
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string& value) override {
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string& value) override {
     if (!recs_.empty()) Record("S" + std::to_string(value.size()) + ":" + value);
     Completed(value);
   }
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
     Begin(false);
   }
   void OnSequenceEnd() override { End("]"); }
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
     Begin(true);
   }
   void OnMapEnd() override { End("}"); }
@@ -260,8 +254,7 @@ ConfigKind ClassifyConfig(std::string_view body) {
     LineClass k = Classify(line);
     switch (k) {
       case LineClass::kBlank:
-      case LineClass::kComment:
-        return;
+      case LineClass::kComment: return;
       case LineClass::kSection: ++c.sections; break;
       case LineClass::kAssignment: ++c.assignments; break;
       case LineClass::kYamlKey: ++c.keys; break;
@@ -274,12 +267,11 @@ ConfigKind ClassifyConfig(std::string_view body) {
   if (significant == 0) return ConfigKind::kNone;
   constexpr size_t kMinSections = 2, kMinAssignments = 4, kMinYamlKeys = 6;
   if (c.sections >= kMinSections && c.assignments >= kMinAssignments && c.prose == 0 &&
-      body.find("\"\"\"") == std::string_view::npos &&
-      body.find("'''") == std::string_view::npos) {
+      body.find("\"\"\"") == std::string_view::npos && body.find("'''") == std::string_view::npos) {
     return ConfigKind::kIni;
   }
-  if (c.keys >= kMinYamlKeys && c.keys * 2 >= significant && c.prose * 4 <= significant &&
-      !c.block_scalar && IsValidYaml(body)) {
+  if (c.keys >= kMinYamlKeys && c.keys * 2 >= significant && c.prose * 4 <= significant && !c.block_scalar &&
+      IsValidYaml(body)) {
     return ConfigKind::kYaml;
   }
   return ConfigKind::kNone;
@@ -334,10 +326,7 @@ ConfigKind ClassifyConfigOrIniDialect(std::string_view body) {
 
 }  // namespace
 
-bool IsConfig(std::string_view body) {
-  return ClassifyConfigOrIniDialect(body) != ConfigKind::kNone;
-}
-
+bool IsConfig(std::string_view body) { return ClassifyConfigOrIniDialect(body) != ConfigKind::kNone; }
 
 namespace {
 

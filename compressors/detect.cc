@@ -92,9 +92,8 @@ bool SearchResultLine(std::string_view line) {
     // fall through: a URL line may still match the first alternative ("http" + ':' + …)
   }
   unsigned char c0 = static_cast<unsigned char>(line[0]);
-  bool first_ok = (c0 >= 'A' && c0 <= 'Z') || (c0 >= 'a' && c0 <= 'z') ||
-                  (c0 >= '0' && c0 <= '9') || c0 == '.' || c0 == '/' || c0 == '~' ||
-                  c0 == '_' || c0 == '-';
+  bool first_ok = (c0 >= 'A' && c0 <= 'Z') || (c0 >= 'a' && c0 <= 'z') || (c0 >= '0' && c0 <= '9') || c0 == '.' ||
+                  c0 == '/' || c0 == '~' || c0 == '_' || c0 == '-';
   if (!first_ok) return false;
   // [^:\n]{0,240} can only stop at the first ':'; every code point before it must be valid
   // UTF-8 (RE2 classes never match invalid bytes) and there must be at most 240 of them.
@@ -118,14 +117,13 @@ enum class GrepLine { kNone, kMatch, kContext };
 
 // True if s ends with ".ext": the dot at last_dot, then 1–10 extension characters.
 bool EndsWithExtension(std::string_view s, size_t last_dot) {
-  if (last_dot == std::string_view::npos || last_dot + 1 >= s.size() ||
-      s.size() - last_dot - 1 > 10) {
+  if (last_dot == std::string_view::npos || last_dot + 1 >= s.size() || s.size() - last_dot - 1 > 10) {
     return false;
   }
   for (size_t k = last_dot + 1; k < s.size(); ++k) {
     char c = s[k];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '_' || c == '+' || c == '-')) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '+' ||
+          c == '-')) {
       return false;
     }
   }
@@ -139,8 +137,7 @@ GrepLine ClassifyGrepLine(std::string_view line) {
   std::string_view token = line.substr(0, n);
   if (token.empty()) return GrepLine::kNone;
   if (n < line.size() && line[n] == ':') {
-    bool path_like = token.find('/') != std::string_view::npos ||
-                     EndsWithExtension(token, token.rfind('.'));
+    bool path_like = token.find('/') != std::string_view::npos || EndsWithExtension(token, token.rfind('.'));
     if (path_like && SearchResultLine(line)) return GrepLine::kMatch;
   }
   // Context line: path-N- (the path itself may contain '-'). One pass, tracking what the
@@ -154,8 +151,7 @@ GrepLine ClassifyGrepLine(std::string_view line) {
     if (c != '-' || p == 0) continue;
     size_t q = p + 1;
     while (q < token.size() && token[q] >= '0' && token[q] <= '9') ++q;
-    if (q > p + 1 && q < line.size() && line[q] == '-' &&
-        (slash || EndsWithExtension(token.substr(0, p), last_dot))) {
+    if (q > p + 1 && q < line.size() && line[q] == '-' && (slash || EndsWithExtension(token.substr(0, p), last_dot))) {
       return GrepLine::kContext;
     }
   }
@@ -165,8 +161,7 @@ GrepLine ClassifyGrepLine(std::string_view line) {
 // Rule 5 line-start alternatives: ^(diff --git |@@ |--- |\+\+\+ |[+-][^+-]).
 bool DiffLineStart(std::string_view text, size_t i) {
   std::string_view s = text.substr(i, 12);
-  if (StartsWith(s, "diff --git ") || StartsWith(s, "@@ ") || StartsWith(s, "--- ") ||
-      StartsWith(s, "+++ ")) {
+  if (StartsWith(s, "diff --git ") || StartsWith(s, "@@ ") || StartsWith(s, "--- ") || StartsWith(s, "+++ ")) {
     return true;
   }
   if (s.empty() || (s[0] != '+' && s[0] != '-')) return false;
@@ -226,8 +221,7 @@ bool ProseLine(std::string_view t) {
     bool word = b > a;
     for (size_t k = a; k < b && word; ++k) {
       unsigned char c = static_cast<unsigned char>(f[k]);
-      word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80 || c == '\'' ||
-             c == '-';
+      word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80 || c == '\'' || c == '-';
     }
     if (word) ++words;
     i = j;
@@ -241,9 +235,8 @@ bool PreprocessorLine(std::string_view t) {
   size_t k = 1;
   while (k < t.size() && (t[k] == ' ' || t[k] == '\t')) ++k;
   std::string_view rest = t.substr(k);
-  static constexpr std::string_view kDirectives[] = {"define", "include", "ifdef", "ifndef",
-                                                     "if ",    "if(",     "endif", "else",
-                                                     "elif",   "undef",   "pragma", "error"};
+  static constexpr std::string_view kDirectives[] = {"define", "include", "ifdef", "ifndef", "if ",    "if(",
+                                                     "endif",  "else",    "elif",  "undef",  "pragma", "error"};
   for (std::string_view d : kDirectives) {
     if (StartsWith(rest, d)) return true;
   }
@@ -256,7 +249,10 @@ bool CommentMarked(std::string_view t) {
   switch (t[0]) {
     case '#': return !PreprocessorLine(t);
     case '/': return c1 == '/' || c1 == '*';
-    case '*': case ';': case '%': case '>': return true;
+    case '*':
+    case ';':
+    case '%':
+    case '>': return true;
     case '-': return c1 == '-';
     case '<': return StartsWith(t, "<!--");
     case '\'': return StartsWith(t, "\'\'\'");
@@ -269,8 +265,7 @@ bool CommentMarked(std::string_view t) {
 bool LinkReferenceDefinition(std::string_view t) {
   if (t.size() < 5 || t[0] != '[') return false;
   size_t close = t.find(']');
-  if (close == std::string_view::npos || close < 2 || close + 2 >= t.size() ||
-      t[close + 1] != ':') {
+  if (close == std::string_view::npos || close < 2 || close + 2 >= t.size() || t[close + 1] != ':') {
     return false;
   }
   size_t k = close + 2;
@@ -305,18 +300,18 @@ struct Features {
   size_t keyword_matches = 0;
   size_t prose_lines = 0;
   size_t fence_lines = 0;
-  size_t tag_lines = 0;  // TRIM starts with '<'
+  size_t tag_lines = 0;        // TRIM starts with '<'
   size_t link_item_lines = 0;  // Markdown list items that are links: "* [x](y)"
   // Over non-blank lines outside Markdown fenced blocks that are not comment lines:
   size_t unfenced_nonblank = 0;
-  size_t code_keyword_matches = 0;  // rule 8 keywords
-  size_t doc_lines = 0;             // prose lines and Markdown link items
-  size_t preprocessor_lines = 0;    // #define, #include, #if …
+  size_t code_keyword_matches = 0;     // rule 8 keywords
+  size_t doc_lines = 0;                // prose lines and Markdown link items
+  size_t preprocessor_lines = 0;       // #define, #include, #if …
   bool first_nonblank_is_log = false;  // the first non-blank line matches the log regex
   // Our own synthesized lines (`… caveman: …`, `… N lines elided (caveman) …`): a compressed
   // view's markers are not content, so the log rule does not count them (docs/DECISIONS.md).
   size_t caveman_lines = 0;
-  uint64_t literals = 0;                // internal::Literal bits
+  uint64_t literals = 0;  // internal::Literal bits
   bool Has(internal::Literal l) const { return (literals >> l) & 1; }
 };
 
@@ -380,9 +375,7 @@ Features ComputeFeatures(std::string_view b) {
 // Markdown document (project rule): fenced code blocks or link lists.
 // ATX headings are not used: C preprocessor lines (`# define`) and shell/Python comments
 // look the same.
-bool LooksLikeMarkdown(const Features& f) {
-  return f.fence_lines >= 2 || f.link_item_lines >= 3;
-}
+bool LooksLikeMarkdown(const Features& f) { return f.fence_lines >= 2 || f.link_item_lines >= 3; }
 
 // ---------------------------------------------------------------------------------------
 // The rules.
@@ -424,19 +417,16 @@ std::string_view XmlRootName(std::string_view t) {
 
 bool HasCodeStructureForHtml(std::string_view t, const Features& f) {
   using internal::Literal;
-  if (f.Has(internal::kLitFatArrow) || f.Has(internal::kLitClassName) ||
-      f.Has(internal::kLitCloseCall)) {
+  if (f.Has(internal::kLitFatArrow) || f.Has(internal::kLitClassName) || f.Has(internal::kLitCloseCall)) {
     return true;
   }
-  static constexpr std::string_view kStarts[] = {"import ", "export ", "package ", "func ",
-                                                 "def ",    "const ",  "#include", "#!",
-                                                 "//",      "/*"};
+  static constexpr std::string_view kStarts[] = {"import ", "export ",  "package ", "func ", "def ",
+                                                 "const ",  "#include", "#!",       "//",    "/*"};
   for (std::string_view s : kStarts) {
     if (StartsWith(t, s)) return true;
   }
-  static constexpr Literal kLines[] = {internal::kLitLfImport,  internal::kLitLfExport,
-                                       internal::kLitLfPackage, internal::kLitLfFunc,
-                                       internal::kLitLfDef,     internal::kLitLfClass,
+  static constexpr Literal kLines[] = {internal::kLitLfImport, internal::kLitLfExport, internal::kLitLfPackage,
+                                       internal::kLitLfFunc,   internal::kLitLfDef,    internal::kLitLfClass,
                                        internal::kLitLfConst};
   for (Literal l : kLines) {
     if (f.Has(l)) return true;
@@ -447,9 +437,8 @@ bool HasCodeStructureForHtml(std::string_view t, const Features& f) {
 bool IsHtml(std::string_view b, std::string_view t, const Features& f) {
   if (StartsWithIgnoreCase(t, "<!doctype html") || StartsWithIgnoreCase(t, "<html")) return true;
   if (HasCodeStructureForHtml(t, f)) return false;
-  bool marker = f.Has(internal::kLitTagBody) || f.Has(internal::kLitTagArticle) ||
-                f.Has(internal::kLitTagMain) || f.Has(internal::kLitTagDiv) ||
-                f.Has(internal::kLitTagP);
+  bool marker = f.Has(internal::kLitTagBody) || f.Has(internal::kLitTagArticle) || f.Has(internal::kLitTagMain) ||
+                f.Has(internal::kLitTagDiv) || f.Has(internal::kLitTagP);
   if (!marker || CountByte(t, '<') < 6) return false;
   // Project rule: markup must lead the document or fill a third of its lines; source code
   // or data that merely mentions tags in strings (templates, generated tables) is not HTML.
@@ -462,9 +451,8 @@ bool IsHtml(std::string_view b, std::string_view t, const Features& f) {
 // Rule 8's structural test. `^` anchors at the start of b only (no (?m)).
 bool CodeStructural(std::string_view b, const Features& f) {
   static constexpr internal::Literal kAny[] = {
-      internal::kLitFatArrow,     internal::kLitColonColon,      internal::kLitArrow,
-      internal::kLitParenBrace,   internal::kLitParenSpaceBrace, internal::kLitSemicolonLf,
-      internal::kLitBrace,        internal::kLitLfFourSpaces};
+      internal::kLitFatArrow,        internal::kLitColonColon,  internal::kLitArrow, internal::kLitParenBrace,
+      internal::kLitParenSpaceBrace, internal::kLitSemicolonLf, internal::kLitBrace, internal::kLitLfFourSpaces};
   for (internal::Literal l : kAny) {
     if (f.Has(l)) return true;
   }
@@ -474,9 +462,8 @@ bool CodeStructural(std::string_view b, const Features& f) {
   std::string_view rest = b.substr(i);
   if (StartsWith(rest, "#include")) return true;
   if (StartsWith(rest, "from ")) {
-    std::string_view line = rest.substr(5, rest.find('\n') == std::string_view::npos
-                                               ? std::string_view::npos
-                                               : rest.find('\n') - 5);
+    std::string_view line =
+        rest.substr(5, rest.find('\n') == std::string_view::npos ? std::string_view::npos : rest.find('\n') - 5);
     size_t p = line.find(" import ", 1);
     if (p != std::string_view::npos && internal::IsValidUtf8(line.substr(0, p))) return true;
   }
@@ -508,18 +495,14 @@ bool IsLog(const Features& f) {
   return f.pieces >= 4 && f.log_lines >= 3 && f.log_lines * 2 >= f.pieces - f.caveman_lines;
 }
 
-bool IsConsoleLog(const Features& f) {
-  return f.console_lines >= 3 && f.log_or_console_lines * 5 >= f.nonblank;
-}
+bool IsConsoleLog(const Features& f) { return f.console_lines >= 3 && f.log_or_console_lines * 5 >= f.nonblank; }
 
 bool IsStrictSearch(const Features& f) {
   size_t grep = f.grep_match_lines + f.grep_context_lines;
   return f.pieces >= 6 && f.grep_match_lines >= 2 && grep >= 4 && grep * 3 >= f.pieces * 2;
 }
 
-bool IsSearch(const Features& f) {
-  return f.pieces >= 6 && f.search_lines >= 4 && f.search_lines * 3 >= f.pieces;
-}
+bool IsSearch(const Features& f) { return f.pieces >= 6 && f.search_lines >= 4 && f.search_lines * 3 >= f.pieces; }
 
 // `ls -l` entry: a file type letter and nine permission characters ("drwxr-xr-x",
 // "-rw-r--r--", "lrwxrwxrwx", "crw-rw----", "drwxrwxrwt"), then a space or an ACL/xattr mark.
@@ -606,8 +589,7 @@ class SpoolWhole final : public WholeBody {
 
 // `sample` is the whole body (exact) or the sample; `prefix` is the whole body or the
 // sampled prefix; `whole` gives the whole body for the JSON-based rules.
-std::string_view Classify(std::string_view sample, std::string_view prefix, WholeBody& whole,
-                          bool sampled) {
+std::string_view Classify(std::string_view sample, std::string_view prefix, WholeBody& whole, bool sampled) {
   std::string_view b = sample;
   std::string_view t = internal::Trim(b);
   // 1. empty
@@ -629,11 +611,10 @@ std::string_view Classify(std::string_view sample, std::string_view prefix, Whol
       std::string_view jt = internal::Trim(*all);
       internal::JsonShape shape = internal::ValidateJson(jt);
       size_t lead = static_cast<size_t>(jt.data() - all->data());
-      bool b_is_json = shape.valid && OnlyJsonWhitespace(all->substr(0, lead)) &&
-                       OnlyJsonWhitespace(all->substr(lead + jt.size()));
+      bool b_is_json =
+          shape.valid && OnlyJsonWhitespace(all->substr(0, lead)) && OnlyJsonWhitespace(all->substr(lead + jt.size()));
       if (b_is_json && shape.top_is_object &&
-          ((shape.has_exitcode && shape.has_tests) ||
-           (shape.has_num_failed_tests && shape.has_test_results)) &&
+          ((shape.has_exitcode && shape.has_tests) || (shape.has_num_failed_tests && shape.has_test_results)) &&
           ParsesAsTestReport(*all)) {
         return "test-report";
       }
@@ -693,8 +674,7 @@ std::string_view Classify(std::string_view sample, std::string_view prefix, Whol
 
 // Appends the whole lines of `window` to *sample: drops the partial first line (unless the
 // window starts at a line start) and the partial last line (unless it ends the body).
-void AppendWholeLines(std::string_view window, bool at_line_start, bool at_end,
-                      std::string* sample) {
+void AppendWholeLines(std::string_view window, bool at_line_start, bool at_end, std::string* sample) {
   size_t begin = 0;
   if (!at_line_start) {
     size_t nl = window.find('\n');
@@ -775,9 +755,8 @@ Result<std::string_view> DetectLarge(const Body& body) {
   }
   std::string prefix, sample;
   CAVEMAN_RETURN_IF_ERROR(BuildSample(
-      body.size(),
-      [&](uint64_t off, uint64_t len, std::string* out) { return body.ReadRange(off, len, out); },
-      &prefix, &sample));
+      body.size(), [&](uint64_t off, uint64_t len, std::string* out) { return body.ReadRange(off, len, out); }, &prefix,
+      &sample));
   SpoolWhole whole(body);
   std::string_view type = Classify(sample, prefix, whole, /*sampled=*/true);
   if (!whole.status().ok()) return whole.status();

@@ -37,8 +37,7 @@ class DiffCompressor final : public InMemoryCompressor {
   MemoryModel memory_model() const override { return {.per_byte = 5, .per_line = 16}; }
 
  protected:
-  std::optional<std::string> TransformText(std::string_view body, std::string_view,
-                                           TransformMeta*) const override {
+  std::optional<std::string> TransformText(std::string_view body, std::string_view, TransformMeta*) const override {
     if (!internal::IsValidUtf8(body)) return std::nullopt;
     internal::SplitResult split = internal::SplitLines(body);
     if (split.lines.size() < kMinLines) return std::nullopt;

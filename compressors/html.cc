@@ -25,44 +25,54 @@ bool IsRemoved(const GumboNode* n) {
   if (n->type == GUMBO_NODE_TEMPLATE) return true;
   if (!IsElement(n)) return false;
   switch (TagOf(n)) {
-    case GUMBO_TAG_SCRIPT: case GUMBO_TAG_STYLE: case GUMBO_TAG_NOSCRIPT: case GUMBO_TAG_SVG:
-    case GUMBO_TAG_IFRAME: case GUMBO_TAG_FORM: case GUMBO_TAG_BUTTON: case GUMBO_TAG_INPUT:
-    case GUMBO_TAG_TEMPLATE:
-      return true;
-    default:
-      return false;
+    case GUMBO_TAG_SCRIPT:
+    case GUMBO_TAG_STYLE:
+    case GUMBO_TAG_NOSCRIPT:
+    case GUMBO_TAG_SVG:
+    case GUMBO_TAG_IFRAME:
+    case GUMBO_TAG_FORM:
+    case GUMBO_TAG_BUTTON:
+    case GUMBO_TAG_INPUT:
+    case GUMBO_TAG_TEMPLATE: return true;
+    default: return false;
   }
 }
 
 bool IsText(const GumboNode* n) {
-  return n->type == GUMBO_NODE_TEXT || n->type == GUMBO_NODE_WHITESPACE ||
-         n->type == GUMBO_NODE_CDATA;
+  return n->type == GUMBO_NODE_TEXT || n->type == GUMBO_NODE_WHITESPACE || n->type == GUMBO_NODE_CDATA;
 }
 
 bool IsHeading(GumboTag t) {
-  return t == GUMBO_TAG_H1 || t == GUMBO_TAG_H2 || t == GUMBO_TAG_H3 || t == GUMBO_TAG_H4 ||
-         t == GUMBO_TAG_H5 || t == GUMBO_TAG_H6;
+  return t == GUMBO_TAG_H1 || t == GUMBO_TAG_H2 || t == GUMBO_TAG_H3 || t == GUMBO_TAG_H4 || t == GUMBO_TAG_H5 ||
+         t == GUMBO_TAG_H6;
 }
 
 bool IsScored(GumboTag t) {
-  return t == GUMBO_TAG_P || t == GUMBO_TAG_PRE || t == GUMBO_TAG_TD ||
-         t == GUMBO_TAG_BLOCKQUOTE || t == GUMBO_TAG_LI || IsHeading(t);
+  return t == GUMBO_TAG_P || t == GUMBO_TAG_PRE || t == GUMBO_TAG_TD || t == GUMBO_TAG_BLOCKQUOTE ||
+         t == GUMBO_TAG_LI || IsHeading(t);
 }
 
 bool IsContainer(GumboTag t) {
-  return t == GUMBO_TAG_DIV || t == GUMBO_TAG_ARTICLE || t == GUMBO_TAG_MAIN ||
-         t == GUMBO_TAG_SECTION || t == GUMBO_TAG_TD;
+  return t == GUMBO_TAG_DIV || t == GUMBO_TAG_ARTICLE || t == GUMBO_TAG_MAIN || t == GUMBO_TAG_SECTION ||
+         t == GUMBO_TAG_TD;
 }
 
 bool IsBlock(GumboTag t) {
   switch (t) {
-    case GUMBO_TAG_P: case GUMBO_TAG_DIV: case GUMBO_TAG_BR: case GUMBO_TAG_LI:
-    case GUMBO_TAG_UL: case GUMBO_TAG_OL: case GUMBO_TAG_PRE: case GUMBO_TAG_BLOCKQUOTE:
-    case GUMBO_TAG_SECTION: case GUMBO_TAG_ARTICLE: case GUMBO_TAG_TR: case GUMBO_TAG_TABLE:
-    case GUMBO_TAG_HR:
-      return true;
-    default:
-      return IsHeading(t);
+    case GUMBO_TAG_P:
+    case GUMBO_TAG_DIV:
+    case GUMBO_TAG_BR:
+    case GUMBO_TAG_LI:
+    case GUMBO_TAG_UL:
+    case GUMBO_TAG_OL:
+    case GUMBO_TAG_PRE:
+    case GUMBO_TAG_BLOCKQUOTE:
+    case GUMBO_TAG_SECTION:
+    case GUMBO_TAG_ARTICLE:
+    case GUMBO_TAG_TR:
+    case GUMBO_TAG_TABLE:
+    case GUMBO_TAG_HR: return true;
+    default: return IsHeading(t);
   }
 }
 
@@ -107,9 +117,9 @@ bool IsAlnum(char c) { return IsLetter(c) || (c >= '0' && c <= '9'); }
 
 bool NeverNests(std::string_view name) {
   static constexpr std::string_view kNames[] = {
-      "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
-      "wbr", "param", "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "thead",
-      "tbody", "tfoot", "colgroup", "caption", "rb", "rt", "rp", "rtc"};
+      "area",     "base",  "br",    "col",   "embed",    "hr",      "img", "input", "link", "meta", "source",
+      "track",    "wbr",   "param", "p",     "li",       "dt",      "dd",  "tr",    "td",   "th",   "option",
+      "optgroup", "thead", "tbody", "tfoot", "colgroup", "caption", "rb",  "rt",    "rp",   "rtc"};
   for (std::string_view n : kNames) {
     if (internal::EqualsAsciiIgnoreCase(name, n)) return true;
   }
@@ -125,8 +135,8 @@ bool MoreAttributesThan(std::string_view html, size_t limit) {
   while ((i = html.find('<', i)) != std::string_view::npos) {
     ++i;
     if (i >= n || !IsLetter(html[i])) continue;
-    while (i < n && html[i] != '>' && html[i] != ' ' && html[i] != '\t' && html[i] != '\n' &&
-           html[i] != '\r' && html[i] != '\f' && html[i] != '/') {
+    while (i < n && html[i] != '>' && html[i] != ' ' && html[i] != '\t' && html[i] != '\n' && html[i] != '\r' &&
+           html[i] != '\f' && html[i] != '/') {
       ++i;  // tag name
     }
     size_t count = 0;
@@ -258,8 +268,7 @@ struct Flat {
 };
 
 const RE2& PositiveClass() {
-  static const RE2* re =
-      new RE2("(?i)(article|body|content|entry|main|page|post|story|text|blog)");
+  static const RE2* re = new RE2("(?i)(article|body|content|entry|main|page|post|story|text|blog)");
   return *re;
 }
 const RE2& NegativeClass() {
@@ -428,11 +437,10 @@ std::optional<std::string> Extract(std::string_view input) {
     long long raw = it->second.raw;
     size_t t = Trim(flat.Of(e)).size();
     size_t a = AnchorTextLength(e, flat);
-    long long final_score =
-        t == 0 ? raw
-               : static_cast<long long>(static_cast<__int128>(raw) *
-                                        (static_cast<long long>(t) - static_cast<long long>(a)) /
-                                        static_cast<long long>(t));
+    long long final_score = t == 0 ? raw
+                                   : static_cast<long long>(static_cast<__int128>(raw) *
+                                                            (static_cast<long long>(t) - static_cast<long long>(a)) /
+                                                            static_cast<long long>(t));
     if (final_score > best) {
       best = final_score;
       winner = e;
@@ -471,8 +479,7 @@ class HtmlCompressor final : public InMemoryCompressor {
   MemoryModel memory_model() const override { return {.per_byte = 14, .per_line = 0}; }
 
  protected:
-  std::optional<std::string> TransformText(std::string_view body, std::string_view,
-                                           TransformMeta*) const override {
+  std::optional<std::string> TransformText(std::string_view body, std::string_view, TransformMeta*) const override {
     return Extract(body);
   }
 };

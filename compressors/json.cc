@@ -33,8 +33,7 @@ struct Step {
 // 10,000 levels of nesting cost no stack.
 class Elider {
  public:
-  Elider(const JsonTree& tree, std::string_view query, std::string* out)
-      : tree_(tree), query_(query), out_(*out) {}
+  Elider(const JsonTree& tree, std::string_view query, std::string* out) : tree_(tree), query_(query), out_(*out) {}
 
   // False when no array was collapsed.
   bool Run() {
@@ -78,8 +77,7 @@ class Elider {
           stack_.push_back({n, FrameType::kPlan, 0, std::move(plan)});
         }
         return;
-      default:
-        internal::AppendCanonicalJson(tree_, n, &out_);
+      default: internal::AppendCanonicalJson(tree_, n, &out_);
     }
   }
 
@@ -308,8 +306,7 @@ std::optional<std::string> ElideJson(std::string_view body, std::string_view que
   return ElideJson(body, query, 0);
 }
 
-std::optional<std::string> ElideJson(std::string_view body, std::string_view query,
-                                     size_t readable_padding) {
+std::optional<std::string> ElideJson(std::string_view body, std::string_view query, size_t readable_padding) {
   JsonTree tree;
   if (!tree.Parse(body, readable_padding)) return std::nullopt;
   std::string out;

@@ -42,8 +42,7 @@ std::string MinifyJson(std::string_view json, int* max_depth = nullptr);
 std::optional<std::string> ElideJson(std::string_view body, std::string_view query);
 // Same, where `readable_padding` bytes after body.end() may be read (Body::view_padding()):
 // with ≥ 64 the parser reads the body in place instead of copying it.
-std::optional<std::string> ElideJson(std::string_view body, std::string_view query,
-                                     size_t readable_padding);
+std::optional<std::string> ElideJson(std::string_view body, std::string_view query, size_t readable_padding);
 
 }  // namespace caveman
 

@@ -148,8 +148,8 @@ class ReplayClassifier {
 // is classified once (`classifier`: Hyperscan in pass 1, replayed bits later). Returns whether
 // the input ended with LF. Stops early (without error) when on_line returns false.
 template <class Classifier, class ChunkFn, class LineFn>
-Result<bool> ScanLines(const Body& body, size_t read_size, Classifier* classifier,
-                       ChunkFn&& on_chunk, LineFn&& on_line) {
+Result<bool> ScanLines(const Body& body, size_t read_size, Classifier* classifier, ChunkFn&& on_chunk,
+                       LineFn&& on_line) {
   std::unique_ptr<ByteSource> reader = body.NewReader();
   // Carried partial line + the bytes just read; grown without zero-filling.
   std::unique_ptr<char[]> buf;
@@ -160,8 +160,7 @@ Result<bool> ScanLines(const Body& body, size_t read_size, Classifier* classifie
     classifier->ScanBlock(block);
     size_t pos = 0;
     while (pos < block.size() || final_piece) {
-      const char* nl = static_cast<const char*>(
-          std::memchr(block.data() + pos, '\n', block.size() - pos));
+      const char* nl = static_cast<const char*>(std::memchr(block.data() + pos, '\n', block.size() - pos));
       const size_t end = nl ? static_cast<size_t>(nl - block.data()) : block.size();
       std::string_view line = block.substr(pos, end - pos);
       if (nl == nullptr && line.empty() && index > 0) return true;  // input ended with LF
@@ -240,7 +239,9 @@ class RunCollapser {
   }
 
   template <class Fn>
-  bool Finish(Fn&& on_element) { return Flush(on_element); }
+  bool Finish(Fn&& on_element) {
+    return Flush(on_element);
+  }
 
   uint64_t elements() const { return next_index_; }
 
@@ -270,18 +271,16 @@ class RunCollapser {
 
 // ScanLines over elements (see RunCollapser): on_element(line, index, info, weight).
 template <class ElementFn>
-Status ScanElements(const Body& body, size_t read_size, const LineFlags& flags, bool collapse,
-                    ElementFn&& on_element) {
+Status ScanElements(const Body& body, size_t read_size, const LineFlags& flags, bool collapse, ElementFn&& on_element) {
   RunCollapser collapser(collapse);
   ReplayClassifier replay(flags);
   bool stopped = false;
-  CAVEMAN_ASSIGN_OR_RETURN(
-      bool ignored,
-      ScanLines(body, read_size, &replay, [](std::string_view) {},
-                [&](std::string_view line, uint64_t, const LineInfo& info) {
-                  stopped = !collapser.Push(line, info, on_element);
-                  return !stopped;
-                }));
+  CAVEMAN_ASSIGN_OR_RETURN(bool ignored, ScanLines(
+                                             body, read_size, &replay, [](std::string_view) {},
+                                             [&](std::string_view line, uint64_t, const LineInfo& info) {
+                                               stopped = !collapser.Push(line, info, on_element);
+                                               return !stopped;
+                                             }));
   (void)ignored;
   CAVEMAN_RETURN_IF_ERROR(replay.status());
   if (!stopped) collapser.Finish(on_element);
@@ -293,7 +292,6 @@ struct Candidate {
   uint64_t index;
   uint32_t template_id;
 };
-
 
 class LogCompressor final : public Compressor {
  public:
@@ -402,20 +400,18 @@ Result<bool> LogRun::Survey() {
   };
   RunCollapser collapser(collapse_);
   LiveClassifier live(&matcher_, &flags_);
-  CAVEMAN_ASSIGN_OR_RETURN(
-      trailing_,
-      ScanLines(
-          body_, read_size_, &live, [&](std::string_view chunk) { utf8.Feed(chunk); },
-          [&](std::string_view line, uint64_t, const LineInfo& info) {
-            ++raw_lines;
-            if (info.terminated) {
-              ++lf_count;
-              if (!line.empty() && line.back() == '\r') ++crlf_count;
-            }
-            has_note_prefix_ = has_note_prefix_ || info.note_prefix;
-            collapser.Push(line, info, element);
-            return utf8.valid_so_far();
-          }));
+  CAVEMAN_ASSIGN_OR_RETURN(trailing_, ScanLines(
+                                          body_, read_size_, &live, [&](std::string_view chunk) { utf8.Feed(chunk); },
+                                          [&](std::string_view line, uint64_t, const LineInfo& info) {
+                                            ++raw_lines;
+                                            if (info.terminated) {
+                                              ++lf_count;
+                                              if (!line.empty() && line.back() == '\r') ++crlf_count;
+                                            }
+                                            has_note_prefix_ = has_note_prefix_ || info.note_prefix;
+                                            collapser.Push(line, info, element);
+                                            return utf8.valid_so_far();
+                                          }));
   if (!utf8.Finish() || raw_lines < kMinLines) return false;
   CAVEMAN_RETURN_IF_ERROR(flags_.Finish());
   collapser.Finish(element);
@@ -438,8 +434,7 @@ Status LogRun::QueryFill() {
   };
   internal::TemplateMiner miner2(miner_options_);
   CAVEMAN_RETURN_IF_ERROR(ScanElements(
-      body_, read_size_, flags_, collapse_,
-      [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
+      body_, read_size_, flags_, collapse_, [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
         const uint32_t tid = grouping_ ? miner2.Add(line) : internal::TemplateMiner::kNoTemplate;
         const double score = bm25_.Score(line);
         max_score = std::max(max_score, score);
@@ -502,49 +497,49 @@ Result<TransformOutcome> LogRun::Emit(ByteSink& out) {
     }
     run.Reset();
   };
-  CAVEMAN_RETURN_IF_ERROR(ScanElements(
-      body_, read_size_, flags_, collapse_,
-      [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t weight) {
-        const uint32_t tid = grouping_ ? miner4.Add(line) : internal::TemplateMiner::kNoTemplate;
-        bool keep = IsForced(idx, info) || InFill(idx);
-        bool template_drop = false;
-        if (!keep) {
-          const bool template_kept = tid != internal::TemplateMiner::kNoTemplate && kept_templates_[tid];
-          if (!template_kept) {
-            keep = guard_.Test(line);
-            if (keep && tid != internal::TemplateMiner::kNoTemplate) kept_templates_[tid] = true;
-          } else if (guard_.promotions() >= internal::kMaxPromotions) {
-            template_drop = true;  // §4.2 would keep it (document mode); its template is shown
-          } else {
-            internal::Profile p = internal::ComputeProfile(line);
-            // Template grouping: a kept line of the same template represents this one.
-            template_drop = !guard_.Represents(p);
-          }
-        }
-        if (keep) {
-          flush_run();
-          emit(line);
-          if (weight > 1) {
-            emit(RepeatMarker(weight - 1, crlf_));
-            any_marker = true;
-          }
-          return write_status.ok();
-        }
-        // A dropped element stands for `weight` identical lines of the run.
-        internal::LogLineFields(line, &scratch, &fields);
-        const internal::FieldList* group_fields = nullptr;
-        if (grouping_) {
-          group_fields = &fields;
-          if (fields.empty() && tid != internal::TemplateMiner::kNoTemplate) {
-            // miner4 replays pass 1, so ids agree; miner1 holds the final (most general)
-            // templates, whose wildcards cover every line of the cluster.
-            internal::TemplateFields(line, tid, miner1_, &tokens, &template_fields);
-            group_fields = &template_fields;
-          }
-        }
-        run.Add(line, weight, template_drop, fields, group_fields);
-        return true;
-      }));
+  CAVEMAN_RETURN_IF_ERROR(
+      ScanElements(body_, read_size_, flags_, collapse_,
+                   [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t weight) {
+                     const uint32_t tid = grouping_ ? miner4.Add(line) : internal::TemplateMiner::kNoTemplate;
+                     bool keep = IsForced(idx, info) || InFill(idx);
+                     bool template_drop = false;
+                     if (!keep) {
+                       const bool template_kept = tid != internal::TemplateMiner::kNoTemplate && kept_templates_[tid];
+                       if (!template_kept) {
+                         keep = guard_.Test(line);
+                         if (keep && tid != internal::TemplateMiner::kNoTemplate) kept_templates_[tid] = true;
+                       } else if (guard_.promotions() >= internal::kMaxPromotions) {
+                         template_drop = true;  // §4.2 would keep it (document mode); its template is shown
+                       } else {
+                         internal::Profile p = internal::ComputeProfile(line);
+                         // Template grouping: a kept line of the same template represents this one.
+                         template_drop = !guard_.Represents(p);
+                       }
+                     }
+                     if (keep) {
+                       flush_run();
+                       emit(line);
+                       if (weight > 1) {
+                         emit(RepeatMarker(weight - 1, crlf_));
+                         any_marker = true;
+                       }
+                       return write_status.ok();
+                     }
+                     // A dropped element stands for `weight` identical lines of the run.
+                     internal::LogLineFields(line, &scratch, &fields);
+                     const internal::FieldList* group_fields = nullptr;
+                     if (grouping_) {
+                       group_fields = &fields;
+                       if (fields.empty() && tid != internal::TemplateMiner::kNoTemplate) {
+                         // miner4 replays pass 1, so ids agree; miner1 holds the final (most general)
+                         // templates, whose wildcards cover every line of the cluster.
+                         internal::TemplateFields(line, tid, miner1_, &tokens, &template_fields);
+                         group_fields = &template_fields;
+                       }
+                     }
+                     run.Add(line, weight, template_drop, fields, group_fields);
+                     return true;
+                   }));
   flush_run();
   CAVEMAN_RETURN_IF_ERROR(write_status);
   if (!any_marker) return TransformOutcome::kDeclined;  // output would equal the input
@@ -556,8 +551,8 @@ Result<TransformOutcome> LogRun::Emit(ByteSink& out) {
   return TransformOutcome::kAccepted;
 }
 
-Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_view query,
-                                                  ByteSink& out, TransformMeta*) const {
+Result<TransformOutcome> LogCompressor::Transform(const Body& body, std::string_view query, ByteSink& out,
+                                                  TransformMeta*) const {
   LogRun run(body, query, options_);
   CAVEMAN_ASSIGN_OR_RETURN(bool accepted, run.Survey());
   if (!accepted) return TransformOutcome::kDeclined;

@@ -13,8 +13,8 @@ namespace {
 // The 16 content types of the default registry (§2.7). toolschema-annotations is registered
 // but excluded from the manifest (§5.12).
 constexpr std::string_view kManifestTypes[] = {
-    "a11y", "code", "config", "diff", "html", "json", "log", "repetition", "search-result",
-    "tabular", "terminal", "test-report", "text", "toolschema", "toon",
+    "a11y",          "code",    "config",   "diff",        "html", "json",       "log",  "repetition",
+    "search-result", "tabular", "terminal", "test-report", "text", "toolschema", "toon",
 };
 
 // The segment kinds a transform may be offered, in byte order.

@@ -85,8 +85,7 @@ bool TableUnits(std::string_view original, Units* units) {
   const std::vector<size_t>& ends = table->record_ends;
   units->header = StripTrailingNewlines(original.substr(0, ends[0]));
   for (size_t k = 1; k < ends.size(); ++k) {
-    units->texts.push_back(
-        StripTrailingNewlines(original.substr(ends[k - 1], ends[k] - ends[k - 1])));
+    units->texts.push_back(StripTrailingNewlines(original.substr(ends[k - 1], ends[k] - ends[k - 1])));
   }
   return true;
 }
@@ -97,8 +96,8 @@ void TextUnits(std::string_view original, Units* units) {
   size_t pos = 0;
   while (true) {
     const size_t at = original.find(sep, pos);
-    std::string_view piece = internal::Trim(
-        original.substr(pos, at == std::string_view::npos ? std::string_view::npos : at - pos));
+    std::string_view piece =
+        internal::Trim(original.substr(pos, at == std::string_view::npos ? std::string_view::npos : at - pos));
     if (!piece.empty()) units->texts.push_back(piece);
     if (at == std::string_view::npos) break;
     pos = at + sep.size();
@@ -122,8 +121,7 @@ std::string NarrowForQuery(std::string_view original, std::string_view query) {
   }
   if (hits.empty()) return std::string(original);
   // Best first, ties in source order; then the kept hits back in source order.
-  std::stable_sort(hits.begin(), hits.end(),
-                   [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  std::stable_sort(hits.begin(), hits.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
   if (hits.size() > kMaxHits) hits.resize(kMaxHits);
   std::sort(hits.begin(), hits.end());
 

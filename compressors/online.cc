@@ -76,7 +76,9 @@ struct Held {
 class LineStage final : public OnlineStage {
  public:
   LineStage(const OnlinePolicy& policy, std::string_view query)
-      : policy_(policy), bm25_(query), use_query_(!query.empty() && bm25_.has_terms()),
+      : policy_(policy),
+        bm25_(query),
+        use_query_(!query.empty() && bm25_.has_terms()),
         kept_templates_(internal::TemplateMinerOptions().max_clusters, false) {}
 
   void PushLines(std::string_view block, uint64_t offset, OnlineSink& out) override {
@@ -150,16 +152,12 @@ class LineStage final : public OnlineStage {
     const bool rewritten = view.size() != raw.size() || view != raw;
     bool pattern = false, caveman = false;
     switch (policy_.pattern) {
-      case PatternKind::kLog:
-        matcher_.Classify(raw, pos_in_block, &pattern, &caveman);
-        break;
+      case PatternKind::kLog: matcher_.Classify(raw, pos_in_block, &pattern, &caveman); break;
       case PatternKind::kTerminal:
         pattern = TerminalKeepPattern(view);
         caveman = internal::Contains(view, "caveman");
         break;
-      case PatternKind::kNone:
-        caveman = internal::StartsWith(view, internal::kRepeatPrefix);
-        break;
+      case PatternKind::kNone: caveman = internal::StartsWith(view, internal::kRepeatPrefix); break;
     }
     const bool repeat_prefix = caveman && internal::StartsWith(view, internal::kRepeatPrefix);
     const bool git_header = policy_.pattern == PatternKind::kLog && git_.Feed(raw);
@@ -259,8 +257,7 @@ class LineStage final : public OnlineStage {
       EmitLine(internal::RepeatMarker(repeat_count_, crlf_), repeat_begin_, repeat_end_, repeat_count_, true);
     } else {
       for (uint64_t k = 0; k < repeat_count_; ++k) {
-        EmitLine(prev_, k == 0 ? repeat_begin_ : repeat_end_, repeat_end_, k == 0 ? repeat_count_ : 0,
-                 prev_rewritten_);
+        EmitLine(prev_, k == 0 ? repeat_begin_ : repeat_end_, repeat_end_, k == 0 ? repeat_count_ : 0, prev_rewritten_);
       }
     }
     repeat_count_ = 0;

@@ -37,8 +37,8 @@ struct OnlineEvent {
   std::string bytes;         // output line(s), line endings included
   uint64_t input_begin = 0;  // the input bytes this event stands for: [input_begin, input_end)
   uint64_t input_end = 0;
-  uint64_t lines = 0;        // input lines it stands for (0 for the contract note)
-  bool lossy = false;        // bytes differ from that input: store the original first
+  uint64_t lines = 0;  // input lines it stands for (0 for the contract note)
+  bool lossy = false;  // bytes differ from that input: store the original first
 };
 
 class OnlineSink {

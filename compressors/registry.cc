@@ -34,10 +34,7 @@ struct Entry {
 // The registry table: one row per compressor of §5. Order is documentation order; lookup is
 // by content type. A content type without a row passes through (§1.3 step 5).
 const Entry kEntries[] = {
-    {"json",
-     [](const RegistryOptions& o) {
-       return o.toon_best_of ? NewJsonBestOfCompressor() : NewJsonCompressor();
-     }},
+    {"json", [](const RegistryOptions& o) { return o.toon_best_of ? NewJsonBestOfCompressor() : NewJsonCompressor(); }},
     {"code", [](const RegistryOptions&) { return NewCodeCompressor(); }},
     {"log", [](const RegistryOptions&) { return NewLogCompressor(); }},
     {"diff", [](const RegistryOptions&) { return NewDiffCompressor(); }},
@@ -45,8 +42,7 @@ const Entry kEntries[] = {
     {"test-report", [](const RegistryOptions&) { return NewTestReportCompressor(); }},
     {"html", [](const RegistryOptions&) { return NewHtmlCompressor(); }},
     {"toolschema", [](const RegistryOptions&) { return NewToolschemaCompressor(); }},
-    {"toolschema-annotations",
-     [](const RegistryOptions&) { return NewToolschemaAnnotationsCompressor(); }},
+    {"toolschema-annotations", [](const RegistryOptions&) { return NewToolschemaAnnotationsCompressor(); }},
     {"toon", [](const RegistryOptions&) { return NewToonCompressor(); }},
     {"a11y", [](const RegistryOptions&) { return NewA11yCompressor(); }},
     {"tabular", [](const RegistryOptions&) { return NewTabularCompressor(); }},

@@ -179,8 +179,7 @@ class RepetitionCompressor final : public Compressor {
  public:
   std::string_view content_type() const override { return "repetition"; }
 
-  Result<TransformOutcome> Transform(const Body& body, std::string_view, ByteSink& out,
-                                     TransformMeta*) const override {
+  Result<TransformOutcome> Transform(const Body& body, std::string_view, ByteSink& out, TransformMeta*) const override {
     if (body.size() < kRepetitionMinBytes) return TransformOutcome::kDeclined;
     auto reader = body.NewReader();
     RepetitionState state(out);

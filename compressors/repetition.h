@@ -18,8 +18,8 @@
 
 namespace caveman {
 
-inline constexpr size_t kRepetitionMinBytes = 200;       // shorter inputs decline
-inline constexpr size_t kRepetitionMinRun = 3;           // runs shorter than this stay verbatim
+inline constexpr size_t kRepetitionMinBytes = 200;  // shorter inputs decline
+inline constexpr size_t kRepetitionMinRun = 3;      // runs shorter than this stay verbatim
 inline constexpr size_t kRepetitionMaxInlineLine = 64 * 1024;
 
 std::unique_ptr<Compressor> NewRepetitionCompressor();

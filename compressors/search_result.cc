@@ -22,13 +22,12 @@ constexpr int64_t kQueryLimit = 24;
 constexpr double kQueryThreshold = 0.30;
 
 const RE2& AlarmPattern() {
-  static const RE2* re = new RE2(
-      R"((?i)\b(ERROR|FAIL|FAILED|PANIC|ACTION|FOLLOWUP|SECURITY|SECRET|TOKEN|PASSWORD|KEY)\b)");
+  static const RE2* re =
+      new RE2(R"((?i)\b(ERROR|FAIL|FAILED|PANIC|ACTION|FOLLOWUP|SECURITY|SECRET|TOKEN|PASSWORD|KEY)\b)");
   return *re;
 }
 
 constexpr std::string_view kMarkerText = "search result lines elided (caveman)";
-
 
 class SearchResultCompressor final : public InMemoryCompressor {
  public:
@@ -58,8 +57,6 @@ class SearchResultCompressor final : public InMemoryCompressor {
 
 }  // namespace
 
-std::unique_ptr<Compressor> NewSearchResultCompressor() {
-  return std::make_unique<SearchResultCompressor>();
-}
+std::unique_ptr<Compressor> NewSearchResultCompressor() { return std::make_unique<SearchResultCompressor>(); }
 
 }  // namespace caveman

@@ -99,8 +99,8 @@ class GrepSlice final : public SliceSink {
     ++number_;
     bool matched = false;
     static const char kEmpty = 0;
-    hs_error_t err = hs_scan(db_.get(), line_.empty() ? &kEmpty : line_.data(), static_cast<unsigned int>(line_.size()), 0,
-                             scratch_.get(), OnMatch, &matched);
+    hs_error_t err = hs_scan(db_.get(), line_.empty() ? &kEmpty : line_.data(), static_cast<unsigned int>(line_.size()),
+                             0, scratch_.get(), OnMatch, &matched);
     if (err != HS_SUCCESS && err != HS_SCAN_TERMINATED) return Status::Internal("grep: hyperscan scan failed");
     if (matched) {
       for (auto& [n, text] : before_) CAVEMAN_RETURN_IF_ERROR(Emit(n, '-', text));
@@ -162,11 +162,13 @@ std::unique_ptr<SliceSink> NewByteSlice(uint64_t first, uint64_t end, ByteSink& 
 
 Result<std::unique_ptr<SliceSink>> NewGrepSlice(std::string_view pattern, std::optional<uint64_t> context,
                                                 ByteSink& out) {
-  if (pattern.find('\0') != std::string_view::npos) return Status::InvalidArgument("grep: the pattern contains a NUL byte");
+  if (pattern.find('\0') != std::string_view::npos)
+    return Status::InvalidArgument("grep: the pattern contains a NUL byte");
   std::string expr(pattern);
   hs_database_t* db = nullptr;
   hs_compile_error_t* err = nullptr;
-  if (hs_compile(expr.c_str(), HS_FLAG_ALLOWEMPTY | HS_FLAG_SINGLEMATCH, HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
+  if (hs_compile(expr.c_str(), HS_FLAG_ALLOWEMPTY | HS_FLAG_SINGLEMATCH, HS_MODE_BLOCK, nullptr, &db, &err) !=
+      HS_SUCCESS) {
     std::string why = err != nullptr && err->message != nullptr ? err->message : "unknown error";
     hs_free_compile_error(err);
     return Status::InvalidArgument("grep: unsupported pattern: " + why);
@@ -176,7 +178,8 @@ Result<std::unique_ptr<SliceSink>> NewGrepSlice(std::string_view pattern, std::o
     hs_free_database(db);
     return Status::Internal("grep: hyperscan scratch allocation failed");
   }
-  return std::unique_ptr<SliceSink>(std::make_unique<GrepSlice>(db, scratch, context.value_or(0), context.has_value(), out));
+  return std::unique_ptr<SliceSink>(
+      std::make_unique<GrepSlice>(db, scratch, context.value_or(0), context.has_value(), out));
 }
 
 bool IsJsonDocument(std::string_view text) { return internal::ValidateJson(text).valid; }
@@ -184,7 +187,8 @@ bool IsJsonDocument(std::string_view text) { return internal::ValidateJson(text)
 Result<std::string> JsonPointerSlice(std::string_view doc, std::string_view pointer) {
   if (!internal::ValidateJson(doc).valid) return Status::InvalidArgument("the original is not a JSON document");
   if (!pointer.empty() && pointer.front() != '/') {
-    return Status::InvalidArgument("invalid JSON pointer (RFC 6901: empty, or starting with '/'): " + std::string(pointer));
+    return Status::InvalidArgument("invalid JSON pointer (RFC 6901: empty, or starting with '/'): " +
+                                   std::string(pointer));
   }
   if (pointer.empty()) return std::string(TrimJsonSpace(doc));
   // RFC 6901 escapes: '~' must be followed by 0 or 1.
@@ -196,11 +200,13 @@ Result<std::string> JsonPointerSlice(std::string_view doc, std::string_view poin
   simdjson::padded_string padded(doc);
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document d;
-  if (parser.iterate(padded).get(d) != simdjson::SUCCESS) return Status::InvalidArgument("the original is not a JSON document");
+  if (parser.iterate(padded).get(d) != simdjson::SUCCESS)
+    return Status::InvalidArgument("the original is not a JSON document");
   simdjson::ondemand::value v;
   auto not_found = [&] { return Status::NotFound("no value at JSON pointer " + std::string(pointer)); };
   simdjson::error_code e = d.at_pointer(pointer).get(v);
-  if (e == simdjson::INVALID_JSON_POINTER) return Status::InvalidArgument("invalid JSON pointer: " + std::string(pointer));
+  if (e == simdjson::INVALID_JSON_POINTER)
+    return Status::InvalidArgument("invalid JSON pointer: " + std::string(pointer));
   if (e != simdjson::SUCCESS) return not_found();
   simdjson::ondemand::json_type type;
   if (v.type().get(type) != simdjson::SUCCESS) return not_found();

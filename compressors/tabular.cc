@@ -86,8 +86,7 @@ bool ParseMarkdown(std::string_view body, bool collect, Table* table) {
   size_t pos = 0;
   while (true) {
     size_t nl = text.find('\n', pos);
-    std::string_view line =
-        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     std::string_view t = Trim(line);
     if (t.empty() || t.front() != '|' || t.back() != '|') return false;
@@ -118,8 +117,8 @@ bool ParseMarkdown(std::string_view body, bool collect, Table* table) {
 
 // CSV/TSV with the §5.9 dialect. `record_ends`, when set, receives the offset just past each
 // record's terminator (RetrieveQuery narrowing, §2.6, cuts units at these offsets).
-bool ParseDelimited(std::string_view body, bool collect, Table* table,
-                    size_t max_fields = kMaxCsvFields, std::vector<size_t>* record_ends = nullptr) {
+bool ParseDelimited(std::string_view body, bool collect, Table* table, size_t max_fields = kMaxCsvFields,
+                    std::vector<size_t>* record_ends = nullptr) {
   std::string_view trimmed = Trim(body);
   std::string_view first = trimmed.substr(0, trimmed.find('\n'));
   size_t tabs = 0, commas = 0;
@@ -272,8 +271,8 @@ constexpr size_t kNumericPercent = 70;
 constexpr std::string_view kMarkerText = "rows elided (caveman)";
 
 const RE2& AlarmPattern() {
-  static const RE2* re = new RE2(
-      R"((?i)\b(ERROR|FAIL|FAILED|FATAL|PANIC|EXCEPTION|WARNING|SECURITY|DENIED|REJECTED)\b)");
+  static const RE2* re =
+      new RE2(R"((?i)\b(ERROR|FAIL|FAILED|FATAL|PANIC|EXCEPTION|WARNING|SECURITY|DENIED|REJECTED)\b)");
   return *re;
 }
 
@@ -299,8 +298,7 @@ bool NeedsQuotes(std::string_view f, char delim) {
   return internal::IsWhiteSpace(internal::DecodeUtf8(f, &i));
 }
 
-void AppendDelimitedRow(const std::vector<std::string>& row, char delim, bool crlf,
-                        std::string* out) {
+void AppendDelimitedRow(const std::vector<std::string>& row, char delim, bool crlf, std::string* out) {
   for (size_t i = 0; i < row.size(); ++i) {
     if (i) out->push_back(delim);
     const std::string& f = row[i];
@@ -324,8 +322,8 @@ void AppendDelimitedRow(const std::vector<std::string>& row, char delim, bool cr
   }
 }
 
-std::string Encode(const Table& table, const std::vector<std::vector<std::string>>& rows,
-                   bool input_ends_lf, bool crlf) {
+std::string Encode(const Table& table, const std::vector<std::vector<std::string>>& rows, bool input_ends_lf,
+                   bool crlf) {
   std::string out;
   if (table.kind == TableKind::kMarkdown) {
     for (const auto& row : rows) {
@@ -419,27 +417,26 @@ constexpr double kFwHighPercent = 90;
 
 // Cell values that are alarms in any column (Kubernetes and Docker states, zombies).
 const RE2& FixedWidthAlarmPattern() {
-  static const RE2* re = new RE2(
-      R"((?i)\b(CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError|)"
-      R"(InvalidImageName|Evicted|OOMKilled|ContainerStatusUnknown|unhealthy|NotReady|defunct)\b)");
+  static const RE2* re =
+      new RE2(R"((?i)\b(CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError|)"
+              R"(InvalidImageName|Evicted|OOMKilled|ContainerStatusUnknown|unhealthy|NotReady|defunct)\b)");
   return *re;
 }
 
 // A status value that is bad whatever the majority says.
 const RE2& BadStatusPattern() {
-  static const RE2* re = new RE2(
-      R"((?i)(unhealthy|error|err\b|fail|crash|backoff|evict|oomkill|\bdead\b|restarting|)"
-      R"(terminat|pending|unknown|notready|not-found|inactive|masked|\blost\b|degraded|)"
-      R"(exited \([1-9]))");
+  static const RE2* re = new RE2(R"((?i)(unhealthy|error|err\b|fail|crash|backoff|evict|oomkill|\bdead\b|restarting|)"
+                                 R"(terminat|pending|unknown|notready|not-found|inactive|masked|\blost\b|degraded|)"
+                                 R"(exited \([1-9]))");
   return *re;
 }
 
 // First words of status values that are normal even when they are not the majority.
 bool GoodStatusWord(std::string_view w) {
   static constexpr std::string_view kGood[] = {
-      "running", "completed", "succeeded", "active",    "loaded",    "ready",  "bound",
-      "available", "up",      "healthy",   "ok",        "established", "estab", "listen",
-      "listening", "time-wait", "mounted", "plugged",   "exited",    "waiting", "true"};
+      "running",   "completed", "succeeded", "active",  "loaded",      "ready",   "bound",
+      "available", "up",        "healthy",   "ok",      "established", "estab",   "listen",
+      "listening", "time-wait", "mounted",   "plugged", "exited",      "waiting", "true"};
   return std::find(std::begin(kGood), std::end(kGood), w) != std::end(kGood);
 }
 
@@ -447,14 +444,11 @@ enum class ColumnRole : uint8_t { kPlain, kStatus, kProcessState, kCounter, kRea
 
 ColumnRole RoleOf(std::string_view name) {
   const std::string n = internal::AsciiLower(name);
-  static constexpr std::string_view kStatus[] = {"status", "state",  "phase", "health",
-                                                 "active", "sub",    "load",  "condition"};
-  static constexpr std::string_view kCounter[] = {"restarts", "restart",  "errors",  "error",
-                                                  "errs",     "failures", "failed",  "retries",
-                                                  "drops",    "dropped"};
-  auto in = [&](const auto& list) {
-    return std::find(std::begin(list), std::end(list), n) != std::end(list);
-  };
+  static constexpr std::string_view kStatus[] = {"status", "state", "phase", "health",
+                                                 "active", "sub",   "load",  "condition"};
+  static constexpr std::string_view kCounter[] = {"restarts", "restart", "errors",  "error", "errs",
+                                                  "failures", "failed",  "retries", "drops", "dropped"};
+  auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), n) != std::end(list); };
   if (in(kStatus)) return ColumnRole::kStatus;
   if (n == "stat" || n == "s") return ColumnRole::kProcessState;  // ps, top
   if (in(kCounter)) return ColumnRole::kCounter;
@@ -463,9 +457,7 @@ ColumnRole RoleOf(std::string_view name) {
   return ColumnRole::kPlain;
 }
 
-std::string FirstWordLower(std::string_view v) {
-  return internal::AsciiLower(v.substr(0, v.find(' ')));
-}
+std::string FirstWordLower(std::string_view v) { return internal::AsciiLower(v.substr(0, v.find(' '))); }
 
 // Leading decimal integer of `v` ("17 (2m14s ago)" → 17), nullopt if it starts otherwise.
 std::optional<uint64_t> LeadingInteger(std::string_view v) {
@@ -505,15 +497,13 @@ struct ColumnValues {
   }
 };
 
-ColumnValues CountValues(const std::vector<std::vector<std::string_view>>& cells, size_t col,
-                         size_t cap) {
+ColumnValues CountValues(const std::vector<std::vector<std::string_view>>& cells, size_t col, size_t cap) {
   ColumnValues out;
   for (const auto& row : cells) {
     std::string_view v = row[col];
     if (v.empty()) continue;
     ++out.nonempty;
-    auto it = std::find_if(out.counts.begin(), out.counts.end(),
-                           [&](const auto& c) { return c.first == v; });
+    auto it = std::find_if(out.counts.begin(), out.counts.end(), [&](const auto& c) { return c.first == v; });
     if (it != out.counts.end()) {
       ++it->second;
     } else if (out.counts.size() == cap) {
@@ -529,10 +519,9 @@ ColumnValues CountValues(const std::vector<std::vector<std::string_view>>& cells
 // The anomaly rules over the data rows' cells (docs/DECISIONS.md): sets keep[r] for alarm
 // cells, bad statuses, non-zero counters, unready pods, high percentages, per-column minimum
 // and maximum, and rare values of low-cardinality columns.
-void KeepAnomalies(const std::vector<std::string>& names,
-                   const std::vector<std::vector<std::string_view>>& cells,
-                   const std::vector<ColumnValues>& column_values,
-                   const std::vector<std::string_view>& lines, std::vector<bool>* keep) {
+void KeepAnomalies(const std::vector<std::string>& names, const std::vector<std::vector<std::string_view>>& cells,
+                   const std::vector<ColumnValues>& column_values, const std::vector<std::string_view>& lines,
+                   std::vector<bool>* keep) {
   const size_t d = cells.size();
   const size_t width = names.size();
   std::vector<ColumnRole> roles(width);
@@ -563,8 +552,7 @@ void KeepAnomalies(const std::vector<std::string>& names,
   }
   for (size_t r = 0; r < d; ++r) {
     const auto& row = cells[r];
-    bool k = RE2::PartialMatch(lines[r], AlarmPattern()) ||
-             RE2::PartialMatch(lines[r], FixedWidthAlarmPattern());
+    bool k = RE2::PartialMatch(lines[r], AlarmPattern()) || RE2::PartialMatch(lines[r], FixedWidthAlarmPattern());
     for (size_t c = 0; c < width && !k; ++c) {
       std::string_view v = row[c];
       if (v.empty()) continue;
@@ -596,8 +584,7 @@ void KeepAnomalies(const std::vector<std::string>& names,
           k = k || (n && *n >= kFwHighPercent);
           break;
         }
-        case ColumnRole::kPlain:
-          break;
+        case ColumnRole::kPlain: break;
       }
     }
     if (k) (*keep)[r] = true;
@@ -622,8 +609,7 @@ void KeepAnomalies(const std::vector<std::string>& names,
     // Low-cardinality columns with a clear majority: rows holding a rare value.
     const ColumnValues& values = column_values[c];
     const size_t distinct = values.counts.size();
-    if (values.too_wide || distinct < 2 || distinct * 4 > d ||
-        values.Top().second * 100 < d * kFwMajorityPercent) {
+    if (values.too_wide || distinct < 2 || distinct * 4 > d || values.Top().second * 100 < d * kFwMajorityPercent) {
       continue;
     }
     size_t kept_here = 0;
@@ -641,8 +627,7 @@ void KeepAnomalies(const std::vector<std::string>& names,
   }
 }
 
-std::optional<std::string> CompressFixedWidth(std::string_view body, std::string_view query,
-                                              bool template_grouping) {
+std::optional<std::string> CompressFixedWidth(std::string_view body, std::string_view query, bool template_grouping) {
   std::optional<internal::FixedWidthTable> table = internal::ParseFixedWidth(body);
   if (!table) return std::nullopt;
   const std::vector<std::string_view>& lines = table->split.lines;
@@ -678,8 +663,8 @@ std::optional<std::string> CompressFixedWidth(std::string_view body, std::string
     for (size_t r = 0; r < d; ++r) {
       for (size_t c = 0; c < values.size(); ++c) {
         std::string_view v = cells[r][c];
-        key_cells[c] = values[c].Categorical() ? v
-                       : v.empty()             ? std::string_view("\x01E")
+        key_cells[c] = values[c].Categorical()    ? v
+                       : v.empty()                ? std::string_view("\x01E")
                        : internal::ParseNumber(v) ? std::string_view("\x01N")
                                                   : std::string_view("\x01T");
       }
@@ -759,8 +744,7 @@ class TabularCompressor final : public InMemoryCompressor {
 
     std::vector<bool> keep(n, false);
     for (size_t i = 0; i < n; ++i) {
-      keep[i] = i < h + kKeepFirstData || i + kKeepLast >= n ||
-                RE2::PartialMatch(docs[i], AlarmPattern());
+      keep[i] = i < h + kKeepFirstData || i + kKeepLast >= n || RE2::PartialMatch(docs[i], AlarmPattern());
     }
     // Numeric columns (≥ 70% of data cells are numbers): the first row holding the minimum and
     // the first holding the maximum.

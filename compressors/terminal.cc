@@ -27,7 +27,6 @@ const RE2& KeepPattern() {
   return *re;
 }
 
-
 // Length of the escape-sequence match of
 // `\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\x5c-_]` at s[i]
 // (s[i] == ESC), or 0 if none; alternatives are tried in order (leftmost-first).
@@ -106,9 +105,7 @@ std::string CleanTerminalLine(std::string_view line) {
   return out;
 }
 
-bool TerminalKeepPattern(std::string_view cleaned_line) {
-  return RE2::PartialMatch(cleaned_line, KeepPattern());
-}
+bool TerminalKeepPattern(std::string_view cleaned_line) { return RE2::PartialMatch(cleaned_line, KeepPattern()); }
 
 namespace {
 
@@ -121,8 +118,7 @@ class TerminalCompressor final : public InMemoryCompressor {
   MemoryModel memory_model() const override { return {.per_byte = 1.5, .per_line = 120}; }
 
  protected:
-  std::optional<std::string> TransformText(std::string_view body, std::string_view,
-                                           TransformMeta*) const override {
+  std::optional<std::string> TransformText(std::string_view body, std::string_view, TransformMeta*) const override {
     if (body.empty() || !internal::IsValidUtf8(body)) return std::nullopt;
     internal::SplitResult split = internal::SplitLines(body);
     const size_t n = split.lines.size();

@@ -146,8 +146,8 @@ std::string PytestSkipReason(std::string_view longrepr) {
 // JUnit XML
 
 bool IsXmlChar(uint32_t c) {
-  return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) ||
-         (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+  return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) ||
+         (c >= 0x10000 && c <= 0x10FFFF);
 }
 
 // pugixml leaves unknown entity references as literal text and accepts control characters;
@@ -285,8 +285,7 @@ std::string CharData(const pugi::xml_node& n) {
 std::optional<Report> ParseJUnit(std::string_view body) {
   if (!ReferencesAndCharsOk(body)) return std::nullopt;
   pugi::xml_document doc;
-  pugi::xml_parse_result pr =
-      doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8);
+  pugi::xml_parse_result pr = doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8);
   if (!pr) return std::nullopt;
   pugi::xml_node root;
   for (pugi::xml_node c : doc.children()) {
@@ -336,8 +335,7 @@ std::optional<Report> ParseJUnit(std::string_view body) {
       f.is_error = is_error;
       std::string_view cls = tc.attribute("classname").value();
       std::string_view name = tc.attribute("name").value();
-      f.name = (!cls.empty() && cls != name) ? std::string(cls) + "::" + std::string(name)
-                                             : std::string(name);
+      f.name = (!cls.empty() && cls != name) ? std::string(cls) + "::" + std::string(name) : std::string(name);
       std::string data = CharData(bad);
       f.message = bad.attribute("message").value();
       if (f.message.empty()) f.message = data;
@@ -449,8 +447,7 @@ std::optional<Report> ParsePytest(const element& root) {
       // §5.3 defines no `setup` member.
       std::string reason = longrepr;
       if (reason.empty()) {
-        if (std::optional<element> setup = Member(t, "setup");
-            setup && setup->type() == element_type::OBJECT) {
+        if (std::optional<element> setup = Member(t, "setup"); setup && setup->type() == element_type::OBJECT) {
           if (std::optional<element> lr = Member(*setup, "longrepr")) {
             std::string_view v;
             if (lr->get_string().get(v) == simdjson::SUCCESS) reason.assign(v);
@@ -497,8 +494,7 @@ std::optional<Report> ParseJest(const element& root) {
   std::optional<element> results = Member(root, "testResults");
   if (!results || results->type() != element_type::ARRAY) return std::nullopt;
   Report r;
-  if (!GetCount(root, "numPassedTests", &r.passed) ||
-      !GetCount(root, "numFailedTests", &r.failed) ||
+  if (!GetCount(root, "numPassedTests", &r.passed) || !GetCount(root, "numFailedTests", &r.failed) ||
       !GetCount(root, "numPendingTests", &r.skipped)) {
     return std::nullopt;
   }
@@ -617,13 +613,12 @@ std::string Render(const Report& r) {
   // groups by count descending, ties in first-appearance order, at most kMaxSkipGroups groups
   // then `+M more (K skipped)`; only when some skip gave a reason.
   constexpr size_t kMaxSkipGroups = 10;
-  bool any_reason = std::any_of(r.skip_reasons.begin(), r.skip_reasons.end(),
-                                [](const SkipReason& s) { return !s.reason.empty(); });
+  bool any_reason =
+      std::any_of(r.skip_reasons.begin(), r.skip_reasons.end(), [](const SkipReason& s) { return !s.reason.empty(); });
   if (any_reason) {
     std::vector<SkipReason> groups = r.skip_reasons;
-    std::stable_sort(groups.begin(), groups.end(), [](const SkipReason& a, const SkipReason& b) {
-      return a.count > b.count;
-    });
+    std::stable_sort(groups.begin(), groups.end(),
+                     [](const SkipReason& a, const SkipReason& b) { return a.count > b.count; });
     uint64_t listed = 0;
     for (const SkipReason& g : groups) listed += g.count;
     out += '\n';
@@ -636,8 +631,7 @@ std::string Render(const Report& r) {
     if (groups.size() > kMaxSkipGroups) {
       uint64_t rest = 0;
       for (size_t i = kMaxSkipGroups; i < groups.size(); ++i) rest += groups[i].count;
-      out += ", +" + std::to_string(groups.size() - kMaxSkipGroups) + " more (" +
-             std::to_string(rest) + " skipped)";
+      out += ", +" + std::to_string(groups.size() - kMaxSkipGroups) + " more (" + std::to_string(rest) + " skipped)";
     }
     out += '\n';
   }
@@ -670,8 +664,7 @@ class TestReportCompressor final : public InMemoryCompressor {
   MemoryModel memory_model() const override { return {.per_byte = 2, .per_line = 55}; }
 
  protected:
-  std::optional<std::string> TransformText(std::string_view body, std::string_view,
-                                           TransformMeta*) const override {
+  std::optional<std::string> TransformText(std::string_view body, std::string_view, TransformMeta*) const override {
     std::optional<Report> r = ParseReport(body);
     if (!r) return std::nullopt;
     return Render(*r);
@@ -682,8 +675,6 @@ class TestReportCompressor final : public InMemoryCompressor {
 
 bool ParsesAsTestReport(std::string_view body) { return ParseReport(body).has_value(); }
 
-std::unique_ptr<Compressor> NewTestReportCompressor() {
-  return std::make_unique<TestReportCompressor>();
-}
+std::unique_ptr<Compressor> NewTestReportCompressor() { return std::make_unique<TestReportCompressor>(); }
 
 }  // namespace caveman

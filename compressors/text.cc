@@ -226,8 +226,7 @@ class TextCompressor final : public InMemoryCompressor {
     }
     std::vector<bool> keep(n, false);
     for (size_t i = 0; i < n; ++i) {
-      keep[i] = i < kHead || i + kTail >= n || IsHeading(docs[i]) ||
-                RE2::PartialMatch(docs[i], AlarmPattern()) ||
+      keep[i] = i < kHead || i + kTail >= n || IsHeading(docs[i]) || RE2::PartialMatch(docs[i], AlarmPattern()) ||
                 internal::Contains(docs[i], kMarkerText);
     }
     internal::KeepQueryRelevant(&keep, docs, query, kQueryLimit, kQueryThreshold);
@@ -294,8 +293,6 @@ std::vector<std::string_view> TextSections(std::string_view text) {
   return out;
 }
 
-std::unique_ptr<Compressor> NewTextCompressor(TextOptions options) {
-  return std::make_unique<TextCompressor>(options);
-}
+std::unique_ptr<Compressor> NewTextCompressor(TextOptions options) { return std::make_unique<TextCompressor>(options); }
 
 }  // namespace caveman

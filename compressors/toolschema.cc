@@ -17,12 +17,12 @@ using internal::JsonValue;
 using Kind = internal::JsonValue::Kind;
 
 const RE2& ConstraintPattern() {
-  static const RE2* re = new RE2(
-      R"((?i)\b(?:must|must not|cannot|can't|shall|require\w*|reject\w*|disallow\w*|forbidden|)"
-      R"(invalid|not allowed|not permitted|exactly one|only one of|one of|at least|at most|)"
-      R"(mutually exclusive|only|unique|case[- ]?sensitive|max|min|maximum|minimum|range|)"
-      R"(between|greater than|less than|more than|fewer than|no more than|no less than|over|)"
-      R"(above|below|under|beyond|exceed\w*|format\w*|iso[- ]?\d*|rfc[- ]?\d*|absolute)\b)");
+  static const RE2* re =
+      new RE2(R"((?i)\b(?:must|must not|cannot|can't|shall|require\w*|reject\w*|disallow\w*|forbidden|)"
+              R"(invalid|not allowed|not permitted|exactly one|only one of|one of|at least|at most|)"
+              R"(mutually exclusive|only|unique|case[- ]?sensitive|max|min|maximum|minimum|range|)"
+              R"(between|greater than|less than|more than|fewer than|no more than|no less than|over|)"
+              R"(above|below|under|beyond|exceed\w*|format\w*|iso[- ]?\d*|rfc[- ]?\d*|absolute)\b)");
   return *re;
 }
 
@@ -31,9 +31,8 @@ bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 
 // The word before the dot at s[dot] is an abbreviation (§5.11).
 bool IsAbbreviation(std::string_view s, size_t dot) {
   static constexpr std::string_view kAbbrev[] = {
-      "e.g", "i.e", "eg",  "ie",   "etc", "vs",   "cf",   "al",  "viz", "resp", "approx", "no",
-      "fig", "figs", "dr", "mr",   "mrs", "ms",   "prof", "sr",  "jr",  "st",   "inc",    "ltd",
-      "corp", "co",  "dept", "est"};
+      "e.g", "i.e", "eg",  "ie", "etc",  "vs", "cf", "al", "viz", "resp", "approx", "no", "fig",  "figs",
+      "dr",  "mr",  "mrs", "ms", "prof", "sr", "jr", "st", "inc", "ltd",  "corp",   "co", "dept", "est"};
   size_t b = dot;
   while (b > 0 && (IsAsciiLetter(s[b - 1]) || s[b - 1] == '.')) --b;
   std::string_view w = s.substr(b, dot - b);
@@ -48,9 +47,7 @@ bool IsAbbreviation(std::string_view s, size_t dot) {
   return false;
 }
 
-bool IsBoundarySpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
+bool IsBoundarySpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
 std::vector<std::string_view> SplitSentences(std::string_view s) {
   std::vector<std::string_view> out;
@@ -114,9 +111,8 @@ void Schema(JsonValue* v) {
       CompressDescriptionValue(&m.value);
     } else if (k == "enum" || k == "required" || k == "default" || k == "const") {
       // verbatim
-    } else if (k == "properties" || k == "$defs" || k == "definitions" ||
-               k == "patternProperties" || k == "dependentSchemas" ||
-               k == "dependentRequired" || k == "dependencies") {
+    } else if (k == "properties" || k == "$defs" || k == "definitions" || k == "patternProperties" ||
+               k == "dependentSchemas" || k == "dependentRequired" || k == "dependencies") {
       NameMap(&m.value);
     } else {
       Schema(&m.value);
@@ -150,8 +146,7 @@ class ToolschemaCompressor final : public InMemoryCompressor {
   MemoryModel memory_model() const override { return {.per_byte = 20, .per_line = 0}; }
 
  protected:
-  std::optional<std::string> TransformText(std::string_view body, std::string_view,
-                                           TransformMeta*) const override {
+  std::optional<std::string> TransformText(std::string_view body, std::string_view, TransformMeta*) const override {
     std::optional<JsonValue> doc = internal::ParseJson(body);
     if (!doc) return std::nullopt;
     if (doc->kind == Kind::kArray) {
@@ -198,8 +193,6 @@ std::string CompressToolDescription(std::string_view s) {
   return out;
 }
 
-std::unique_ptr<Compressor> NewToolschemaCompressor() {
-  return std::make_unique<ToolschemaCompressor>();
-}
+std::unique_ptr<Compressor> NewToolschemaCompressor() { return std::make_unique<ToolschemaCompressor>(); }
 
 }  // namespace caveman

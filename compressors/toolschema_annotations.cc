@@ -50,12 +50,11 @@ void Schema(const JsonValue& v, std::vector<Span>* spans) {
       continue;
     }
     kept_before = true;
-    if (In(m.key, {"items", "prefixItems", "additionalItems", "unevaluatedItems",
-                   "additionalProperties", "unevaluatedProperties", "propertyNames", "contains",
-                   "not", "if", "then", "else", "allOf", "anyOf", "oneOf"})) {
+    if (In(m.key, {"items", "prefixItems", "additionalItems", "unevaluatedItems", "additionalProperties",
+                   "unevaluatedProperties", "propertyNames", "contains", "not", "if", "then", "else", "allOf", "anyOf",
+                   "oneOf"})) {
       SchemaOrList(m.value, spans);
-    } else if (In(m.key, {"properties", "patternProperties", "$defs", "definitions",
-                          "dependentSchemas"})) {
+    } else if (In(m.key, {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})) {
       if (m.value.kind == Kind::kObject) {
         for (const JsonMember& child : m.value.members) Schema(child.value, spans);
       }
@@ -85,8 +84,7 @@ class ToolschemaAnnotationsCompressor final : public InMemoryCompressor {
   MemoryModel memory_model() const override { return {.per_byte = 11, .per_line = 0}; }
 
  protected:
-  std::optional<std::string> TransformText(std::string_view body, std::string_view,
-                                           TransformMeta*) const override {
+  std::optional<std::string> TransformText(std::string_view body, std::string_view, TransformMeta*) const override {
     std::optional<JsonValue> doc = internal::ParseJson(body);
     if (!doc) return std::nullopt;
     std::vector<Span> spans;

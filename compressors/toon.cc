@@ -21,9 +21,7 @@ using Kind = internal::JsonValue::Kind;
 
 // ^[A-Za-z_][A-Za-z0-9_.-]*$
 bool IsKeyStart(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
-bool IsKeyChar(char c) {
-  return IsKeyStart(c) || (c >= '0' && c <= '9') || c == '.' || c == '-';
-}
+bool IsKeyChar(char c) { return IsKeyStart(c) || (c >= '0' && c <= '9') || c == '.' || c == '-'; }
 bool KeySafe(std::string_view k) {
   if (k.empty() || !IsKeyStart(k[0])) return false;
   for (char c : k) {
@@ -110,8 +108,7 @@ class Encoder {
       if (!KeySafe(m.key)) return false;
       sorted.push_back(&m);
     }
-    std::sort(sorted.begin(), sorted.end(),
-              [](const JsonMember* a, const JsonMember* b) { return a->key < b->key; });
+    std::sort(sorted.begin(), sorted.end(), [](const JsonMember* a, const JsonMember* b) { return a->key < b->key; });
     for (const JsonMember* m : sorted) {
       if (out.size() > limit) return false;
       const JsonValue& v = m->value;
@@ -406,23 +403,19 @@ Result<std::string> EncodeToonHere(std::string_view json, size_t max_bytes) {
   enc.limit = max_bytes;
   if (!enc.Root(*v)) {
     if (enc.out.size() > max_bytes) {
-      return Status::ResourceExhausted("toon: output exceeds " + std::to_string(max_bytes) +
-                                       " bytes");
+      return Status::ResourceExhausted("toon: output exceeds " + std::to_string(max_bytes) + " bytes");
     }
     return Status::InvalidArgument("toon: shape not expressible in TOON");
   }
   if (enc.out.size() > max_bytes) {
-    return Status::ResourceExhausted("toon: output exceeds " + std::to_string(max_bytes) +
-                                     " bytes");
+    return Status::ResourceExhausted("toon: output exceeds " + std::to_string(max_bytes) + " bytes");
   }
   while (!enc.out.empty() && enc.out.back() == '\n') enc.out.pop_back();
   return std::move(enc.out);
 }
 
 Result<std::string> DecodeToonHere(std::string_view toon) {
-  auto invalid = [](std::string_view why) {
-    return Status::InvalidArgument("toon: " + std::string(why));
-  };
+  auto invalid = [](std::string_view why) { return Status::InvalidArgument("toon: " + std::string(why)); };
   if (!internal::IsValidUtf8(toon)) return invalid("not valid UTF-8");
   while (!toon.empty() && toon.back() == '\n') toon.remove_suffix(1);
   if (toon.empty()) return invalid("empty document");
@@ -457,15 +450,13 @@ Result<std::string> DecodeToonHere(std::string_view toon) {
 // small `ulimit -s` nor a library caller's small thread stack can overflow (issue 15).
 Result<std::string> EncodeToon(std::string_view json, size_t max_bytes) {
   Result<std::string> r = Status::Internal("toon: not run");
-  internal::RunWithStack(internal::StackBytesForInput(json.size()),
-                         [&] { r = EncodeToonHere(json, max_bytes); });
+  internal::RunWithStack(internal::StackBytesForInput(json.size()), [&] { r = EncodeToonHere(json, max_bytes); });
   return r;
 }
 
 Result<std::string> DecodeToon(std::string_view toon) {
   Result<std::string> r = Status::Internal("toon: not run");
-  internal::RunWithStack(internal::StackBytesForInput(toon.size()),
-                         [&] { r = DecodeToonHere(toon); });
+  internal::RunWithStack(internal::StackBytesForInput(toon.size()), [&] { r = DecodeToonHere(toon); });
   return r;
 }
 

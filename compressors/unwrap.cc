@@ -91,8 +91,7 @@ bool TryGutter(std::string_view input, std::string* body, GutterLayer* layer) {
   // Lines are parsed one by one so that a body without a gutter fails at its first line.
   for (;;) {
     size_t nl = rest.find('\n', start);
-    std::string_view line =
-        rest.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    std::string_view line = rest.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
     uint64_t n;
     std::string_view content;
     if (ParseGutterLine(line, &n, &content)) {
@@ -233,15 +232,14 @@ std::string PresentationLayers::Rewrap(std::string_view output) const {
 bool MayHavePresentationLayer(std::string_view prefix) {
   std::string_view left = internal::TrimLeft(prefix);
   if (left.empty()) return true;  // only whitespace seen so far: cannot rule anything out
-  if (left.size() < 5) return std::string_view("<file").substr(0, left.size()) == left ||
-                              (left[0] >= '0' && left[0] <= '9');
+  if (left.size() < 5)
+    return std::string_view("<file").substr(0, left.size()) == left || (left[0] >= '0' && left[0] <= '9');
   if (left.substr(0, 5) == "<file") return true;
   // A gutter starts with blank lines or a numbered line.
   size_t start = 0;
   while (start < prefix.size()) {
     size_t nl = prefix.find('\n', start);
-    std::string_view line =
-        prefix.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    std::string_view line = prefix.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
     if (!internal::Trim(line).empty()) {
       uint64_t n;
       std::string_view content;
@@ -251,8 +249,7 @@ bool MayHavePresentationLayer(std::string_view prefix) {
         size_t i = 0;
         while (i < line.size() && line[i] == ' ') ++i;
         while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
-        return i == line.size() || line.substr(i) == " " || line.substr(i) == " |" ||
-               line.substr(i) == ":";
+        return i == line.size() || line.substr(i) == " " || line.substr(i) == " |" || line.substr(i) == ":";
       }
       return false;
     }

@@ -173,8 +173,9 @@ struct ValueOptions {
 constexpr ValueOptions kValueOptions[] = {
     {"kubectl", "-n --namespace --context --cluster --kubeconfig --user -s --server -l --selector -c --container"},
     {"oc", "-n --namespace --context --cluster --kubeconfig --user -s --server -l --selector -c --container"},
-    {"docker", "-H --host --context -c --config -l --log-level -f --file -p --project-name --profile --env-file "
-               "--project-directory"},
+    {"docker",
+     "-H --host --context -c --config -l --log-level -f --file -p --project-name --profile --env-file "
+     "--project-directory"},
     {"docker-compose", "-f --file -p --project-name --profile --env-file --project-directory"},
     {"podman", "--connection --url --root --runroot"},
     {"gh", "-R --repo"},
@@ -199,8 +200,10 @@ struct Wrapper {
 };
 constexpr Wrapper kWrappers[] = {
     {"env", "", "-u --unset -C --chdir -S --split-string", 0},
-    {"sudo", "", "-u --user -g --group -h --host -p --prompt -C --close-from -D --chdir -r --role -t --type "
-                 "-U --other-user -T --command-timeout", 0},
+    {"sudo", "",
+     "-u --user -g --group -h --host -p --prompt -C --close-from -D --chdir -r --role -t --type "
+     "-U --other-user -T --command-timeout",
+     0},
     {"doas", "", "-u -C", 0},
     {"time", "", "-f --format -o --output", 0},
     {"nice", "", "-n --adjustment", 0},
@@ -220,8 +223,10 @@ constexpr Wrapper kWrappers[] = {
     {"pnpm", "dlx", "", 0},
     {"yarn", "dlx", "", 0},
     {"yarn", "exec", "", 0},
-    {"uv", "run", "--with -p --python --project --directory --extra --group --package --env-file "
-                  "--with-requirements --index", 0},
+    {"uv", "run",
+     "--with -p --python --project --directory --extra --group --package --env-file "
+     "--with-requirements --index",
+     0},
     {"poetry", "run", "", 0},
     {"pipenv", "run", "", 0},
     {"pdm", "run", "", 0},

@@ -10,7 +10,6 @@
 #include <memory>
 #include <string>
 
-
 #include "compressors/detect.h"
 #include "compressors/narrow.h"
 #include "compressors/online.h"
@@ -33,15 +32,15 @@ namespace caveman {
 // Everything one pipeline run produced; Compress and Simulate decide what to do with it.
 struct Engine::Impl::Run {
   explicit Run(const SpoolOptions& so) : original(so), output(std::make_unique<Spool>(so)) {}
-  Spool original;                          // exact input bytes
-  std::unique_ptr<Spool> output;           // the emitted view if accepted
-  internal::CommitStage record;            // pending store record
+  Spool original;                 // exact input bytes
+  std::unique_ptr<Spool> output;  // the emitted view if accepted
+  internal::CommitStage record;   // pending store record
   std::string handle;
   CompressResult result;
   const Compressor* compressor = nullptr;  // the compressor of ct, if any
   TransformMeta meta;
-  bool accepted = false;                   // output wins the gate
-  bool oversized = false;                  // input over max_input_bytes: `original` holds its start
+  bool accepted = false;   // output wins the gate
+  bool oversized = false;  // input over max_input_bytes: `original` holds its start
 };
 
 Mode ParseMode(std::string_view mode) { return mode == "compress" ? Mode::kCompress : Mode::kRecord; }
@@ -59,8 +58,7 @@ namespace {
 void RegisterBuildTimeDatabases() {
   static const bool registered = [] {
     RegisterEmbeddedPatternDatabases(std::string_view(
-        caveman_hs_databases_begin,
-        static_cast<size_t>(caveman_hs_databases_end - caveman_hs_databases_begin)));
+        caveman_hs_databases_begin, static_cast<size_t>(caveman_hs_databases_end - caveman_hs_databases_begin)));
     return true;
   }();
   (void)registered;
@@ -223,7 +221,8 @@ Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o
       !o.external_recovery && impl_->options_.store != nullptr && IsOnlineContentType(r.content_type)) {
     run->record.Abandon();
     auto whole = run->original.NewReader();
-    return internal::FollowFromSource(OnlineConfig(impl_->counter_, impl_->options_.store, r.content_type, o), *whole, in, out);
+    return internal::FollowFromSource(OnlineConfig(impl_->counter_, impl_->options_.store, r.content_type, o), *whole,
+                                      in, out);
   }
   auto pass_through = [&]() -> Result<CompressResult> {
     run->record.Abandon();
@@ -239,8 +238,8 @@ Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o
 
   // Commit the full original before anything transformed escapes.
   if (!o.external_recovery) {
-    RecordInfo info{r.content_type, std::string(run->compressor->content_type()), r.tokens_before,
-                    r.tokens_after, run->meta.recovery_metadata};
+    RecordInfo info{r.content_type, std::string(run->compressor->content_type()), r.tokens_before, r.tokens_after,
+                    run->meta.recovery_metadata};
     // A lossless view (TOON, minified JSON) replaces nothing: its map is empty.
     info.marker_map = r.lossless_to_model.value_or(false)
                           ? internal::SerializeMarkerMap(internal::MarkerMap{true, {}, {}})

@@ -45,10 +45,10 @@ CAVEMAN_EXPORT Mode ParseMode(std::string_view mode);
 struct CompressResult;
 
 struct CAVEMAN_EXPORT CompressOptions {
-  Mode mode = Mode::kRecord;         // Default: record (pass-through).
-  std::string type;                  // forced content type; empty or "auto" = detect
-  std::string query;                 // empty = no query
-  bool external_recovery = false;    // caller stores the original itself
+  Mode mode = Mode::kRecord;       // Default: record (pass-through).
+  std::string type;                // forced content type; empty or "auto" = detect
+  std::string query;               // empty = no query
+  bool external_recovery = false;  // caller stores the original itself
   // Inputs larger than this are not held for the batch pipeline (issue 13): Compress then
   // continues a line type (log, terminal, repetition) on the streaming follow path, and
   // passes any other type through unchanged with error cave_input_too_large. Simulate
@@ -79,22 +79,22 @@ struct CAVEMAN_EXPORT CompressOptions {
 // Why Compress passed the original through. Not part of the §8.1 report line (whose members
 // are fixed); for human-readable reports and for callers that want to know.
 enum class PassThroughReason : uint8_t {
-  kNone,          // a view was emitted
-  kRecordMode,    // Mode::kRecord: compression not requested
+  kNone,        // a view was emitted
+  kRecordMode,  // Mode::kRecord: compression not requested
   kEmptyInput,
-  kNoCompressor,  // no registered compressor for the (forced or detected) type
-  kNoStore,       // no store and no external recovery: a lossy view may not be emitted
-  kDeclined,      // the compressor found nothing it could do with this input
-  kNoChange,      // the transform returned the input unchanged
-  kUnstable,      // the view kept changing under re-compression (§1.5)
-  kNotSmaller,    // the view would not count fewer tokens
-  kStoreFailed,   // the original could not be stored (see CompressResult::error)
-  kInputTooLarge, // over max_input_bytes and no streaming compressor for its type
-  kReportFailed,  // CompressOptions::before_view refused (the report could not be written)
-  kOutOfMemory,   // memory ran out after the input was read (std::bad_alloc): original passed
+  kNoCompressor,       // no registered compressor for the (forced or detected) type
+  kNoStore,            // no store and no external recovery: a lossy view may not be emitted
+  kDeclined,           // the compressor found nothing it could do with this input
+  kNoChange,           // the transform returned the input unchanged
+  kUnstable,           // the view kept changing under re-compression (§1.5)
+  kNotSmaller,         // the view would not count fewer tokens
+  kStoreFailed,        // the original could not be stored (see CompressResult::error)
+  kInputTooLarge,      // over max_input_bytes and no streaming compressor for its type
+  kReportFailed,       // CompressOptions::before_view refused (the report could not be written)
+  kOutOfMemory,        // memory ran out after the input was read (std::bad_alloc): original passed
   kOverMemoryCeiling,  // the compressor would need more than 3x the input + 64 MiB of memory
-  kNeverCompress,    // the content type is in CompressOptions::never_types
-  kBelowMinSavings,  // the view would save less than CompressOptions::min_savings
+  kNeverCompress,      // the content type is in CompressOptions::never_types
+  kBelowMinSavings,    // the view would save less than CompressOptions::min_savings
 };
 // One short English phrase, e.g. "the view would not count fewer tokens".
 CAVEMAN_EXPORT const char* PassThroughReasonText(PassThroughReason reason);
@@ -105,14 +105,14 @@ struct CAVEMAN_EXPORT CompressResult {
   uint64_t tokens_after = 0;
   std::string token_count_basis;
   double ratio = 0;
-  std::string recovery_handle;          // empty unless stored
-  std::string method;                   // empty on pass-through
+  std::string recovery_handle;            // empty unless stored
+  std::string method;                     // empty on pass-through
   std::optional<bool> lossless_to_model;  // empty on pass-through
-  std::string error;                    // cave_ccr_budget_exceeded / cave_ccr_unavailable
+  std::string error;                      // cave_ccr_budget_exceeded / cave_ccr_unavailable
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   PassThroughReason pass_through_reason = PassThroughReason::kNone;
-  bool follow = false;         // the view was streamed as input arrived (follow path)
+  bool follow = false;  // the view was streamed as input arrived (follow path)
   // Follow path: the partial record that holds the original (a prefix of it) when the record
   // could not be finalised (store ceiling or failure); `error` then says why.
   std::string partial_record;
@@ -124,8 +124,8 @@ struct CAVEMAN_EXPORT CompressResult {
 // §2.5: the pipeline without store writes.
 struct CAVEMAN_EXPORT SimResult {
   std::string content_type;
-  std::string compressor;      // empty on pass-through
-  std::string safety_class;    // "S4"; empty on pass-through
+  std::string compressor;    // empty on pass-through
+  std::string safety_class;  // "S4"; empty on pass-through
   uint64_t tokens_before = 0;
   uint64_t tokens_after = 0;
   std::string token_count_basis;
@@ -134,7 +134,7 @@ struct CAVEMAN_EXPORT SimResult {
   bool recoverable = true;
   std::string method;
   std::optional<bool> lossless_to_model;
-  std::string output;          // the view that Compress would emit (original on pass-through)
+  std::string output;  // the view that Compress would emit (original on pass-through)
   bool lossy() const { return lossless_to_model.has_value() && !*lossless_to_model; }
   // §8.2 JSON (without LF).
   std::string ToJson() const;
@@ -161,7 +161,8 @@ struct CAVEMAN_EXPORT RetrieveSliceOptions {
 // Parses a --lines / --bytes range: "A:B", "A:", ":B", and for lines also "N" (= N:N).
 // Lines are 1-based inclusive, bytes 0-based half-open. Errors: kInvalidArgument with a
 // message that says what is expected.
-CAVEMAN_EXPORT Status ParseSliceRange(std::string_view spec, RetrieveSliceOptions::Kind kind, RetrieveSliceOptions* options);
+CAVEMAN_EXPORT Status ParseSliceRange(std::string_view spec, RetrieveSliceOptions::Kind kind,
+                                      RetrieveSliceOptions* options);
 
 // One elision marker of a stored view and the original units it replaced (issue 14; the
 // conventions are in docs/DECISIONS.md, "Marker maps"). Lines are 1-based and inclusive,
@@ -184,13 +185,13 @@ struct CAVEMAN_EXPORT MarkerEntry {
 };
 
 struct CAVEMAN_EXPORT EngineOptions {
-  RecoveryStore* store = nullptr;           // not owned; nullptr = no store
-  const TokenCounter* counter = nullptr;    // nullptr = DefaultTokenCounter()
+  RecoveryStore* store = nullptr;         // not owned; nullptr = no store
+  const TokenCounter* counter = nullptr;  // nullptr = DefaultTokenCounter()
   // The json slot holds the best-of selector (§5.1.7): JSON input may come out as TOON when
   // that counts fewer tokens. Default: false. (The CLI sets it from CAVE_ENGINE_TOON=best-of;
   // the library reads no environment variable of its own.)
   bool json_best_of = false;
-  std::string temp_dir;                     // spill directory for spools; empty = $TMPDIR
+  std::string temp_dir;                         // spill directory for spools; empty = $TMPDIR
   size_t spool_memory_limit = 4 * 1024 * 1024;  // per spool; Default: 4 MiB
 };
 
@@ -211,12 +212,10 @@ class CAVEMAN_EXPORT Engine {
   // Status: the original passes through and result.error says why.
   Result<CompressResult> Compress(ByteSource& in, const CompressOptions& options, ByteSink& out) const;
   // Byte-span convenience; the output is returned in `out`.
-  Result<CompressResult> Compress(std::string_view input, const CompressOptions& options,
-                                  std::string* out) const;
+  Result<CompressResult> Compress(std::string_view input, const CompressOptions& options, std::string* out) const;
   // Standard-stream convenience: reads `in` to its end in chunks (never whole into memory)
   // and writes the payload to `out`, flushed. Same contract as the ByteSource overload.
-  Result<CompressResult> Compress(std::istream& in, const CompressOptions& options,
-                                  std::ostream& out) const;
+  Result<CompressResult> Compress(std::istream& in, const CompressOptions& options, std::ostream& out) const;
   // File-descriptor convenience (neither descriptor is closed): e.g. CompressFd(0, o, 1).
   Result<CompressResult> CompressFd(int in_fd, const CompressOptions& options, int out_fd) const;
 

@@ -61,7 +61,8 @@ Status ParseSliceRange(std::string_view spec, RetrieveSliceOptions::Kind kind, R
     if (!a.empty() && !ParseNumber(a, &first)) return Status::InvalidArgument(expected);
     if (!b.empty() && !ParseNumber(b, &last)) return Status::InvalidArgument(expected);
   }
-  if (lines && (first == 0 || last == 0)) return Status::InvalidArgument("line numbers start at 1, got '" + std::string(spec) + "'");
+  if (lines && (first == 0 || last == 0))
+    return Status::InvalidArgument("line numbers start at 1, got '" + std::string(spec) + "'");
   if (last != UINT64_MAX && last < first) {
     return Status::InvalidArgument("the range ends before it starts: '" + std::string(spec) + "'");
   }
@@ -86,7 +87,8 @@ Status Engine::RetrieveSlice(std::string_view handle, const RetrieveSliceOptions
 
   if (slice.kind == Kind::kJsonPointer) {
     LimitedStringSink original(kJsonPointerMaxBytes);
-    CAVEMAN_RETURN_IF_ERROR(partial ? impl_->options_.store->GetPartial(handle, original) : impl_->options_.store->Get(handle, original));
+    CAVEMAN_RETURN_IF_ERROR(partial ? impl_->options_.store->GetPartial(handle, original)
+                                    : impl_->options_.store->Get(handle, original));
     CAVEMAN_ASSIGN_OR_RETURN(std::string value, JsonPointerSlice(original.data(), slice.json_pointer));
     return out.Write(value);
   }
@@ -114,7 +116,8 @@ Status Engine::RetrieveSlice(std::string_view handle, const RetrieveSliceOptions
   } else {
     bool stopped = false;
     SliceSink* s = slicer.get();
-    CAVEMAN_RETURN_IF_ERROR(impl_->options_.store->GetStreaming(handle, *slicer, [s] { return s->done(); }, &stopped));
+    CAVEMAN_RETURN_IF_ERROR(impl_->options_.store->GetStreaming(
+        handle, *slicer, [s] { return s->done(); }, &stopped));
   }
   CAVEMAN_RETURN_IF_ERROR(slicer->Finish());
   return result.CopyTo(out);

@@ -36,8 +36,8 @@ int main() {
   }
   app::StreamStatus status =
       result->passed_through() ? app::StreamStatus::kPassedThrough : app::StreamStatus::kCompressed;
-  std::cout << app::StreamStatusName(status) << " " << result->content_type << " "
-            << result->tokens_before << " -> " << result->tokens_after << "\n";
+  std::cout << app::StreamStatusName(status) << " " << result->content_type << " " << result->tokens_before << " -> "
+            << result->tokens_after << "\n";
   if (result->passed_through()) return 0;
   std::ostringstream original;
   caveman::Status st = engine.Retrieve(result->recovery_handle, original);

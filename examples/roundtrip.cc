@@ -41,8 +41,8 @@ int main(int argc, char** argv) {
     std::cerr << "compress: " << result.status().message() << "\n";
     return 1;
   }
-  std::cout << result->content_type << " " << result->tokens_before << " -> "
-            << result->tokens_after << " " << result->recovery_handle << "\n";
+  std::cout << result->content_type << " " << result->tokens_before << " -> " << result->tokens_after << " "
+            << result->recovery_handle << "\n";
   if (result->passed_through()) return 0;  // nothing stored: the view is the original
 
   std::ostringstream original;

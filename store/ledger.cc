@@ -29,9 +29,8 @@ class SqliteLedger final : public Ledger {
   Status Append(const LedgerEntry& e) override {
     if (read_only_ || !present_) return Status::NotSupported("ledger: not writable");
     CAVEMAN_ASSIGN_OR_RETURN(
-        Statement st,
-        db_->Prepare("INSERT INTO ledger (at, content_type, command, tokens_before, tokens_after, handle)"
-                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+        Statement st, db_->Prepare("INSERT INTO ledger (at, content_type, command, tokens_before, tokens_after, handle)"
+                                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
     CAVEMAN_RETURN_IF_ERROR(st.BindInt(1, e.unix_time));
     CAVEMAN_RETURN_IF_ERROR(st.BindText(2, e.content_type));
     CAVEMAN_RETURN_IF_ERROR(st.BindText(3, e.command));
@@ -45,9 +44,8 @@ class SqliteLedger final : public Ledger {
     std::vector<LedgerEntry> rows;
     if (!present_) return rows;
     CAVEMAN_ASSIGN_OR_RETURN(
-        Statement st,
-        db_->Prepare("SELECT at, content_type, command, tokens_before, tokens_after, handle FROM ledger"
-                     " WHERE at >= ?1 ORDER BY at, id"));
+        Statement st, db_->Prepare("SELECT at, content_type, command, tokens_before, tokens_after, handle FROM ledger"
+                                   " WHERE at >= ?1 ORDER BY at, id"));
     CAVEMAN_RETURN_IF_ERROR(st.BindInt(1, since));
     for (;;) {
       CAVEMAN_ASSIGN_OR_RETURN(bool row, st.Step());

@@ -28,9 +28,9 @@ namespace caveman {
 class RecoveryStore;
 
 struct LedgerEntry {
-  int64_t unix_time = 0;      // seconds since the epoch, UTC
-  std::string content_type;   // detected or forced type
-  std::string command;        // `run`: the command line; empty for compress
+  int64_t unix_time = 0;     // seconds since the epoch, UTC
+  std::string content_type;  // detected or forced type
+  std::string command;       // `run`: the command line; empty for compress
   uint64_t tokens_before = 0;
   uint64_t tokens_after = 0;  // = tokens_before for a pass-through
   std::string handle;         // recovery handle (or partial record id); empty = none

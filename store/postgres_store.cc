@@ -40,7 +40,7 @@ constexpr size_t kMaxChunkBytes = 1 << 20;  // ≤ 1 MiB of compressed bytes per
 constexpr int64_t kSchemaVersion = 1;
 constexpr int kConnectAttempts = 3;
 constexpr std::chrono::milliseconds kConnectBackoff{250};  // doubles: 250, 500 ms
-constexpr int kTxnAttempts = 6;                           // serialization failure, deadlock
+constexpr int kTxnAttempts = 6;                            // serialization failure, deadlock
 constexpr std::chrono::milliseconds kTxnBackoff{20};
 constexpr char kDefaultConnectTimeout[] = "10";  // seconds, unless the URL sets connect_timeout
 // pg_advisory_xact_lock key serialising schema creation/migration ("ccr_sch" in ASCII).
@@ -204,7 +204,7 @@ class Pg {
       ++i;
     }
     PgResult r(Pq().PQexecParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), lengths.data(),
-                            formats.data(), binary_result ? 1 : 0));
+                                 formats.data(), binary_result ? 1 : 0));
     return Check(std::move(r));
   }
   Status Run(const char* sql, std::initializer_list<Param> params = {}) { return Exec(sql, params).status(); }
@@ -251,7 +251,8 @@ class Pg {
       if (conn_ != nullptr && Pq().PQstatus(conn_) == CONNECTION_OK) {
         // Server notices ("relation ... already exists, skipping") must not reach stderr,
         // where the compress report goes.
-        Pq().PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+        Pq().PQsetNoticeProcessor(
+            conn_, [](void*, const char*) {}, nullptr);
         return Status::OK();
       }
       last = conn_ == nullptr ? std::string("out of memory") : OneLine(Pq().PQerrorMessage(conn_));
@@ -424,8 +425,8 @@ class PgStore final : public RecoveryStore {
   Status Charge(uint64_t bytes);
   Status Release(uint64_t bytes);
   Status InsertChunkRows(const std::string& key, std::string_view frame, int64_t first_seq);
-  Status InsertRecord(const std::string& handle, const RecordInfo& info, uint64_t original_bytes,
-                      uint64_t stored_bytes, const std::string* chunk_key);
+  Status InsertRecord(const std::string& handle, const RecordInfo& info, uint64_t original_bytes, uint64_t stored_bytes,
+                      const std::string* chunk_key);
   Status DeletePartialRows(const std::string& id, uint64_t* stored);
   // Decodes chunk rows 0.. of `key` until `stored_bytes` frame bytes were fed.
   Status DecodeChunks(const std::string& key, uint64_t stored_bytes, int64_t max_rows, internal::FrameDecoder& dec,
@@ -518,19 +519,19 @@ Result<bool> PgStore::RefreshExisting(const std::string& handle, const RecordInf
   const bool replace_fields = !(info.tokens_before == 0 && old_tokens_before > 0);
   // Only the metadata can grow the record (it is set once, when the record had none).
   if (!keep_meta && !info.metadata.empty()) CAVEMAN_RETURN_IF_ERROR(Charge(info.metadata.size()));
-  CAVEMAN_RETURN_IF_ERROR(pg_->Run(
-      "UPDATE ccr_recoveries SET created_at = now(),"
-      " content_type = CASE WHEN $2::boolean THEN $3 ELSE content_type END,"
-      " compressor = CASE WHEN $2::boolean THEN $4 ELSE compressor END,"
-      " tokens_before = CASE WHEN $2::boolean THEN $5::bigint ELSE tokens_before END,"
-      " tokens_after = CASE WHEN $2::boolean THEN $6::bigint ELSE tokens_after END,"
-      " metadata = CASE WHEN $7::boolean THEN metadata ELSE $8::bytea END,"
-      " marker_map = CASE WHEN $9::boolean THEN $10::bytea ELSE marker_map END"
-      " WHERE handle = $1",
-      {Text(handle), Bool(replace_fields), Text(info.content_type), Text(info.compressor),
-       Text(Dec(info.tokens_before)), Text(Dec(info.tokens_after)), Bool(keep_meta),
-       info.metadata.empty() ? Null() : Bytes(info.metadata), Bool(info.marker_map.has_value()),
-       info.marker_map.has_value() ? Bytes(*info.marker_map) : Null()}));
+  CAVEMAN_RETURN_IF_ERROR(
+      pg_->Run("UPDATE ccr_recoveries SET created_at = now(),"
+               " content_type = CASE WHEN $2::boolean THEN $3 ELSE content_type END,"
+               " compressor = CASE WHEN $2::boolean THEN $4 ELSE compressor END,"
+               " tokens_before = CASE WHEN $2::boolean THEN $5::bigint ELSE tokens_before END,"
+               " tokens_after = CASE WHEN $2::boolean THEN $6::bigint ELSE tokens_after END,"
+               " metadata = CASE WHEN $7::boolean THEN metadata ELSE $8::bytea END,"
+               " marker_map = CASE WHEN $9::boolean THEN $10::bytea ELSE marker_map END"
+               " WHERE handle = $1",
+               {Text(handle), Bool(replace_fields), Text(info.content_type), Text(info.compressor),
+                Text(Dec(info.tokens_before)), Text(Dec(info.tokens_after)), Bool(keep_meta),
+                info.metadata.empty() ? Null() : Bytes(info.metadata), Bool(info.marker_map.has_value()),
+                info.marker_map.has_value() ? Bytes(*info.marker_map) : Null()}));
   return true;
 }
 
@@ -539,9 +540,10 @@ Result<bool> PgStore::RefreshExisting(const std::string& handle, const RecordInf
 Status PgStore::InsertChunkRows(const std::string& key, std::string_view frame, int64_t first_seq) {
   int64_t seq = first_seq;
   for (size_t off = 0; off < frame.size(); off += kMaxChunkBytes, ++seq) {
-    CAVEMAN_RETURN_IF_ERROR(pg_->Run("INSERT INTO ccr_chunks (chunk_key, seq, data) VALUES ($1, $2::integer, $3::bytea)"
-                                     " ON CONFLICT (chunk_key, seq) DO UPDATE SET data = EXCLUDED.data",
-                                     {Text(key), Text(std::to_string(seq)), Bytes(frame.substr(off, kMaxChunkBytes))}));
+    CAVEMAN_RETURN_IF_ERROR(
+        pg_->Run("INSERT INTO ccr_chunks (chunk_key, seq, data) VALUES ($1, $2::integer, $3::bytea)"
+                 " ON CONFLICT (chunk_key, seq) DO UPDATE SET data = EXCLUDED.data",
+                 {Text(key), Text(std::to_string(seq)), Bytes(frame.substr(off, kMaxChunkBytes))}));
   }
   return Status::OK();
 }
@@ -557,8 +559,7 @@ Status PgStore::InsertRecord(const std::string& handle, const RecordInfo& info, 
                 {Text(handle), Text(info.content_type), Text(info.compressor), Text(Dec(info.tokens_before)),
                  Text(Dec(info.tokens_after)), Text(Dec(original_bytes)), Text(Dec(stored_bytes)),
                  info.metadata.empty() ? Null() : Bytes(info.metadata),
-                 info.command.empty() ? Null() : Text(info.command),
-                 chunk_key == nullptr ? Null() : Text(*chunk_key),
+                 info.command.empty() ? Null() : Text(info.command), chunk_key == nullptr ? Null() : Text(*chunk_key),
                  info.marker_map.has_value() ? Bytes(*info.marker_map) : Null()}));
   // Another writer committed the same original since RefreshExisting looked: this
   // transaction is rolled back and repeated, and then refreshes that record.
@@ -566,8 +567,7 @@ Status PgStore::InsertRecord(const std::string& handle, const RecordInfo& info, 
   return Status::OK();
 }
 
-Status PgStore::Put(const std::string& handle, const RecordInfo& info, const Spool& frame,
-                    uint64_t original_bytes) {
+Status PgStore::Put(const std::string& handle, const RecordInfo& info, const Spool& frame, uint64_t original_bytes) {
   return Txn(*pg_, "BEGIN", [&]() -> Status {
     CAVEMAN_ASSIGN_OR_RETURN(bool refreshed, RefreshExisting(handle, info));
     if (refreshed) return Status::OK();
@@ -600,8 +600,9 @@ Status PgStore::DecodeChunks(const std::string& key, uint64_t stored_bytes, int6
   for (int64_t seq = 0; total < stored_bytes; ++seq) {
     if (max_rows >= 0 && seq >= max_rows) return Corrupt();
     // One row at a time: memory holds one ≤ 1 MiB chunk, however large the record.
-    CAVEMAN_ASSIGN_OR_RETURN(PgResult r, pg_->Exec("SELECT data FROM ccr_chunks WHERE chunk_key = $1 AND seq = $2::integer",
-                                                   {Text(key), Text(std::to_string(seq))}, /*binary_result=*/true));
+    CAVEMAN_ASSIGN_OR_RETURN(PgResult r,
+                             pg_->Exec("SELECT data FROM ccr_chunks WHERE chunk_key = $1 AND seq = $2::integer",
+                                       {Text(key), Text(std::to_string(seq))}, /*binary_result=*/true));
     if (r.rows() != 1) return Corrupt();  // a missing row
     std::string_view data = r.Get(0, 0);
     if (data.size() > stored_bytes - total) return Corrupt();
@@ -690,8 +691,9 @@ Status PgStore::GetRange(std::string_view handle, uint64_t offset, uint64_t leng
 
 Result<std::string> PgStore::GetMetadata(std::string_view handle) {
   if (!IsWellFormedHandle(handle)) return NotFound();
-  CAVEMAN_ASSIGN_OR_RETURN(PgResult r, pg_->Exec("SELECT coalesce(metadata, ''::bytea) FROM ccr_recoveries WHERE handle = $1",
-                                                 {Text(handle)}, /*binary_result=*/true));
+  CAVEMAN_ASSIGN_OR_RETURN(PgResult r,
+                           pg_->Exec("SELECT coalesce(metadata, ''::bytea) FROM ccr_recoveries WHERE handle = $1",
+                                     {Text(handle)}, /*binary_result=*/true));
   if (r.rows() == 0) return NotFound();
   return std::string(r.Get(0, 0));
 }
@@ -745,10 +747,11 @@ Result<GcResult> PgStore::Gc(std::optional<uint64_t> older_than_seconds, bool dr
 
     // Partial records whose writer is gone: on this host, a writer that no longer runs; on any
     // host, with an age, one not synced for longer than it (the server's clock decides).
-    CAVEMAN_ASSIGN_OR_RETURN(PgResult parts, pg_->Exec("SELECT id, writer,"
-                                                       " $1::boolean AND updated_at < now() - $2::bigint * interval '1 second'"
-                                                       " FROM ccr_partials",
-                                                       {Bool(aged), Text(age)}));
+    CAVEMAN_ASSIGN_OR_RETURN(PgResult parts,
+                             pg_->Exec("SELECT id, writer,"
+                                       " $1::boolean AND updated_at < now() - $2::bigint * interval '1 second'"
+                                       " FROM ccr_partials",
+                                       {Bool(aged), Text(age)}));
     std::string abandoned = "{";
     for (int i = 0; i < parts.rows(); ++i) {
       const std::string_view id = parts.Get(i, 0), writer = parts.Get(i, 1);
@@ -762,13 +765,14 @@ Result<GcResult> PgStore::Gc(std::optional<uint64_t> older_than_seconds, bool dr
 
     // Records older than the age; in a write pass their chunk rows go with them.
     if (aged) {
-      const char* sql = dry_run
-          ? "SELECT count(*), coalesce(sum(stored_bytes + coalesce(length(metadata), 0)), 0) FROM ccr_recoveries"
-            " WHERE created_at < now() - $1::bigint * interval '1 second'"
-          : "WITH d AS (DELETE FROM ccr_recoveries WHERE created_at < now() - $1::bigint * interval '1 second'"
-            "   RETURNING coalesce(chunk_key, handle) AS k, stored_bytes + coalesce(length(metadata), 0) AS n),"
-            " c AS (DELETE FROM ccr_chunks WHERE chunk_key IN (SELECT k FROM d))"
-            " SELECT count(*), coalesce(sum(n), 0) FROM d";
+      const char* sql =
+          dry_run
+              ? "SELECT count(*), coalesce(sum(stored_bytes + coalesce(length(metadata), 0)), 0) FROM ccr_recoveries"
+                " WHERE created_at < now() - $1::bigint * interval '1 second'"
+              : "WITH d AS (DELETE FROM ccr_recoveries WHERE created_at < now() - $1::bigint * interval '1 second'"
+                "   RETURNING coalesce(chunk_key, handle) AS k, stored_bytes + coalesce(length(metadata), 0) AS n),"
+                " c AS (DELETE FROM ccr_chunks WHERE chunk_key IN (SELECT k FROM d))"
+                " SELECT count(*), coalesce(sum(n), 0) FROM d";
       CAVEMAN_ASSIGN_OR_RETURN(PgResult r, pg_->Exec(sql, {Text(age)}));
       result.removed = r.Count(0, 0);
       result.freed_bytes = r.Count(0, 1);
@@ -777,25 +781,26 @@ Result<GcResult> PgStore::Gc(std::optional<uint64_t> older_than_seconds, bool dr
       CAVEMAN_RETURN_IF_ERROR(pg_->Run("DELETE FROM ccr_partials WHERE id = ANY($1::text[])", {Text(abandoned)}));
     }
     // Chunk rows no record and no (kept) partial record owns.
-    const char* orphans = dry_run
-        ? "SELECT count(*), coalesce(sum(length(data)), 0) FROM ccr_chunks c"
-          " WHERE NOT EXISTS (SELECT 1 FROM ccr_recoveries r WHERE r.handle = c.chunk_key)"
-          " AND NOT EXISTS (SELECT 1 FROM ccr_recoveries r WHERE r.chunk_key = c.chunk_key)"
-          " AND NOT EXISTS (SELECT 1 FROM ccr_partials p WHERE p.id = c.chunk_key AND p.id <> ALL($1::text[]))"
-        : "WITH o AS (DELETE FROM ccr_chunks c"
-          " WHERE NOT EXISTS (SELECT 1 FROM ccr_recoveries r WHERE r.handle = c.chunk_key)"
-          " AND NOT EXISTS (SELECT 1 FROM ccr_recoveries r WHERE r.chunk_key = c.chunk_key)"
-          " AND NOT EXISTS (SELECT 1 FROM ccr_partials p WHERE p.id = c.chunk_key AND p.id <> ALL($1::text[]))"
-          " RETURNING length(data) AS n) SELECT count(*), coalesce(sum(n), 0) FROM o";
+    const char* orphans =
+        dry_run ? "SELECT count(*), coalesce(sum(length(data)), 0) FROM ccr_chunks c"
+                  " WHERE NOT EXISTS (SELECT 1 FROM ccr_recoveries r WHERE r.handle = c.chunk_key)"
+                  " AND NOT EXISTS (SELECT 1 FROM ccr_recoveries r WHERE r.chunk_key = c.chunk_key)"
+                  " AND NOT EXISTS (SELECT 1 FROM ccr_partials p WHERE p.id = c.chunk_key AND p.id <> ALL($1::text[]))"
+                : "WITH o AS (DELETE FROM ccr_chunks c"
+                  " WHERE NOT EXISTS (SELECT 1 FROM ccr_recoveries r WHERE r.handle = c.chunk_key)"
+                  " AND NOT EXISTS (SELECT 1 FROM ccr_recoveries r WHERE r.chunk_key = c.chunk_key)"
+                  " AND NOT EXISTS (SELECT 1 FROM ccr_partials p WHERE p.id = c.chunk_key AND p.id <> ALL($1::text[]))"
+                  " RETURNING length(data) AS n) SELECT count(*), coalesce(sum(n), 0) FROM o";
     CAVEMAN_ASSIGN_OR_RETURN(PgResult o, pg_->Exec(orphans, {Text(abandoned)}));
     result.orphan_chunks = o.Count(0, 0);
     result.freed_bytes += o.Count(0, 1);
 
-    const char* used = dry_run ? "SELECT used_bytes FROM ccr_usage WHERE id = 1"
-                               : "UPDATE ccr_usage SET used_bytes ="
-                                 " (SELECT coalesce(sum(stored_bytes + coalesce(length(metadata), 0)), 0) FROM ccr_recoveries)"
-                                 " + (SELECT coalesce(sum(stored_bytes), 0) FROM ccr_partials) WHERE id = 1"
-                                 " RETURNING used_bytes";
+    const char* used =
+        dry_run ? "SELECT used_bytes FROM ccr_usage WHERE id = 1"
+                : "UPDATE ccr_usage SET used_bytes ="
+                  " (SELECT coalesce(sum(stored_bytes + coalesce(length(metadata), 0)), 0) FROM ccr_recoveries)"
+                  " + (SELECT coalesce(sum(stored_bytes), 0) FROM ccr_partials) WHERE id = 1"
+                  " RETURNING used_bytes";
     CAVEMAN_ASSIGN_OR_RETURN(PgResult u, pg_->Exec(used));
     if (u.rows() == 1) result.storage_bytes = u.Count(0, 0);
     return Status::OK();
@@ -873,7 +878,8 @@ Status PgStore::SyncPartial(PgStreamWriter& w) {
         " ON CONFLICT (id) DO UPDATE SET updated_at = now(), original_bytes = EXCLUDED.original_bytes,"
         " stored_bytes = EXCLUDED.stored_bytes, prefix_sha256 = EXCLUDED.prefix_sha256, next_seq = EXCLUDED.next_seq",
         {Text(w.id_), Text(internal::CurrentWriterIdentity()), w.command_.empty() ? Null() : Text(w.command_),
-         Text(Dec(w.appended_)), Text(Dec(w.stored_ + add)), Text(prefix_hash), Text(std::to_string(w.next_seq_ + rows))}));
+         Text(Dec(w.appended_)), Text(Dec(w.stored_ + add)), Text(prefix_hash),
+         Text(std::to_string(w.next_seq_ + rows))}));
     return Charge(add);
   }));
   w.row_written_ = true;
@@ -885,7 +891,8 @@ Status PgStore::SyncPartial(PgStreamWriter& w) {
 
 Status PgStore::DeletePartialRows(const std::string& id, uint64_t* stored) {
   CAVEMAN_RETURN_IF_ERROR(pg_->Run("DELETE FROM ccr_chunks WHERE chunk_key = $1", {Text(id)}));
-  CAVEMAN_ASSIGN_OR_RETURN(PgResult r, pg_->Exec("DELETE FROM ccr_partials WHERE id = $1 RETURNING stored_bytes", {Text(id)}));
+  CAVEMAN_ASSIGN_OR_RETURN(PgResult r,
+                           pg_->Exec("DELETE FROM ccr_partials WHERE id = $1 RETURNING stored_bytes", {Text(id)}));
   *stored = r.rows() == 1 ? r.Count(0, 0) : 0;
   return Status::OK();
 }
@@ -902,10 +909,9 @@ Status PgStore::CommitPartial(PgStreamWriter& w, const std::string& handle, cons
     CAVEMAN_RETURN_IF_ERROR(InsertChunkRows(w.id_, w.pending_, w.next_seq_));
     RecordInfo with_command = info;
     if (with_command.command.empty()) with_command.command = w.command_;
-    CAVEMAN_RETURN_IF_ERROR(
-        InsertRecord(handle, with_command, w.appended_, w.stored_ + w.pending_.size(), &w.id_));
-    CAVEMAN_ASSIGN_OR_RETURN(PgResult r, pg_->Exec("DELETE FROM ccr_partials WHERE id = $1 RETURNING stored_bytes",
-                                                   {Text(w.id_)}));
+    CAVEMAN_RETURN_IF_ERROR(InsertRecord(handle, with_command, w.appended_, w.stored_ + w.pending_.size(), &w.id_));
+    CAVEMAN_ASSIGN_OR_RETURN(PgResult r,
+                             pg_->Exec("DELETE FROM ccr_partials WHERE id = $1 RETURNING stored_bytes", {Text(w.id_)}));
     // The record's size replaces the partial row's: net, the new frame bytes and metadata.
     const uint64_t was = r.rows() == 1 ? r.Count(0, 0) : 0;
     const uint64_t now_size = w.stored_ + w.pending_.size() + info.metadata.size();
@@ -924,9 +930,9 @@ void PgStore::DropPartial(const std::string& id) {
 }
 
 Result<std::vector<PartialInfo>> PgStore::ListPartials() {
-  CAVEMAN_ASSIGN_OR_RETURN(PgResult r, pg_->Exec("SELECT id, " CCR_RFC3339("created_at") ", " CCR_RFC3339("updated_at")
-                                                 ", original_bytes, stored_bytes, coalesce(command, ''), writer"
-                                                 " FROM ccr_partials ORDER BY created_at, id"));
+  CAVEMAN_ASSIGN_OR_RETURN(PgResult r, pg_->Exec("SELECT id, " CCR_RFC3339("created_at") ", " CCR_RFC3339(
+                                           "updated_at") ", original_bytes, stored_bytes, coalesce(command, ''), writer"
+                                                         " FROM ccr_partials ORDER BY created_at, id"));
   std::vector<PartialInfo> out;
   for (int i = 0; i < r.rows(); ++i) {
     PartialInfo p;
@@ -1013,8 +1019,8 @@ Result<std::unique_ptr<RecoveryStore>> OpenPostgresStore(const StoreOptions& opt
   Status s = store->InitSchema();
   if (!s.ok()) {
     const std::string url = RedactUrl(options.url);
-    return fail(s.message().starts_with("ccr: recovery store unavailable: ") ? s
-                                                                             : Status::IoError(url + ": " + s.message()));
+    return fail(
+        s.message().starts_with("ccr: recovery store unavailable: ") ? s : Status::IoError(url + ": " + s.message()));
   }
   return std::unique_ptr<RecoveryStore>(std::move(store));
 }

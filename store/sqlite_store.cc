@@ -34,8 +34,8 @@ using internal::Statement;
 using internal::StopSink;
 using internal::VerifyingSink;
 
-constexpr size_t kMaxChunkBytes = 1 << 20;  // §6.3: ≤ 1 MiB of compressed bytes per row
-constexpr int kBusyTimeoutMs = 5000;        // §6.2
+constexpr size_t kMaxChunkBytes = 1 << 20;                     // §6.3: ≤ 1 MiB of compressed bytes per row
+constexpr int kBusyTimeoutMs = 5000;                           // §6.2
 constexpr std::chrono::milliseconds kSchemaRetryLimit{30000};  // §6.2
 // Writers also retry past the busy timeout: sixteen writers of a few MiB each on a loaded
 // machine can queue longer than 5 s, and failing would only turn into a pass-through.
@@ -119,9 +119,7 @@ Status Corrupt() { return Status::Corruption(internal::kCorruptMessage); }
 Status BudgetExceeded() { return Status::ResourceExhausted(internal::kBudgetExceededMessage); }
 Status PartialNotFound() { return Status::NotFound("ccr: partial record not found"); }
 
-Status OpenError(const Status& s) {
-  return Status::IoError("cannot open recovery store: " + s.message());
-}
+Status OpenError(const Status& s) { return Status::IoError("cannot open recovery store: " + s.message()); }
 
 int64_t ToSqlInt(uint64_t v) { return v > INT64_MAX ? INT64_MAX : static_cast<int64_t>(v); }
 uint64_t FromSqlInt(int64_t v) { return v < 0 ? 0 : static_cast<uint64_t>(v); }
@@ -160,8 +158,7 @@ class SqliteStore;
 
 class SqliteRecordWriter final : public RecordWriter {
  public:
-  SqliteRecordWriter(SqliteStore* store, std::unique_ptr<internal::FrameEncoder> enc,
-                     SpoolOptions spool_options)
+  SqliteRecordWriter(SqliteStore* store, std::unique_ptr<internal::FrameEncoder> enc, SpoolOptions spool_options)
       : store_(store), enc_(std::move(enc)), frame_(std::move(spool_options)) {}
 
   Status Append(std::string_view data) override;
@@ -196,10 +193,8 @@ class AppendSink final : public ByteSink {
 
 class SqliteStreamWriter final : public StreamRecordWriter {
  public:
-  SqliteStreamWriter(SqliteStore* store, std::unique_ptr<internal::FrameEncoder> enc,
-                     std::string command)
-      : store_(store), enc_(std::move(enc)), id_(internal::NewPartialId()),
-        command_(std::move(command)) {}
+  SqliteStreamWriter(SqliteStore* store, std::unique_ptr<internal::FrameEncoder> enc, std::string command)
+      : store_(store), enc_(std::move(enc)), id_(internal::NewPartialId()), command_(std::move(command)) {}
   ~SqliteStreamWriter() override = default;  // what was synced stays, as a partial record
 
   Status Append(std::string_view data) override;
@@ -217,11 +212,11 @@ class SqliteStreamWriter final : public StreamRecordWriter {
   std::unique_ptr<internal::FrameEncoder> enc_;
   const std::string id_;
   const std::string command_;
-  std::string pending_;       // frame bytes not yet committed
-  Sha256 sha_;                // over every appended byte
+  std::string pending_;  // frame bytes not yet committed
+  Sha256 sha_;           // over every appended byte
   uint64_t appended_ = 0;
-  uint64_t synced_ = 0;       // original bytes covered by committed rows
-  uint64_t stored_ = 0;       // frame bytes in committed rows
+  uint64_t synced_ = 0;  // original bytes covered by committed rows
+  uint64_t stored_ = 0;  // frame bytes in committed rows
   int64_t next_seq_ = 0;
   bool row_written_ = false;  // the partials row exists
   Status failed_;             // sticky: after a failed Sync or Commit nothing more is synced
@@ -247,8 +242,7 @@ class SqliteStore final : public RecoveryStore {
   Result<GcResult> Gc(std::optional<uint64_t> older_than_seconds, bool dry_run) override;
 
   // The writer's half of Commit: `frame` holds one complete zstd frame of `original_bytes`.
-  Status Put(const std::string& handle, const RecordInfo& info, const Spool& frame,
-             uint64_t original_bytes);
+  Status Put(const std::string& handle, const RecordInfo& info, const Spool& frame, uint64_t original_bytes);
 
   // The stream writer's halves of Sync and Commit (one transaction each, retried on busy).
   Status SyncPartial(SqliteStreamWriter& w);
@@ -273,8 +267,7 @@ class SqliteStore final : public RecoveryStore {
   static Result<std::unique_ptr<SqliteStore>> OpenReadOnly(const StoreOptions& options);
 
   Status InitSchema();
-  Status PutOnce(const std::string& handle, const RecordInfo& info, const Spool& frame,
-                 uint64_t original_bytes);
+  Status PutOnce(const std::string& handle, const RecordInfo& info, const Spool& frame, uint64_t original_bytes);
   // §6.5 for an existing record: refreshes it and returns true; false when there is none.
   // REQUIRES: inside a write transaction; `used` = UsedBytes().
   Result<bool> RefreshExisting(const std::string& handle, const RecordInfo& info, uint64_t used);
@@ -284,8 +277,7 @@ class SqliteStore final : public RecoveryStore {
   Status ReadVerified(std::string_view handle, Spool& original);
   // Decodes the record into `out`; with `enough`, stops (checking nothing more) once it says
   // so after a piece, and sets *stopped.
-  Status ReadRecord(std::string_view handle, ByteSink& out, const std::function<bool()>* enough,
-                    bool* stopped);
+  Status ReadRecord(std::string_view handle, ByteSink& out, const std::function<bool()>* enough, bool* stopped);
   Result<uint64_t> UsedBytes();
 
   StoreOptions options_;
@@ -430,8 +422,7 @@ Status SqliteStore::InitSchema() {
 Result<std::unique_ptr<RecordWriter>> SqliteStore::BeginRecord() {
   if (read_only_) return Status::NotSupported(kReadOnlyMessage);
   CAVEMAN_ASSIGN_OR_RETURN(auto enc, internal::FrameEncoder::New(options_.zstd_level));
-  return std::unique_ptr<RecordWriter>(
-      std::make_unique<SqliteRecordWriter>(this, std::move(enc), spool_options()));
+  return std::unique_ptr<RecordWriter>(std::make_unique<SqliteRecordWriter>(this, std::move(enc), spool_options()));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -450,8 +441,8 @@ Status SqliteStore::Put(const std::string& handle, const RecordInfo& info, const
   });
 }
 
-Status SqliteStore::PutOnce(const std::string& handle, const RecordInfo& info,
-                            const Spool& frame, uint64_t original_bytes) {
+Status SqliteStore::PutOnce(const std::string& handle, const RecordInfo& info, const Spool& frame,
+                            uint64_t original_bytes) {
   // IMMEDIATE takes the write lock up front, so the capacity check below and the insert see
   // the same database even with other writers.
   CAVEMAN_RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
@@ -468,11 +459,10 @@ Status SqliteStore::PutOnce(const std::string& handle, const RecordInfo& info,
     return BudgetExceeded();
   }
   CAVEMAN_RETURN_IF_ERROR(InsertChunks(handle, frame));
-  CAVEMAN_ASSIGN_OR_RETURN(
-      Statement ins,
-      db_->Prepare("INSERT INTO recoveries (handle, created_at, content_type, compressor,"
-                   " tokens_before, tokens_after, original_bytes, stored_bytes, metadata,"
-                   " command, marker_map) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
+  CAVEMAN_ASSIGN_OR_RETURN(Statement ins,
+                           db_->Prepare("INSERT INTO recoveries (handle, created_at, content_type, compressor,"
+                                        " tokens_before, tokens_after, original_bytes, stored_bytes, metadata,"
+                                        " command, marker_map) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
   CAVEMAN_RETURN_IF_ERROR(ins.BindText(1, handle));
   CAVEMAN_RETURN_IF_ERROR(ins.BindText(2, now));
   CAVEMAN_RETURN_IF_ERROR(ins.BindText(3, info.content_type));
@@ -488,14 +478,12 @@ Status SqliteStore::PutOnce(const std::string& handle, const RecordInfo& info,
   return db_->Exec("COMMIT");
 }
 
-Result<bool> SqliteStore::RefreshExisting(const std::string& handle, const RecordInfo& info,
-                                          uint64_t used) {
+Result<bool> SqliteStore::RefreshExisting(const std::string& handle, const RecordInfo& info, uint64_t used) {
   const uint64_t capacity = options_.max_bytes;
   const std::string now = internal::FormatRfc3339(internal::NowNanos());
-  CAVEMAN_ASSIGN_OR_RETURN(
-      Statement find,
-      db_->Prepare("SELECT stored_bytes, coalesce(length(metadata), 0), tokens_before "
-                   "FROM recoveries WHERE handle = ?1"));
+  CAVEMAN_ASSIGN_OR_RETURN(Statement find,
+                           db_->Prepare("SELECT stored_bytes, coalesce(length(metadata), 0), tokens_before "
+                                        "FROM recoveries WHERE handle = ?1"));
   CAVEMAN_RETURN_IF_ERROR(find.BindText(1, handle));
   CAVEMAN_ASSIGN_OR_RETURN(bool exists, find.Step());
 
@@ -515,16 +503,14 @@ Result<bool> SqliteStore::RefreshExisting(const std::string& handle, const Recor
   if (new_size > capacity || used - std::min(used, old_size) > capacity - new_size) {
     return Status(BudgetExceeded());
   }
-  CAVEMAN_ASSIGN_OR_RETURN(
-      Statement upd,
-      db_->Prepare("UPDATE recoveries SET created_at = ?2,"
-                   " content_type = CASE WHEN ?3 THEN ?4 ELSE content_type END,"
-                   " compressor = CASE WHEN ?3 THEN ?5 ELSE compressor END,"
-                   " tokens_before = CASE WHEN ?3 THEN ?6 ELSE tokens_before END,"
-                   " tokens_after = CASE WHEN ?3 THEN ?7 ELSE tokens_after END,"
-                   " metadata = CASE WHEN ?8 THEN metadata ELSE ?9 END,"
-                   " marker_map = CASE WHEN ?10 THEN ?11 ELSE marker_map END"
-                   " WHERE handle = ?1"));
+  CAVEMAN_ASSIGN_OR_RETURN(Statement upd, db_->Prepare("UPDATE recoveries SET created_at = ?2,"
+                                                       " content_type = CASE WHEN ?3 THEN ?4 ELSE content_type END,"
+                                                       " compressor = CASE WHEN ?3 THEN ?5 ELSE compressor END,"
+                                                       " tokens_before = CASE WHEN ?3 THEN ?6 ELSE tokens_before END,"
+                                                       " tokens_after = CASE WHEN ?3 THEN ?7 ELSE tokens_after END,"
+                                                       " metadata = CASE WHEN ?8 THEN metadata ELSE ?9 END,"
+                                                       " marker_map = CASE WHEN ?10 THEN ?11 ELSE marker_map END"
+                                                       " WHERE handle = ?1"));
   CAVEMAN_RETURN_IF_ERROR(upd.BindText(1, handle));
   CAVEMAN_RETURN_IF_ERROR(upd.BindText(2, now));
   CAVEMAN_RETURN_IF_ERROR(upd.BindInt(3, replace_fields ? 1 : 0));
@@ -560,10 +546,8 @@ Status SqliteStore::InsertChunks(const std::string& handle, const Spool& frame) 
 }
 
 // Rows of ≤ 1 MiB under `key`, numbered from `first_seq`.
-Status SqliteStore::InsertChunkRows(const std::string& key, std::string_view frame,
-                                    int64_t first_seq) {
-  CAVEMAN_ASSIGN_OR_RETURN(
-      Statement ins, db_->Prepare("INSERT INTO chunks (handle, seq, data) VALUES (?1, ?2, ?3)"));
+Status SqliteStore::InsertChunkRows(const std::string& key, std::string_view frame, int64_t first_seq) {
+  CAVEMAN_ASSIGN_OR_RETURN(Statement ins, db_->Prepare("INSERT INTO chunks (handle, seq, data) VALUES (?1, ?2, ?3)"));
   int64_t seq = first_seq;
   for (size_t off = 0; off < frame.size(); off += kMaxChunkBytes, ++seq) {
     CAVEMAN_RETURN_IF_ERROR(ins.BindText(1, key));
@@ -590,7 +574,6 @@ Status SqliteStore::Get(std::string_view handle, ByteSink& out) {
   // Only a fully verified original reaches the caller.
   return original.CopyTo(out);
 }
-
 
 Status SqliteStore::GetRange(std::string_view handle, uint64_t offset, uint64_t length, ByteSink& out) {
   if (!IsWellFormedHandle(handle)) return NotFound();
@@ -664,9 +647,8 @@ Status SqliteStore::ReadRecord(std::string_view handle, ByteSink& original, cons
 
   CAVEMAN_ASSIGN_OR_RETURN(auto decoder, internal::FrameDecoder::New());
   VerifyingSink sink(original, static_cast<uint64_t>(original_bytes));
-  CAVEMAN_ASSIGN_OR_RETURN(
-      Statement chunks,
-      db_->Prepare("SELECT seq, data FROM chunks WHERE handle = ?1 ORDER BY seq"));
+  CAVEMAN_ASSIGN_OR_RETURN(Statement chunks,
+                           db_->Prepare("SELECT seq, data FROM chunks WHERE handle = ?1 ORDER BY seq"));
   CAVEMAN_RETURN_IF_ERROR(chunks.BindText(1, key));
   int64_t expected_seq = 0;
   uint64_t total = 0;
@@ -709,8 +691,7 @@ Result<std::string> SqliteStore::GetMetadata(std::string_view handle) {
   if (!IsWellFormedHandle(handle)) return NotFound();
   std::string meta;
   Status s = RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
-    CAVEMAN_ASSIGN_OR_RETURN(
-        Statement st, db_->Prepare("SELECT metadata FROM recoveries WHERE handle = ?1"));
+    CAVEMAN_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT metadata FROM recoveries WHERE handle = ?1"));
     CAVEMAN_RETURN_IF_ERROR(st.BindText(1, handle));
     CAVEMAN_ASSIGN_OR_RETURN(bool found, st.Step());
     if (!found) return NotFound();
@@ -730,10 +711,9 @@ Result<StoreStats> SqliteStore::Stats() {
     stats = StoreStats();
     TxnGuard guard(*db_);
     CAVEMAN_RETURN_IF_ERROR(db_->Exec("BEGIN"));
-    CAVEMAN_ASSIGN_OR_RETURN(
-        Statement st,
-        db_->Prepare("SELECT content_type, count(*), coalesce(sum(tokens_before), 0),"
-                     " coalesce(sum(tokens_after), 0) FROM recoveries GROUP BY content_type"));
+    CAVEMAN_ASSIGN_OR_RETURN(Statement st,
+                             db_->Prepare("SELECT content_type, count(*), coalesce(sum(tokens_before), 0),"
+                                          " coalesce(sum(tokens_after), 0) FROM recoveries GROUP BY content_type"));
     for (;;) {
       CAVEMAN_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -763,102 +743,98 @@ Result<GcResult> SqliteStore::Gc(std::optional<uint64_t> older_than_seconds, boo
   // delete, so gc works on a store whose disk is full when there is nothing to free.
   auto pass = [&](bool write) {
     return RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
-    result = GcResult();
-    TxnGuard guard(*db_);
-    // The age test and the deletes share one write transaction, so a put that refreshes
-    // created_at concurrently is either seen (record kept) or happens after the delete.
-    CAVEMAN_RETURN_IF_ERROR(db_->Exec(write ? "BEGIN IMMEDIATE" : "BEGIN"));
-    std::optional<internal::UnixNanos> cutoff;
-    if (older_than_seconds.has_value()) {
-      constexpr int64_t kNanosPerSecond = 1000000000;
-      const uint64_t max_age = static_cast<uint64_t>(INT64_MAX / kNanosPerSecond);
-      const int64_t age = static_cast<int64_t>(std::min(*older_than_seconds, max_age));
-      const internal::UnixNanos now = internal::NowNanos();
-      // Saturate: an age beyond the epoch keeps everything.
-      cutoff = now < INT64_MIN + age * kNanosPerSecond ? INT64_MIN : now - age * kNanosPerSecond;
-    }
-    auto older = [&](std::string_view rfc3339) {
-      if (!cutoff.has_value()) return false;
-      auto t = internal::ParseRfc3339(rfc3339);
-      return t.has_value() && *t < *cutoff;  // unknown age: keep
-    };
-    std::vector<std::string> victims;  // handles
-    std::vector<std::string> victim_keys;  // their chunk keys
-    if (cutoff.has_value()) {
-      CAVEMAN_ASSIGN_OR_RETURN(
-          Statement st,
-          db_->Prepare(std::string("SELECT handle, created_at, stored_bytes + coalesce(length(metadata), 0), ") +
-                       (v2_ ? "coalesce(chunk_key, handle)" : "handle") + " FROM recoveries"));
-      for (;;) {
-        CAVEMAN_ASSIGN_OR_RETURN(bool row, st.Step());
-        if (!row) break;
-        if (!older(st.ColumnText(1))) continue;
-        victims.emplace_back(st.ColumnText(0));
-        victim_keys.emplace_back(st.ColumnText(3));
-        result.freed_bytes += FromSqlInt(st.ColumnInt(2));
+      result = GcResult();
+      TxnGuard guard(*db_);
+      // The age test and the deletes share one write transaction, so a put that refreshes
+      // created_at concurrently is either seen (record kept) or happens after the delete.
+      CAVEMAN_RETURN_IF_ERROR(db_->Exec(write ? "BEGIN IMMEDIATE" : "BEGIN"));
+      std::optional<internal::UnixNanos> cutoff;
+      if (older_than_seconds.has_value()) {
+        constexpr int64_t kNanosPerSecond = 1000000000;
+        const uint64_t max_age = static_cast<uint64_t>(INT64_MAX / kNanosPerSecond);
+        const int64_t age = static_cast<int64_t>(std::min(*older_than_seconds, max_age));
+        const internal::UnixNanos now = internal::NowNanos();
+        // Saturate: an age beyond the epoch keeps everything.
+        cutoff = now < INT64_MIN + age * kNanosPerSecond ? INT64_MIN : now - age * kNanosPerSecond;
       }
-      st.Reset();
-    }
-    result.removed = victims.size();
+      auto older = [&](std::string_view rfc3339) {
+        if (!cutoff.has_value()) return false;
+        auto t = internal::ParseRfc3339(rfc3339);
+        return t.has_value() && *t < *cutoff;  // unknown age: keep
+      };
+      std::vector<std::string> victims;      // handles
+      std::vector<std::string> victim_keys;  // their chunk keys
+      if (cutoff.has_value()) {
+        CAVEMAN_ASSIGN_OR_RETURN(
+            Statement st,
+            db_->Prepare(std::string("SELECT handle, created_at, stored_bytes + coalesce(length(metadata), 0), ") +
+                         (v2_ ? "coalesce(chunk_key, handle)" : "handle") + " FROM recoveries"));
+        for (;;) {
+          CAVEMAN_ASSIGN_OR_RETURN(bool row, st.Step());
+          if (!row) break;
+          if (!older(st.ColumnText(1))) continue;
+          victims.emplace_back(st.ColumnText(0));
+          victim_keys.emplace_back(st.ColumnText(3));
+          result.freed_bytes += FromSqlInt(st.ColumnInt(2));
+        }
+        st.Reset();
+      }
+      result.removed = victims.size();
 
-    // Partial records whose writer is gone (or, with an age, not synced for longer than it):
-    // their rows go, and their chunk rows are then orphans like those of interrupted writers.
-    std::string abandoned;  // SQL list of quoted ids (well-formed: hex only)
-    if (v2_) {
-      CAVEMAN_ASSIGN_OR_RETURN(Statement st,
-                               db_->Prepare("SELECT id, updated_at, writer FROM partials"));
-      for (;;) {
-        CAVEMAN_ASSIGN_OR_RETURN(bool row, st.Step());
-        if (!row) break;
-        const std::string_view id = st.ColumnText(0);
-        if (!IsWellFormedPartialId(id)) continue;
-        if (internal::WriterAlive(st.ColumnText(2)) && !older(st.ColumnText(1))) continue;
-        if (!abandoned.empty()) abandoned += ",";
-        abandoned += "'" + std::string(id) + "'";
+      // Partial records whose writer is gone (or, with an age, not synced for longer than it):
+      // their rows go, and their chunk rows are then orphans like those of interrupted writers.
+      std::string abandoned;  // SQL list of quoted ids (well-formed: hex only)
+      if (v2_) {
+        CAVEMAN_ASSIGN_OR_RETURN(Statement st, db_->Prepare("SELECT id, updated_at, writer FROM partials"));
+        for (;;) {
+          CAVEMAN_ASSIGN_OR_RETURN(bool row, st.Step());
+          if (!row) break;
+          const std::string_view id = st.ColumnText(0);
+          if (!IsWellFormedPartialId(id)) continue;
+          if (internal::WriterAlive(st.ColumnText(2)) && !older(st.ColumnText(1))) continue;
+          if (!abandoned.empty()) abandoned += ",";
+          abandoned += "'" + std::string(id) + "'";
+        }
+        st.Reset();
       }
-      st.Reset();
-    }
-    std::string orphan_where =
-        " FROM chunks WHERE NOT EXISTS"
-        " (SELECT 1 FROM recoveries r WHERE r.handle = chunks.handle)";
-    if (v2_) {
-      orphan_where +=
-          " AND NOT EXISTS (SELECT 1 FROM recoveries r WHERE r.chunk_key = chunks.handle)"
-          " AND NOT EXISTS (SELECT 1 FROM partials p WHERE p.id = chunks.handle";
-      if (!abandoned.empty()) orphan_where += " AND p.id NOT IN (" + abandoned + ")";
-      orphan_where += ")";
-    }
-    CAVEMAN_ASSIGN_OR_RETURN(
-        Statement orphans,
-        db_->Prepare("SELECT count(*), coalesce(sum(length(data)), 0)" + orphan_where));
-    CAVEMAN_ASSIGN_OR_RETURN(bool row, orphans.Step());
-    if (row) {
-      result.orphan_chunks = FromSqlInt(orphans.ColumnInt(0));
-      result.freed_bytes += FromSqlInt(orphans.ColumnInt(1));
-    }
-    orphans.Reset();
+      std::string orphan_where =
+          " FROM chunks WHERE NOT EXISTS"
+          " (SELECT 1 FROM recoveries r WHERE r.handle = chunks.handle)";
+      if (v2_) {
+        orphan_where +=
+            " AND NOT EXISTS (SELECT 1 FROM recoveries r WHERE r.chunk_key = chunks.handle)"
+            " AND NOT EXISTS (SELECT 1 FROM partials p WHERE p.id = chunks.handle";
+        if (!abandoned.empty()) orphan_where += " AND p.id NOT IN (" + abandoned + ")";
+        orphan_where += ")";
+      }
+      CAVEMAN_ASSIGN_OR_RETURN(Statement orphans,
+                               db_->Prepare("SELECT count(*), coalesce(sum(length(data)), 0)" + orphan_where));
+      CAVEMAN_ASSIGN_OR_RETURN(bool row, orphans.Step());
+      if (row) {
+        result.orphan_chunks = FromSqlInt(orphans.ColumnInt(0));
+        result.freed_bytes += FromSqlInt(orphans.ColumnInt(1));
+      }
+      orphans.Reset();
 
-    abandoned_partials = !abandoned.empty();
-    if (write) {
-      CAVEMAN_ASSIGN_OR_RETURN(Statement del_chunks,
-                               db_->Prepare("DELETE FROM chunks WHERE handle = ?1"));
-      CAVEMAN_ASSIGN_OR_RETURN(Statement del_rec,
-                               db_->Prepare("DELETE FROM recoveries WHERE handle = ?1"));
-      for (size_t i = 0; i < victims.size(); ++i) {
-        CAVEMAN_RETURN_IF_ERROR(del_chunks.BindText(1, victim_keys[i]));
-        CAVEMAN_RETURN_IF_ERROR(del_chunks.Run());
-        del_chunks.Reset();
-        CAVEMAN_RETURN_IF_ERROR(del_rec.BindText(1, victims[i]));
-        CAVEMAN_RETURN_IF_ERROR(del_rec.Run());
-        del_rec.Reset();
+      abandoned_partials = !abandoned.empty();
+      if (write) {
+        CAVEMAN_ASSIGN_OR_RETURN(Statement del_chunks, db_->Prepare("DELETE FROM chunks WHERE handle = ?1"));
+        CAVEMAN_ASSIGN_OR_RETURN(Statement del_rec, db_->Prepare("DELETE FROM recoveries WHERE handle = ?1"));
+        for (size_t i = 0; i < victims.size(); ++i) {
+          CAVEMAN_RETURN_IF_ERROR(del_chunks.BindText(1, victim_keys[i]));
+          CAVEMAN_RETURN_IF_ERROR(del_chunks.Run());
+          del_chunks.Reset();
+          CAVEMAN_RETURN_IF_ERROR(del_rec.BindText(1, victims[i]));
+          CAVEMAN_RETURN_IF_ERROR(del_rec.Run());
+          del_rec.Reset();
+        }
+        CAVEMAN_RETURN_IF_ERROR(db_->Exec("DELETE" + orphan_where));
+        if (!abandoned.empty()) {
+          CAVEMAN_RETURN_IF_ERROR(db_->Exec("DELETE FROM partials WHERE id IN (" + abandoned + ")"));
+        }
       }
-      CAVEMAN_RETURN_IF_ERROR(db_->Exec("DELETE" + orphan_where));
-      if (!abandoned.empty()) {
-        CAVEMAN_RETURN_IF_ERROR(db_->Exec("DELETE FROM partials WHERE id IN (" + abandoned + ")"));
-      }
-    }
-    CAVEMAN_ASSIGN_OR_RETURN(result.storage_bytes, UsedBytes());
-    return db_->Exec("COMMIT");
+      CAVEMAN_ASSIGN_OR_RETURN(result.storage_bytes, UsedBytes());
+      return db_->Exec("COMMIT");
     });
   };
   CAVEMAN_RETURN_IF_ERROR(pass(/*write=*/false));
@@ -952,13 +928,12 @@ Status SqliteStore::SyncPartial(SqliteStreamWriter& w) {
     if (add > options_.max_bytes || used > options_.max_bytes - add) return BudgetExceeded();
     CAVEMAN_RETURN_IF_ERROR(InsertChunkRows(w.id_, w.pending_, w.next_seq_));
     const int64_t rows = static_cast<int64_t>((add + kMaxChunkBytes - 1) / kMaxChunkBytes);
-    CAVEMAN_ASSIGN_OR_RETURN(
-        Statement up,
-        db_->Prepare("INSERT INTO partials (id, created_at, updated_at, writer, command,"
-                     " original_bytes, stored_bytes, prefix_sha256, next_seq)"
-                     " VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-                     " ON CONFLICT (id) DO UPDATE SET updated_at = ?2, original_bytes = ?5,"
-                     " stored_bytes = ?6, prefix_sha256 = ?7, next_seq = ?8"));
+    CAVEMAN_ASSIGN_OR_RETURN(Statement up,
+                             db_->Prepare("INSERT INTO partials (id, created_at, updated_at, writer, command,"
+                                          " original_bytes, stored_bytes, prefix_sha256, next_seq)"
+                                          " VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+                                          " ON CONFLICT (id) DO UPDATE SET updated_at = ?2, original_bytes = ?5,"
+                                          " stored_bytes = ?6, prefix_sha256 = ?7, next_seq = ?8"));
     CAVEMAN_RETURN_IF_ERROR(up.BindText(1, w.id_));
     CAVEMAN_RETURN_IF_ERROR(up.BindText(2, now));
     CAVEMAN_RETURN_IF_ERROR(up.BindText(3, internal::CurrentWriterIdentity()));
@@ -986,8 +961,7 @@ Status SqliteStore::DeletePartialRows(const std::string& id) {
   return row.Run();
 }
 
-Status SqliteStore::CommitPartial(SqliteStreamWriter& w, const std::string& handle,
-                                  const RecordInfo& info) {
+Status SqliteStore::CommitPartial(SqliteStreamWriter& w, const std::string& handle, const RecordInfo& info) {
   return RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
     TxnGuard guard(*db_);
     CAVEMAN_RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
@@ -1001,12 +975,11 @@ Status SqliteStore::CommitPartial(SqliteStreamWriter& w, const std::string& hand
     const uint64_t add = w.pending_.size() + info.metadata.size();
     if (add > options_.max_bytes || used > options_.max_bytes - add) return BudgetExceeded();
     CAVEMAN_RETURN_IF_ERROR(InsertChunkRows(w.id_, w.pending_, w.next_seq_));
-    CAVEMAN_ASSIGN_OR_RETURN(
-        Statement ins,
-        db_->Prepare("INSERT INTO recoveries (handle, created_at, content_type, compressor,"
-                     " tokens_before, tokens_after, original_bytes, stored_bytes, metadata,"
-                     " command, chunk_key, marker_map)"
-                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
+    CAVEMAN_ASSIGN_OR_RETURN(Statement ins,
+                             db_->Prepare("INSERT INTO recoveries (handle, created_at, content_type, compressor,"
+                                          " tokens_before, tokens_after, original_bytes, stored_bytes, metadata,"
+                                          " command, chunk_key, marker_map)"
+                                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
     CAVEMAN_RETURN_IF_ERROR(ins.BindText(1, handle));
     CAVEMAN_RETURN_IF_ERROR(ins.BindText(2, internal::FormatRfc3339(internal::NowNanos())));
     CAVEMAN_RETURN_IF_ERROR(ins.BindText(3, info.content_type));
@@ -1043,10 +1016,9 @@ Result<std::vector<PartialInfo>> SqliteStore::ListPartials() {
   if (!v2_) return out;
   Status s = RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
     out.clear();
-    CAVEMAN_ASSIGN_OR_RETURN(
-        Statement st,
-        db_->Prepare("SELECT id, created_at, updated_at, original_bytes, stored_bytes,"
-                     " coalesce(command, ''), writer FROM partials ORDER BY created_at, id"));
+    CAVEMAN_ASSIGN_OR_RETURN(Statement st,
+                             db_->Prepare("SELECT id, created_at, updated_at, original_bytes, stored_bytes,"
+                                          " coalesce(command, ''), writer FROM partials ORDER BY created_at, id"));
     for (;;) {
       CAVEMAN_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -1109,9 +1081,8 @@ Status SqliteStore::GetPartial(std::string_view id, ByteSink& out) {
     TxnGuard guard(*db_);
     // One snapshot: the row and exactly the chunks it accounts for, even while the writer syncs.
     CAVEMAN_RETURN_IF_ERROR(db_->Exec("BEGIN"));
-    CAVEMAN_ASSIGN_OR_RETURN(
-        Statement rec, db_->Prepare("SELECT original_bytes, stored_bytes, prefix_sha256, next_seq"
-                                    " FROM partials WHERE id = ?1"));
+    CAVEMAN_ASSIGN_OR_RETURN(Statement rec, db_->Prepare("SELECT original_bytes, stored_bytes, prefix_sha256, next_seq"
+                                                         " FROM partials WHERE id = ?1"));
     CAVEMAN_RETURN_IF_ERROR(rec.BindText(1, id));
     CAVEMAN_ASSIGN_OR_RETURN(bool found, rec.Step());
     if (!found) return PartialNotFound();
@@ -1123,9 +1094,8 @@ Status SqliteStore::GetPartial(std::string_view id, ByteSink& out) {
     if (original_bytes < 0 || stored_bytes < 0) return Corrupt();
     CAVEMAN_ASSIGN_OR_RETURN(auto decoder, internal::FrameDecoder::New());
     VerifyingSink sink(original, static_cast<uint64_t>(original_bytes));
-    CAVEMAN_ASSIGN_OR_RETURN(
-        Statement chunks,
-        db_->Prepare("SELECT seq, data FROM chunks WHERE handle = ?1 AND seq < ?2 ORDER BY seq"));
+    CAVEMAN_ASSIGN_OR_RETURN(Statement chunks,
+                             db_->Prepare("SELECT seq, data FROM chunks WHERE handle = ?1 AND seq < ?2 ORDER BY seq"));
     CAVEMAN_RETURN_IF_ERROR(chunks.BindText(1, id));
     CAVEMAN_RETURN_IF_ERROR(chunks.BindInt(2, rows));
     int64_t expected_seq = 0;
@@ -1164,7 +1134,8 @@ Result<StoreOptions> StoreOptions::FromEnv() {
     if (!bytes.has_value()) {
       return Status::InvalidArgument(
           "cannot open recovery store: CAVEMAN_CCR_MAX_BYTES must be a positive integer of "
-          "bytes, got \"" + *v + "\"");
+          "bytes, got \"" +
+          *v + "\"");
     }
     options.max_bytes = *bytes;
   }
@@ -1174,7 +1145,8 @@ Result<StoreOptions> StoreOptions::FromEnv() {
         *level > static_cast<uint64_t>(internal::kMaxZstdLevel)) {
       return Status::InvalidArgument(
           "cannot open recovery store: CAVEMAN_CCR_ZSTD_LEVEL must be an integer from 1 to 19, "
-          "got \"" + *v + "\"");
+          "got \"" +
+          *v + "\"");
     }
     options.zstd_level = static_cast<int>(*level);
   }

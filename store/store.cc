@@ -33,7 +33,6 @@ Result<std::optional<std::string>> RecoveryStore::GetMarkerMap(std::string_view 
   return std::optional<std::string>();
 }
 
-
 Status RecoveryStore::GetRange(std::string_view handle, uint64_t offset, uint64_t length, ByteSink& out) {
   StringSink slice;
   internal::RangeSink range(slice, offset, offset + length);
@@ -44,9 +43,7 @@ Status RecoveryStore::GetRange(std::string_view handle, uint64_t offset, uint64_
   return out.Write(slice.data());
 }
 
-bool IsPostgresUrl(std::string_view url) {
-  return url.starts_with("postgresql://") || url.starts_with("postgres://");
-}
+bool IsPostgresUrl(std::string_view url) { return url.starts_with("postgresql://") || url.starts_with("postgres://"); }
 
 std::string RedactUrl(std::string_view url) {
   std::string out(url);

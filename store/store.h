@@ -139,13 +139,13 @@ struct CAVEMAN_EXPORT RecordListing {
 };
 
 struct CAVEMAN_EXPORT PartialInfo {
-  std::string id;          // part_<32 hex>
-  std::string created_at;  // RFC 3339 UTC
-  std::string updated_at;  // time of the last Sync
+  std::string id;               // part_<32 hex>
+  std::string created_at;       // RFC 3339 UTC
+  std::string updated_at;       // time of the last Sync
   uint64_t original_bytes = 0;  // bytes a GetPartial returns
   uint64_t stored_bytes = 0;
   std::string command;
-  std::string writer;      // "host:pid"
+  std::string writer;         // "host:pid"
   bool writer_alive = false;  // same host and the writing process still runs
 };
 

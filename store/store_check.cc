@@ -86,7 +86,8 @@ class Source {
       // build the -shm it needs.
       const char* tmp = std::getenv("TMPDIR");
       std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/caveman-check-XXXXXX";
-      if (mkdtemp(templ.data()) == nullptr) return OpenError("temporary directory: " + std::string(std::strerror(errno)));
+      if (mkdtemp(templ.data()) == nullptr)
+        return OpenError("temporary directory: " + std::string(std::strerror(errno)));
       tmp_dir_ = templ;
       std::string copy = tmp_dir_ + "/ccr.db";
       Status s = CopyFile(path, copy);
@@ -227,7 +228,8 @@ void ForEachRow(Db& db, const std::string& table, const std::string& columns, ui
 }
 
 std::string Columns(int64_t version) {
-  std::string c = "handle, original_bytes, stored_bytes, content_type, compressor, tokens_before, tokens_after, metadata";
+  std::string c =
+      "handle, original_bytes, stored_bytes, content_type, compressor, tokens_before, tokens_after, metadata";
   c += version >= 2 ? ", coalesce(chunk_key, handle), coalesce(command, '')" : ", handle, ''";
   c += version >= 3 ? ", marker_map IS NOT NULL, marker_map" : ", 0, NULL";
   return c;

@@ -33,13 +33,13 @@ struct StoreCheckReport {
   // "ok", or SQLite's PRAGMA integrity_check messages (at most 100), or one "error: E" when
   // the check itself could not run.
   std::vector<std::string> integrity;
-  uint64_t records = 0;                 // recoveries rows read
-  uint64_t ok = 0;                      // of them, verified
-  std::vector<std::string> corrupt;     // handles of the others, in rowid order
-  uint64_t partials = 0;                // partial records read
+  uint64_t records = 0;              // recoveries rows read
+  uint64_t ok = 0;                   // of them, verified
+  std::vector<std::string> corrupt;  // handles of the others, in rowid order
+  uint64_t partials = 0;             // partial records read
   uint64_t partials_ok = 0;
   std::vector<std::string> corrupt_partials;
-  uint64_t unreadable_rows = 0;         // recoveries/partials rowids that could not be read
+  uint64_t unreadable_rows = 0;  // recoveries/partials rowids that could not be read
   bool integrity_ok() const { return integrity.size() == 1 && integrity[0] == "ok"; }
   bool damaged() const {
     return !integrity_ok() || !corrupt.empty() || !corrupt_partials.empty() || unreadable_rows > 0;
@@ -47,11 +47,11 @@ struct StoreCheckReport {
 };
 
 struct SalvageReport {
-  StoreCheckReport check;               // what was found in the source
-  uint64_t copied = 0;                  // complete records written to the new database
-  uint64_t partials_copied = 0;         // partial records written (they get new ids)
+  StoreCheckReport check;                                        // what was found in the source
+  uint64_t copied = 0;                                           // complete records written to the new database
+  uint64_t partials_copied = 0;                                  // partial records written (they get new ids)
   std::vector<std::pair<std::string, std::string>> partial_ids;  // old id -> new id
-  std::vector<std::string> lost;        // handles/ids that could not be copied
+  std::vector<std::string> lost;                                 // handles/ids that could not be copied
 };
 
 // Errors: kIoError "cannot open recovery store: E" when not even the file header can be read

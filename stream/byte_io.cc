@@ -36,7 +36,8 @@ class StringSource final : public ByteSource {
 class ChunkedSource final : public ByteSource {
  public:
   ChunkedSource(std::string_view d, uint64_t seed, size_t max_piece)
-      : data_(d), state_(seed * 6364136223846793005ULL + 1442695040888963407ULL),
+      : data_(d),
+        state_(seed * 6364136223846793005ULL + 1442695040888963407ULL),
         max_piece_(max_piece == 0 ? 1 : max_piece) {}
   Result<size_t> Read(char* buf, size_t cap) override {
     // xorshift64*: deterministic piece sizes, no <random> distribution differences.
@@ -62,8 +63,7 @@ namespace bio = boost::iostreams;
 
 class FdSource final : public ByteSource {
  public:
-  FdSource(int fd, bool owned)
-      : dev_(fd, owned ? bio::close_handle : bio::never_close_handle) {}
+  FdSource(int fd, bool owned) : dev_(fd, owned ? bio::close_handle : bio::never_close_handle) {}
   Result<size_t> Read(char* buf, size_t cap) override {
     try {
       std::streamsize n = dev_.read(buf, static_cast<std::streamsize>(cap));
@@ -150,9 +150,7 @@ class FdSink final : public ByteSink {
 
 }  // namespace
 
-std::unique_ptr<ByteSource> NewStringSource(std::string_view data) {
-  return std::make_unique<StringSource>(data);
-}
+std::unique_ptr<ByteSource> NewStringSource(std::string_view data) { return std::make_unique<StringSource>(data); }
 std::unique_ptr<ByteSource> NewChunkedSource(std::string_view data, uint64_t seed, size_t max_piece) {
   return std::make_unique<ChunkedSource>(data, seed, max_piece);
 }

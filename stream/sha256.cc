@@ -49,9 +49,7 @@ std::string Sha256::Hex(const std::array<uint8_t, 32>& d, size_t bytes) {
   return s;
 }
 
-std::string HandleFromDigest(const std::array<uint8_t, 32>& digest) {
-  return "ccr_" + Sha256::Hex(digest, 16);
-}
+std::string HandleFromDigest(const std::array<uint8_t, 32>& digest) { return "ccr_" + Sha256::Hex(digest, 16); }
 
 bool IsWellFormedHandle(std::string_view h) {
   if (h.size() != 36 || h.substr(0, 4) != "ccr_") return false;

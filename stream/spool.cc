@@ -228,8 +228,6 @@ Result<std::string_view> Body::View() const {
   return std::string_view(*loaded_);
 }
 
-size_t Body::view_padding() const {
-  return loaded_ ? loaded_->capacity() - loaded_->size() : 0;
-}
+size_t Body::view_padding() const { return loaded_ ? loaded_->capacity() - loaded_->size() : 0; }
 
 }  // namespace caveman

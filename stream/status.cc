@@ -28,8 +28,8 @@ void DcheckFailed(const char* condition, const char* file, int line) {
 }  // namespace internal
 
 std::string Status::ToString() const {
-  static const char* kNames[] = {"OK", "InvalidArgument", "NotSupported", "Corruption",
-                                 "IoError", "ResourceExhausted", "Internal", "NotFound"};
+  static const char* kNames[] = {"OK",      "InvalidArgument",   "NotSupported", "Corruption",
+                                 "IoError", "ResourceExhausted", "Internal",     "NotFound"};
   if (ok()) return "OK";
   return std::string(kNames[static_cast<int>(code_)]) + ": " + message_;
 }

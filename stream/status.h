@@ -59,8 +59,8 @@ class [[nodiscard]] CAVEMAN_EXPORT Status {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) {}   // NOLINT: REQUIRES !status.ok()
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : v_(std::move(status)) {}  // NOLINT: REQUIRES !status.ok()
   bool ok() const { return v_.index() == 0; }
   const Status& status() const {
     static const Status kOkStatus;
@@ -88,9 +88,9 @@ class [[nodiscard]] Result {
 #define CAVEMAN_CONCAT_INNER_(a, b) a##b
 #define CAVEMAN_CONCAT_(a, b) CAVEMAN_CONCAT_INNER_(a, b)
 
-#define CAVEMAN_RETURN_IF_ERROR(expr)             \
-  do {                                            \
-    ::caveman::Status caveman_status_ = (expr);   \
+#define CAVEMAN_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::caveman::Status caveman_status_ = (expr);        \
     if (!caveman_status_.ok()) return caveman_status_; \
   } while (0)
 

@@ -72,9 +72,7 @@ size_t FirstSafeCutFrom(std::string_view text, size_t from) {
 
 }  // namespace
 
-uint64_t ApproxTokenCount(std::string_view text) {
-  return ApproxFromCodePoints(internal::CountCodePoints(text));
-}
+uint64_t ApproxTokenCount(std::string_view text) { return ApproxFromCodePoints(internal::CountCodePoints(text)); }
 
 const TokenCounter& ApproxTokenCounter() {
   static const ApproxCounter counter;
@@ -91,8 +89,7 @@ const TokenCounter& DefaultTokenCounter() {
   // §7.3: a vocabulary that does not load or verify degrades to approx-chars/4.
   static const TokenCounter* const counter = [] {
     const auto& state = O200kState();
-    return state.ok() ? static_cast<const TokenCounter*>(state.value().get())
-                      : &ApproxTokenCounter();
+    return state.ok() ? static_cast<const TokenCounter*>(state.value().get()) : &ApproxTokenCounter();
   }();
   return *counter;
 }
@@ -129,8 +126,7 @@ void StreamingTokenCount::Feed(std::string_view chunk) {
     // A cut between carry_ and chunk: judge the chunk's first code point behind that LF.
     std::string probe("\n");
     probe.append(chunk.substr(0, std::min<size_t>(chunk.size(), 4)));
-    cut_at_start =
-        IsSafeCutAt(reinterpret_cast<const uint8_t*>(probe.data()), probe.size(), 1);
+    cut_at_start = IsSafeCutAt(reinterpret_cast<const uint8_t*>(probe.data()), probe.size(), 1);
   }
   if (!cut_at_start) {
     first = FirstSafeCutFrom(chunk, 1);
@@ -143,9 +139,7 @@ void StreamingTokenCount::Feed(std::string_view chunk) {
   // approx-chars/4 is not additive as a formula, but its code point count is: sum those and
   // apply the formula in Finish().
   const bool approx = counter_.name() == kApproxName;
-  auto add = [&](std::string_view part) {
-    total_ += approx ? internal::CountCodePoints(part) : counter_.Count(part);
-  };
+  auto add = [&](std::string_view part) { total_ += approx ? internal::CountCodePoints(part) : counter_.Count(part); };
   carry_.append(chunk.substr(0, first));
   add(carry_);
   if (last > first) add(chunk.substr(first, last - first));
@@ -200,8 +194,7 @@ struct BackgroundTokenCount::Impl {
   std::thread worker;  // last: starts after the other members exist
 };
 
-BackgroundTokenCount::BackgroundTokenCount(const TokenCounter& counter)
-    : impl_(std::make_unique<Impl>(counter)) {}
+BackgroundTokenCount::BackgroundTokenCount(const TokenCounter& counter) : impl_(std::make_unique<Impl>(counter)) {}
 
 BackgroundTokenCount::~BackgroundTokenCount() {
   if (impl_) impl_->Stop();

@@ -59,15 +59,12 @@ inline int Utf8SeqLen(const uint8_t* p, size_t avail) {
 // Code point of a well-formed sequence of length len (from Utf8SeqLen).
 inline uint32_t DecodeWellFormed(const uint8_t* p, int len) {
   switch (len) {
-    case 1:
-      return p[0];
-    case 2:
-      return (uint32_t{p[0] & 0x1Fu} << 6) | (p[1] & 0x3Fu);
-    case 3:
-      return (uint32_t{p[0] & 0x0Fu} << 12) | (uint32_t{p[1] & 0x3Fu} << 6) | (p[2] & 0x3Fu);
+    case 1: return p[0];
+    case 2: return (uint32_t{p[0] & 0x1Fu} << 6) | (p[1] & 0x3Fu);
+    case 3: return (uint32_t{p[0] & 0x0Fu} << 12) | (uint32_t{p[1] & 0x3Fu} << 6) | (p[2] & 0x3Fu);
     default:
-      return (uint32_t{p[0] & 0x07u} << 18) | (uint32_t{p[1] & 0x3Fu} << 12) |
-             (uint32_t{p[2] & 0x3Fu} << 6) | (p[3] & 0x3Fu);
+      return (uint32_t{p[0] & 0x07u} << 18) | (uint32_t{p[1] & 0x3Fu} << 12) | (uint32_t{p[2] & 0x3Fu} << 6) |
+             (p[3] & 0x3Fu);
   }
 }
 

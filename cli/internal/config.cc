@@ -60,7 +60,8 @@ Status ParseCompress(const std::string& file, const toml::table& t, Config* c) {
     const std::string key = "compress." + std::string(k.str());
     if (k == "min_savings") {
       std::optional<double> v = node.value<double>();  // integers too (0)
-      if (!v || !(*v >= 0 && *v < 1)) return ErrorAt(file, node.source(), key + ": expected a number from 0 to below 1");
+      if (!v || !(*v >= 0 && *v < 1))
+        return ErrorAt(file, node.source(), key + ": expected a number from 0 to below 1");
       c->min_savings = *v;
     } else if (k == "never") {
       const toml::array* a = node.as_array();
@@ -126,7 +127,8 @@ Result<Config> ParseConfig(const std::string& text, const std::string& name) {
   for (const auto& [k, node] : root) {
     const toml::table* t = node.as_table();
     if (t == nullptr || (k != "store" && k != "compress" && k != "run")) {
-      return ErrorAt(name, k.source(), "unknown key " + std::string(k.str()) + " (tables: [store], [compress], [run.PROGRAM])");
+      return ErrorAt(name, k.source(),
+                     "unknown key " + std::string(k.str()) + " (tables: [store], [compress], [run.PROGRAM])");
     }
     if (k == "store") CAVEMAN_RETURN_IF_ERROR(ParseStore(name, *t, &c));
     if (k == "compress") CAVEMAN_RETURN_IF_ERROR(ParseCompress(name, *t, &c));

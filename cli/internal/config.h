@@ -41,7 +41,7 @@ struct RunCommandConfig {
 };
 
 struct Config {
-  std::string file;  // the file read; empty when there was none
+  std::string file;                       // the file read; empty when there was none
   std::optional<std::string> store_path;  // "~/" expanded
   std::optional<uint64_t> store_max_bytes;
   std::optional<std::string> store_url;

@@ -121,11 +121,15 @@ std::string GainJson(const std::vector<GainTotals>& sums, GainGroup group, std::
 std::string GainTable(const std::vector<GainTotals>& sums, GainGroup group) {
   using Row = std::array<std::string, 6>;
   auto row = [](const std::string& name, const GainTotals& t) {
-    return Row{name, GroupThousands(t.invocations), GroupThousands(t.tokens_before), GroupThousands(t.tokens_after),
-               GroupThousands(Saved(t)), Percent(Ratio(t))};
+    return Row{name,
+               GroupThousands(t.invocations),
+               GroupThousands(t.tokens_before),
+               GroupThousands(t.tokens_after),
+               GroupThousands(Saved(t)),
+               Percent(Ratio(t))};
   };
-  std::vector<Row> rows = {{group == GainGroup::kNone ? "" : GroupName(group), "runs", "tokens before", "tokens after",
-                            "saved", "share"}};
+  std::vector<Row> rows = {
+      {group == GainGroup::kNone ? "" : GroupName(group), "runs", "tokens before", "tokens after", "saved", "share"}};
   for (size_t i = 1; i < sums.size(); ++i) rows.push_back(row(sums[i].key, sums[i]));
   rows.push_back(row("total", sums.front()));
   std::array<size_t, 6> width{};

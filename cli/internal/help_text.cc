@@ -14,16 +14,16 @@ namespace {
 // every text has the same sections in the same order.
 struct HelpParts {
   std::string_view name;
-  std::string_view summary;      // one line, for the top-level list
-  std::string_view usage;        // after "usage: caveman-engine "
-  std::string_view description;  // LF-terminated lines
-  std::string_view options;      // the subcommand's own options; -h/--help is added
-  bool store_env;                // whether the store variables apply
-  std::string_view extra_env;    // further variables
-  std::string_view exit_ok;      // what exit status 0 means
-  std::string_view exit_fail;    // what exit status 1 means (continuation lines indented 5)
-  std::string_view examples;     // LF-terminated command lines
-  std::string_view exit_more = {};  // further "  N  meaning" lines, LF-terminated
+  std::string_view summary;                     // one line, for the top-level list
+  std::string_view usage;                       // after "usage: caveman-engine "
+  std::string_view description;                 // LF-terminated lines
+  std::string_view options;                     // the subcommand's own options; -h/--help is added
+  bool store_env;                               // whether the store variables apply
+  std::string_view extra_env;                   // further variables
+  std::string_view exit_ok;                     // what exit status 0 means
+  std::string_view exit_fail;                   // what exit status 1 means (continuation lines indented 5)
+  std::string_view examples;                    // LF-terminated command lines
+  std::string_view exit_more = {};              // further "  N  meaning" lines, LF-terminated
   std::string (*more_description)() = nullptr;  // generated text after the description
 };
 
@@ -75,12 +75,12 @@ constexpr std::array<HelpParts, 12> kParts = {{
      .summary = "FILE or stdin -> smaller view on stdout, report on stderr; original stored",
      .usage = "compress [--type T|auto] [--query Q] [--report json|pretty]\n"
               "                               [--follow] [--min-savings R] [-q] [-o OUT] [FILE]",
-     .description =
-         "Reads tool output from FILE (stdin when FILE is - or missing) and writes a smaller view\n"
-         "of it to stdout (or OUT), then a report to stderr. Before anything lossy is written,\n"
-         "the exact original is stored in the recovery store; `caveman-engine retrieve <handle>`\n"
-         "brings it back. Input that would not get smaller (or cannot be stored) is written\n"
-         "unchanged. At most 64 MiB of input, except\n"         "with --follow on line types.\n",
+     .description = "Reads tool output from FILE (stdin when FILE is - or missing) and writes a smaller view\n"
+                    "of it to stdout (or OUT), then a report to stderr. Before anything lossy is written,\n"
+                    "the exact original is stored in the recovery store; `caveman-engine retrieve <handle>`\n"
+                    "brings it back. Input that would not get smaller (or cannot be stored) is written\n"
+                    "unchanged. At most 64 MiB of input, except\n"
+                    "with --follow on line types.\n",
      .options = "  -o, --output OUT        write the view to OUT instead of stdout; OUT is replaced\n"
                 "                          only when compress succeeds (never left half-written);\n"
                 "                          a pass-through writes the original there\n"
@@ -133,21 +133,20 @@ constexpr std::array<HelpParts, 12> kParts = {{
               "   or: caveman-engine retrieve <handle> --marker K\n"
               "   or: caveman-engine retrieve <handle> --map [--format json|table]\n"
               "   or: caveman-engine retrieve --partials [--format json|table]",
-     .description =
-         "Writes the original bytes stored under <handle> (ccr_ followed by 32 hex digits, as\n"
-         "printed in the compress report) to stdout, unchanged and with nothing appended. With\n"
-         "a query, only the parts of the original that match it are written.\n"
-         "A partial record (part_ followed by 32 hex digits) holds the original of a follow\n"
-         "mode run (compress --follow, run) as far as it was stored: one still running, or one\n"
-         "that could not be finalised (killed, store full). retrieve part_<id> writes those\n"
-         "bytes; --partials lists the partial records.\n"
-         "A slice writes only part of the original (of the query's text, with a query); one\n"
-         "slice flag at a time. A line or byte range stops reading the record once past the\n"
-         "range, so its bytes are not checked against the record's checksum.\n"
-         "Every view's markers are mapped to the original: --map lists them in view order\n"
-         "(marker K = 1, 2, ...: kind, view line, count of units, original lines first..last,\n"
-         "bytes [begin, end), and for JSON the array's pointer and element indices), and\n"
-         "--marker K writes exactly the original bytes marker K replaced.\n",
+     .description = "Writes the original bytes stored under <handle> (ccr_ followed by 32 hex digits, as\n"
+                    "printed in the compress report) to stdout, unchanged and with nothing appended. With\n"
+                    "a query, only the parts of the original that match it are written.\n"
+                    "A partial record (part_ followed by 32 hex digits) holds the original of a follow\n"
+                    "mode run (compress --follow, run) as far as it was stored: one still running, or one\n"
+                    "that could not be finalised (killed, store full). retrieve part_<id> writes those\n"
+                    "bytes; --partials lists the partial records.\n"
+                    "A slice writes only part of the original (of the query's text, with a query); one\n"
+                    "slice flag at a time. A line or byte range stops reading the record once past the\n"
+                    "range, so its bytes are not checked against the record's checksum.\n"
+                    "Every view's markers are mapped to the original: --map lists them in view order\n"
+                    "(marker K = 1, 2, ...: kind, view line, count of units, original lines first..last,\n"
+                    "bytes [begin, end), and for JSON the array's pointer and element indices), and\n"
+                    "--marker K writes exactly the original bytes marker K replaced.\n",
      .options = "  --lines A:B             lines A to B, from 1, inclusive (sed -n A,Bp); A: to the\n"
                 "                          end, :B from line 1, N = one line\n"
                 "  --bytes A:B             bytes from offset A (from 0) up to B, B excluded; A: or\n"
@@ -208,10 +207,9 @@ constexpr std::array<HelpParts, 12> kParts = {{
     {.name = "toon",
      .summary = "convert JSON to TOON (encode) or TOON to JSON (decode)",
      .usage = "toon encode|decode [FILE]",
-     .description =
-         "encode: reads JSON and writes it as TOON (a compact, lossless table form for uniform\n"
-         "arrays of objects). decode: reads TOON and writes compact JSON. Input from FILE, or\n"
-         "stdin for - or none; at most 64 MiB. No trailing newline, no store.\n",
+     .description = "encode: reads JSON and writes it as TOON (a compact, lossless table form for uniform\n"
+                    "arrays of objects). decode: reads TOON and writes compact JSON. Input from FILE, or\n"
+                    "stdin for - or none; at most 64 MiB. No trailing newline, no store.\n",
      .exit_ok = "converted",
      .exit_fail = "input not encodable/decodable, FILE or stdin unreadable or over 64 MiB,\n"
                   "     or stdout not writable",
@@ -247,16 +245,15 @@ constexpr std::array<HelpParts, 12> kParts = {{
      .summary = "run a command and compress its output as it arrives; original stored",
      .usage = "run [--type T|auto] [--query Q] [--report json|pretty]\n"
               "                          [--min-savings R] [-q] -- CMD...",
-     .description =
-         "Runs CMD with its stdout and stderr on one pipe (their order kept) and stdin\n"
-         "inherited, and compresses what it prints as it arrives, like compress --follow: kept\n"
-         "lines appear at once, a marker only after the lines it replaces are stored. The report\n"
-         "goes to stderr at the end; the stored record also names the command line.\n"
-         "SIGINT and SIGTERM sent to caveman-engine are passed on to CMD (Ctrl-C at the terminal\n"
-         "reaches CMD directly, once); caveman-engine reads until CMD's output ends.\n"
-         "\n"
-         "Without --type the command suggests a content type; detection still wins when it\n"
-         "finds json, html, diff or test-report. The first matching entry counts:\n",
+     .description = "Runs CMD with its stdout and stderr on one pipe (their order kept) and stdin\n"
+                    "inherited, and compresses what it prints as it arrives, like compress --follow: kept\n"
+                    "lines appear at once, a marker only after the lines it replaces are stored. The report\n"
+                    "goes to stderr at the end; the stored record also names the command line.\n"
+                    "SIGINT and SIGTERM sent to caveman-engine are passed on to CMD (Ctrl-C at the terminal\n"
+                    "reaches CMD directly, once); caveman-engine reads until CMD's output ends.\n"
+                    "\n"
+                    "Without --type the command suggests a content type; detection still wins when it\n"
+                    "finds json, html, diff or test-report. The first matching entry counts:\n",
      .options = "  --type T|auto           force content type T; auto or no --type: detect, with\n"
                 "                          the command's hint (or [run.PROGRAM] type in the\n"
                 "                          configuration file)\n"
@@ -278,27 +275,27 @@ constexpr std::array<HelpParts, 12> kParts = {{
      .exit_more = "  126  CMD was found but could not be executed\n"
                   "  127  CMD was not found\n"
                   "  N  any other status is CMD's own; 128+N when signal N killed it\n",
-     .more_description = [] {
-       return HintSummary() +
-              "Looked through: NAME=VALUE, env, sudo, doas, time, nice, nohup, ionice, stdbuf,\n"
-              "timeout, taskset, command, exec, npx, pnpx, bunx, uvx, npm/pnpm/yarn exec, pnpm/yarn\n"
-              "dlx, uv/poetry/pipenv/pdm/hatch/rye/pipx/conda/mamba run, bundle/direnv exec,\n"
-              "python -m, and sh/bash/zsh -c with one simple command (no pipes, lists or quotes).\n";
-     }},
+     .more_description =
+         [] {
+           return HintSummary() +
+                  "Looked through: NAME=VALUE, env, sudo, doas, time, nice, nohup, ionice, stdbuf,\n"
+                  "timeout, taskset, command, exec, npx, pnpx, bunx, uvx, npm/pnpm/yarn exec, pnpm/yarn\n"
+                  "dlx, uv/poetry/pipenv/pdm/hatch/rye/pipx/conda/mamba run, bundle/direnv exec,\n"
+                  "python -m, and sh/bash/zsh -c with one simple command (no pipes, lists or quotes).\n";
+         }},
     {.name = "mcp",
      .summary = "MCP server on stdin/stdout: compress and retrieve as tools for a model",
      .usage = "mcp",
-     .description =
-         "Serves the Model Context Protocol (revision 2025-06-18) over stdio: JSON-RPC 2.0, one\n"
-         "message per line. An MCP client (Claude Desktop, Claude Code, an SDK) starts it; see\n"
-         "examples/agents/. Tools:\n"
-         "  caveman_compress  {text, type?, query?}: the view, then a text block with the\n"
-         "                    recovery handle, the exact retrieve call and the report\n"
-         "  caveman_retrieve  {handle, query?, lines?, bytes?, grep?, context?, json_pointer?}:\n"
-         "                    the original or a slice, as retrieve does\n"
-         "  caveman_stats     {}: what the store holds\n"
-         "Messages over 16 MiB are refused with a JSON-RPC error (-32600); protocol errors are\n"
-         "JSON-RPC errors, failing tool calls results with isError. Ends at end of input.\n",
+     .description = "Serves the Model Context Protocol (revision 2025-06-18) over stdio: JSON-RPC 2.0, one\n"
+                    "message per line. An MCP client (Claude Desktop, Claude Code, an SDK) starts it; see\n"
+                    "examples/agents/. Tools:\n"
+                    "  caveman_compress  {text, type?, query?}: the view, then a text block with the\n"
+                    "                    recovery handle, the exact retrieve call and the report\n"
+                    "  caveman_retrieve  {handle, query?, lines?, bytes?, grep?, context?, json_pointer?}:\n"
+                    "                    the original or a slice, as retrieve does\n"
+                    "  caveman_stats     {}: what the store holds\n"
+                    "Messages over 16 MiB are refused with a JSON-RPC error (-32600); protocol errors are\n"
+                    "JSON-RPC errors, failing tool calls results with isError. Ends at end of input.\n",
      .options = "",
      .store_env = true,
      .exit_ok = "end of input",
@@ -307,18 +304,17 @@ constexpr std::array<HelpParts, 12> kParts = {{
     {.name = "store",
      .summary = "check the recovery store, salvage its intact records, or migrate it",
      .usage = "store check | salvage --to PATH | migrate --from SRC --to DST",
-     .description =
-         "check: runs SQLite's integrity_check and decodes every record and partial record,\n"
-         "verifying its zstd checksum, length and SHA-256 (the handle). Read-only: the database\n"
-         "and its file modes stay as they are (with a -wal file, a private copy is read). Prints\n"
-         "one JSON line: {\"integrity\":\"ok\" or [messages],\"records\":N,\"ok\":N,\"corrupt\":\n"
-         "[handles],\"partials\":N,\"partials_ok\":N,\"corrupt_partials\":[ids],\"unreadable_rows\":N}\n"
-         "salvage: copies every record that verifies into a new database at PATH (an existing\n"
-         "PATH is refused), also from damaged files normal opens refuse; prints check's members\n"
-         "plus \"copied\", \"partials_copied\", \"partial_ids\" (old id to new id) and \"lost\".\n"
-         "migrate: copies every record from SRC to DST (each sqlite:PATH or a postgresql:// URL),\n"
-         "verifying each by checksum after the copy; records already at DST are skipped, so an\n"
-         "interrupted migration resumes. See `store migrate --help`.\n",
+     .description = "check: runs SQLite's integrity_check and decodes every record and partial record,\n"
+                    "verifying its zstd checksum, length and SHA-256 (the handle). Read-only: the database\n"
+                    "and its file modes stay as they are (with a -wal file, a private copy is read). Prints\n"
+                    "one JSON line: {\"integrity\":\"ok\" or [messages],\"records\":N,\"ok\":N,\"corrupt\":\n"
+                    "[handles],\"partials\":N,\"partials_ok\":N,\"corrupt_partials\":[ids],\"unreadable_rows\":N}\n"
+                    "salvage: copies every record that verifies into a new database at PATH (an existing\n"
+                    "PATH is refused), also from damaged files normal opens refuse; prints check's members\n"
+                    "plus \"copied\", \"partials_copied\", \"partial_ids\" (old id to new id) and \"lost\".\n"
+                    "migrate: copies every record from SRC to DST (each sqlite:PATH or a postgresql:// URL),\n"
+                    "verifying each by checksum after the copy; records already at DST are skipped, so an\n"
+                    "interrupted migration resumes. See `store migrate --help`.\n",
      .options = "  --to PATH               salvage: the new database\n"
                 "  --from SRC --to DST     migrate: source and destination stores\n",
      .store_env = true,
@@ -333,13 +329,12 @@ constexpr std::array<HelpParts, 12> kParts = {{
     {.name = "gain",
      .summary = "tokens saved per invocation of compress and run (the savings ledger)",
      .usage = "gain [--since D] [--by type|command|day] [--format json|table]",
-     .description =
-         "Sums the savings ledger: one row per compress or run invocation that reached the\n"
-         "store, pass-throughs and repeated inputs included (stats counts each stored original\n"
-         "once). Per row: time, content type, command (run), tokens before and after, and the\n"
-         "recovery handle if one was stored. Rows older than gc --older-than's age are pruned\n"
-         "by gc. JSON: {\"since\",\"by\",\"totals\":{invocations, passed_through,\n"
-         "tokens_before, tokens_after, tokens_saved, ratio},\"groups\":[{\"key\", ...}]}.\n",
+     .description = "Sums the savings ledger: one row per compress or run invocation that reached the\n"
+                    "store, pass-throughs and repeated inputs included (stats counts each stored original\n"
+                    "once). Per row: time, content type, command (run), tokens before and after, and the\n"
+                    "recovery handle if one was stored. Rows older than gc --older-than's age are pruned\n"
+                    "by gc. JSON: {\"since\",\"by\",\"totals\":{invocations, passed_through,\n"
+                    "tokens_before, tokens_after, tokens_saved, ratio},\"groups\":[{\"key\", ...}]}.\n",
      .options = "  --since D               only invocations of the last D (90m, 12h, 7d)\n"
                 "  --by type|command|day   one line per content type, command line (compress runs\n"
                 "                          are \"(compress)\") or UTC day\n"
@@ -408,8 +403,9 @@ const SubcommandInfo* FindSubcommand(std::string_view name) {
 std::string TopLevelHelp() {
   std::string out = "usage: ";
   out += kUsageLine;
-  out += "\n\nCompresses the output of tools before it reaches an LLM; the original stays\n"
-         "recoverable from a local SQLite store.\n\nSubcommands:\n";
+  out +=
+      "\n\nCompresses the output of tools before it reaches an LLM; the original stays\n"
+      "recoverable from a local SQLite store.\n\nSubcommands:\n";
   for (const SubcommandInfo& s : Table()) {
     out += "  ";
     out += s.name;
@@ -417,16 +413,17 @@ std::string TopLevelHelp() {
     out += s.summary;
     out += '\n';
   }
-  out += "\nOptions:\n"
-         "  -h, --help     print this help on stdout and exit 0\n"
-         "  -V, --version  print the version and exit 0\n"
-         "\nConfiguration: $XDG_CONFIG_HOME/caveman/config.toml (default ~/.config/caveman/\n"
-         "config.toml): [store] path, max_bytes, url; [compress] min_savings, never; [run.PROGRAM]\n"
-         "type, query, never. A flag wins over the environment, which wins over the file.\n"
-         "\nExit status: 0 success, 1 error, 2 usage error or bad configuration file; see each\n"
-         "subcommand's help for more.\n"
-         "\nRun `caveman-engine <subcommand> --help` for its options, environment, exit status\n"
-         "and examples.\n";
+  out +=
+      "\nOptions:\n"
+      "  -h, --help     print this help on stdout and exit 0\n"
+      "  -V, --version  print the version and exit 0\n"
+      "\nConfiguration: $XDG_CONFIG_HOME/caveman/config.toml (default ~/.config/caveman/\n"
+      "config.toml): [store] path, max_bytes, url; [compress] min_savings, never; [run.PROGRAM]\n"
+      "type, query, never. A flag wins over the environment, which wins over the file.\n"
+      "\nExit status: 0 success, 1 error, 2 usage error or bad configuration file; see each\n"
+      "subcommand's help for more.\n"
+      "\nRun `caveman-engine <subcommand> --help` for its options, environment, exit status\n"
+      "and examples.\n";
   return out;
 }
 

@@ -38,7 +38,8 @@ std::string MarkerMapTable(const std::vector<MarkerEntry>& markers) {
                     "[" + std::to_string(e.byte_begin) + ", " + std::to_string(e.byte_end) + ")", array});
   }
   // The array column only when some marker is a JSON one.
-  const bool json = std::any_of(markers.begin(), markers.end(), [](const MarkerEntry& e) { return e.first_index >= 0; });
+  const bool json =
+      std::any_of(markers.begin(), markers.end(), [](const MarkerEntry& e) { return e.first_index >= 0; });
   const size_t columns = json ? 7 : 6;
   std::array<size_t, 7> width{};
   for (const Row& r : rows) {

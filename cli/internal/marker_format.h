@@ -28,7 +28,7 @@ std::string MarkerMapTable(const std::vector<MarkerEntry>& markers);
 
 struct MarkerCommandOutcome {
   int exit_code = 0;
-  std::string error;      // message for stderr (without the "retrieve: " prefix), when failed
+  std::string error;          // message for stderr (without the "retrieve: " prefix), when failed
   bool write_failed = false;  // the failure was writing `out`
 };
 // `marker`: write that marker's original bytes; else (`map`) the map in `format`.

@@ -209,7 +209,8 @@ class BoundedSink final : public ByteSink {
   bool over_ = false;
 };
 
-constexpr std::string_view kToolsList = R"json({"tools":[{"name":"caveman_compress","title":"Compress tool output","description":"Compress long tool output (build/CI logs, test reports, JSON API dumps, diffs, tables, code, HTML) so it costs fewer tokens, keeping errors, failures, anomalies and counts. The exact original is stored: the result names its recovery handle (ccr_...), and caveman_retrieve with that handle gives back the original or any slice of it. If the view is not smaller, the text comes back unchanged and nothing is stored.","inputSchema":{"type":"object","properties":{"text":{"type":"string","description":"The tool output to compress, verbatim (at most 16 MiB per message)."},"type":{"type":"string","description":"Force a content type instead of detecting it: json, log, test-report, diff, code, html, tabular, config, search-result, terminal, repetition, text, toon, toolschema, a11y. Omit (or 'auto') to detect."},"query":{"type":"string","description":"What you are looking for (words, ids, error names); parts that match are kept in the view."}},"required":["text"],"additionalProperties":false}},{"name":"caveman_retrieve","title":"Retrieve an original","description":"Get back the exact original stored under a recovery handle from caveman_compress (or the CLI report), whole or a slice. Use a slice when you need only part of it: lines (\"120:180\"), bytes (\"0:4096\"), grep (a regex, with context lines), json_pointer (\"/orders/17\"), or query (broad words: the parts of the original that match them). One slice kind at a time; query can be combined with lines, bytes or grep.","inputSchema":{"type":"object","properties":{"handle":{"type":"string","description":"The recovery handle: ccr_ followed by 32 hex digits (or part_<32 hex> for a partial record of a live run)."},"query":{"type":"string","description":"Broad words to narrow the original to the parts that match them (the same narrowing as the compressed view's query)."},"lines":{"type":"string","description":"Line range A:B, 1-based and inclusive like sed -n A,Bp; A: runs to the end, :B starts at line 1, N is one line."},"bytes":{"type":"string","description":"Byte range A:B, 0-based offsets, B exclusive; A: to the end, :B from the start."},"json_pointer":{"type":"string","description":"RFC 6901 JSON pointer into a JSON original, e.g. /items/3/status; returns that value's exact original bytes. Empty string = the whole document."},"grep":{"type":"string","description":"Regular expression (PCRE syntax as Hyperscan supports it; no backreferences). Output is grep -n: 'N:line' for matches, 'N-line' for context, '--' between groups."},"context":{"type":"integer","minimum":0,"description":"With grep: lines of context before and after each match (grep -C)."},"marker":{"type":"integer","minimum":1,"description":"Marker number K: the K-th elision marker of the compressed view, counting from 1 in view order; returns exactly the original bytes that marker replaced. Use it alone (no other slice)."}},"required":["handle"],"additionalProperties":false}},{"name":"caveman_stats","title":"Recovery store statistics","description":"Records in the recovery store, tokens saved per content type, and store usage.","inputSchema":{"type":"object","properties":{},"additionalProperties":false}}]})json";
+constexpr std::string_view kToolsList =
+    R"json({"tools":[{"name":"caveman_compress","title":"Compress tool output","description":"Compress long tool output (build/CI logs, test reports, JSON API dumps, diffs, tables, code, HTML) so it costs fewer tokens, keeping errors, failures, anomalies and counts. The exact original is stored: the result names its recovery handle (ccr_...), and caveman_retrieve with that handle gives back the original or any slice of it. If the view is not smaller, the text comes back unchanged and nothing is stored.","inputSchema":{"type":"object","properties":{"text":{"type":"string","description":"The tool output to compress, verbatim (at most 16 MiB per message)."},"type":{"type":"string","description":"Force a content type instead of detecting it: json, log, test-report, diff, code, html, tabular, config, search-result, terminal, repetition, text, toon, toolschema, a11y. Omit (or 'auto') to detect."},"query":{"type":"string","description":"What you are looking for (words, ids, error names); parts that match are kept in the view."}},"required":["text"],"additionalProperties":false}},{"name":"caveman_retrieve","title":"Retrieve an original","description":"Get back the exact original stored under a recovery handle from caveman_compress (or the CLI report), whole or a slice. Use a slice when you need only part of it: lines (\"120:180\"), bytes (\"0:4096\"), grep (a regex, with context lines), json_pointer (\"/orders/17\"), or query (broad words: the parts of the original that match them). One slice kind at a time; query can be combined with lines, bytes or grep.","inputSchema":{"type":"object","properties":{"handle":{"type":"string","description":"The recovery handle: ccr_ followed by 32 hex digits (or part_<32 hex> for a partial record of a live run)."},"query":{"type":"string","description":"Broad words to narrow the original to the parts that match them (the same narrowing as the compressed view's query)."},"lines":{"type":"string","description":"Line range A:B, 1-based and inclusive like sed -n A,Bp; A: runs to the end, :B starts at line 1, N is one line."},"bytes":{"type":"string","description":"Byte range A:B, 0-based offsets, B exclusive; A: to the end, :B from the start."},"json_pointer":{"type":"string","description":"RFC 6901 JSON pointer into a JSON original, e.g. /items/3/status; returns that value's exact original bytes. Empty string = the whole document."},"grep":{"type":"string","description":"Regular expression (PCRE syntax as Hyperscan supports it; no backreferences). Output is grep -n: 'N:line' for matches, 'N-line' for context, '--' between groups."},"context":{"type":"integer","minimum":0,"description":"With grep: lines of context before and after each match (grep -C)."},"marker":{"type":"integer","minimum":1,"description":"Marker number K: the K-th elision marker of the compressed view, counting from 1 in view order; returns exactly the original bytes that marker replaced. Use it alone (no other slice)."}},"required":["handle"],"additionalProperties":false}},{"name":"caveman_stats","title":"Recovery store statistics","description":"Records in the recovery store, tokens saved per content type, and store usage.","inputSchema":{"type":"object","properties":{},"additionalProperties":false}}]})json";
 
 }  // namespace
 
@@ -240,7 +241,14 @@ struct McpServer::Impl {
   std::string InitializeResult() const {
     JsonWriter w;
     w.BeginObject().Key("protocolVersion").String(kMcpProtocolVersion);
-    w.Key("capabilities").BeginObject().Key("tools").BeginObject().Key("listChanged").Bool(false).EndObject().EndObject();
+    w.Key("capabilities")
+        .BeginObject()
+        .Key("tools")
+        .BeginObject()
+        .Key("listChanged")
+        .Bool(false)
+        .EndObject()
+        .EndObject();
     w.Key("serverInfo").BeginObject().Key("name").String("caveman-engine").Key("title").String("caveman-engine");
     w.Key("version").String(options.version).EndObject();
     w.Key("instructions")
@@ -289,10 +297,12 @@ const std::string* StringArg(const std::map<std::string, Arg>& args, const char*
 
 ToolResult McpServer::Impl::Compress(const std::map<std::string, Arg>& args) {
   using K = Arg::Kind;
-  std::string bad = CheckArgs("caveman_compress", args, {{"text", K::kString}, {"type", K::kString}, {"query", K::kString}});
+  std::string bad =
+      CheckArgs("caveman_compress", args, {{"text", K::kString}, {"type", K::kString}, {"query", K::kString}});
   if (!bad.empty()) return ToolError(bad);
   const std::string* text = StringArg(args, "text");
-  if (text == nullptr) return ToolError("caveman_compress: the argument 'text' (the tool output to compress) is required");
+  if (text == nullptr)
+    return ToolError("caveman_compress: the argument 'text' (the tool output to compress) is required");
   RecoveryStore* st = Store();
   if (st == nullptr) {
     return ToolError("caveman_compress: the recovery store cannot be opened (" + store_error +
@@ -335,18 +345,25 @@ ToolResult McpServer::Impl::Retrieve(const std::map<std::string, Arg>& args) {
   using K = Arg::Kind;
   using Kind = RetrieveSliceOptions::Kind;
   std::string bad = CheckArgs("caveman_retrieve", args,
-                              {{"handle", K::kString}, {"query", K::kString}, {"lines", K::kString}, {"bytes", K::kString},
-                               {"json_pointer", K::kString}, {"grep", K::kString}, {"context", K::kInteger},
+                              {{"handle", K::kString},
+                               {"query", K::kString},
+                               {"lines", K::kString},
+                               {"bytes", K::kString},
+                               {"json_pointer", K::kString},
+                               {"grep", K::kString},
+                               {"context", K::kInteger},
                                {"marker", K::kInteger}});
   if (!bad.empty()) return ToolError(bad);
   const std::string* handle = StringArg(args, "handle");
   if (handle == nullptr || handle->empty()) {
-    return ToolError("caveman_retrieve: the argument 'handle' is required: the recovery handle (ccr_ + 32 hex digits) "
-                     "from the caveman_compress result");
+    return ToolError(
+        "caveman_retrieve: the argument 'handle' is required: the recovery handle (ccr_ + 32 hex digits) "
+        "from the caveman_compress result");
   }
   if (auto m = args.find("marker"); m != args.end()) {
     if (args.size() > 2) return ToolError("caveman_retrieve: marker takes no other slice or query");
-    if (m->second.number < 1) return ToolError("caveman_retrieve: marker is 1-based: the first marker of the view is 1");
+    if (m->second.number < 1)
+      return ToolError("caveman_retrieve: marker is 1-based: the first marker of the view is 1");
     RecoveryStore* st = Store();
     if (st == nullptr) return ToolError("caveman_retrieve: the recovery store cannot be opened (" + store_error + ")");
     Engine engine(CliEngineOptions(st));
@@ -370,7 +387,8 @@ ToolResult McpServer::Impl::Retrieve(const std::map<std::string, Arg>& args) {
     out.structured = structured.Take();
     return out;
   }
-  int kinds = static_cast<int>(args.count("lines") + args.count("bytes") + args.count("json_pointer") + args.count("grep"));
+  int kinds =
+      static_cast<int>(args.count("lines") + args.count("bytes") + args.count("json_pointer") + args.count("grep"));
   if (kinds > 1) return ToolError("caveman_retrieve: use only one of lines, bytes, json_pointer, grep per call");
   if (args.count("context") > 0 && args.count("grep") == 0) return ToolError("caveman_retrieve: context needs grep");
   RetrieveSliceOptions slice;
@@ -407,8 +425,9 @@ ToolResult McpServer::Impl::Retrieve(const std::map<std::string, Arg>& args) {
   BoundedSink sink(kMaxToolOutputBytes);
   Status s = engine.RetrieveSlice(*handle, slice, sink);
   if (sink.over()) {
-    return ToolError("caveman_retrieve: the result is over 16 MiB, too large for one tool result; ask for a slice: "
-                     "lines \"1:2000\", grep with context, json_pointer, or a query");
+    return ToolError(
+        "caveman_retrieve: the result is over 16 MiB, too large for one tool result; ask for a slice: "
+        "lines \"1:2000\", grep with context, json_pointer, or a query");
   }
   if (!s.ok()) {
     if (s.code() == StatusCode::kNotFound && s.message().starts_with("ccr:")) {
@@ -459,7 +478,8 @@ std::string McpServer::Impl::ToolsCall(std::string_view id_json, od::value param
   bool arguments_bad = false;
   for (auto field : params) {
     std::string_view key_view;
-    if (field.unescaped_key().get(key_view) != simdjson::SUCCESS) return ErrorResponse(id_json, kInvalidParams, "Invalid params");
+    if (field.unescaped_key().get(key_view) != simdjson::SUCCESS)
+      return ErrorResponse(id_json, kInvalidParams, "Invalid params");
     std::string key(key_view);
     od::value v;
     if (field.value().get(v) != simdjson::SUCCESS) return ErrorResponse(id_json, kInvalidParams, "Invalid params");
@@ -490,7 +510,8 @@ std::string McpServer::Impl::ToolsCall(std::string_view id_json, od::value param
         switch (at) {
           case od::json_type::string: {
             std::string_view sv;
-            if (av.get_string().get(sv) != simdjson::SUCCESS) return ErrorResponse(id_json, kInvalidParams, "Invalid params");
+            if (av.get_string().get(sv) != simdjson::SUCCESS)
+              return ErrorResponse(id_json, kInvalidParams, "Invalid params");
             arg.kind = Arg::Kind::kString;
             arg.text = std::string(sv);
             arg.type_name = "a string";
@@ -515,7 +536,8 @@ std::string McpServer::Impl::ToolsCall(std::string_view id_json, od::value param
     }
   }
   if (!name) return ErrorResponse(id_json, kInvalidParams, "Invalid params: tools/call needs 'name' (the tool)");
-  if (arguments_bad) return ErrorResponse(id_json, kInvalidParams, "Invalid params: tools/call 'arguments' must be an object");
+  if (arguments_bad)
+    return ErrorResponse(id_json, kInvalidParams, "Invalid params: tools/call 'arguments' must be an object");
   ToolResult r;
   if (*name == "caveman_compress") {
     r = Compress(args);
@@ -530,7 +552,9 @@ std::string McpServer::Impl::ToolsCall(std::string_view id_json, od::value param
   return ResultResponse(id_json, r.ToJson());
 }
 
-McpServer::McpServer(McpServerOptions options) : impl_(std::make_unique<Impl>()) { impl_->options = std::move(options); }
+McpServer::McpServer(McpServerOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+}
 McpServer::~McpServer() = default;
 
 std::string McpServer::HandleMessage(std::string_view message) {
@@ -559,10 +583,12 @@ std::string McpServer::HandleMessage(std::string_view message) {
   od::json_type top;
   if (doc.type().get(top) != simdjson::SUCCESS) return ErrorResponse("null", kParseError, "Parse error");
   if (top == od::json_type::array) {
-    return ErrorResponse("null", kInvalidRequest,
-                         "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18); send one message per line");
+    return ErrorResponse(
+        "null", kInvalidRequest,
+        "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18); send one message per line");
   }
-  if (top != od::json_type::object) return ErrorResponse("null", kInvalidRequest, "Invalid Request: a message must be a JSON object");
+  if (top != od::json_type::object)
+    return ErrorResponse("null", kInvalidRequest, "Invalid Request: a message must be a JSON object");
 
   std::string id_json = "null";
   bool has_id = false, id_bad = false, has_method = false, method_bad = false, has_response = false;
@@ -582,7 +608,8 @@ std::string McpServer::HandleMessage(std::string_view message) {
       }
       if (key == "jsonrpc") {
         std::string_view s;
-        jsonrpc = t == od::json_type::string && v.get_string().get(s) == simdjson::SUCCESS ? std::string(s) : std::string("?");
+        jsonrpc = t == od::json_type::string && v.get_string().get(s) == simdjson::SUCCESS ? std::string(s)
+                                                                                           : std::string("?");
       } else if (key == "id") {
         has_id = true;
         if (t == od::json_type::string) {
@@ -623,16 +650,19 @@ std::string McpServer::HandleMessage(std::string_view message) {
     if (has_response) return "";  // a response to a request we never send: ignore
     return ErrorResponse(id_json, kInvalidRequest, "Invalid Request: no method");
   }
-  if (!jsonrpc || *jsonrpc != "2.0") return ErrorResponse(id_json, kInvalidRequest, "Invalid Request: jsonrpc must be \"2.0\"");
+  if (!jsonrpc || *jsonrpc != "2.0")
+    return ErrorResponse(id_json, kInvalidRequest, "Invalid Request: jsonrpc must be \"2.0\"");
   if (method_bad) return ErrorResponse(id_json, kInvalidRequest, "Invalid Request: method must be a string");
   if (!has_id) return "";  // notifications (notifications/initialized and any other): no answer
-  if (has_params && !params_object) return ErrorResponse(id_json, kInvalidParams, "Invalid params: params must be an object");
+  if (has_params && !params_object)
+    return ErrorResponse(id_json, kInvalidParams, "Invalid params: params must be an object");
 
   if (method == "initialize") return ResultResponse(id_json, impl_->InitializeResult());
   if (method == "ping") return ResultResponse(id_json, "{}");
   if (method == "tools/list") return ResultResponse(id_json, kToolsList);
   if (method == "tools/call") {
-    if (!has_params) return ErrorResponse(id_json, kInvalidParams, "Invalid params: tools/call needs params {name, arguments}");
+    if (!has_params)
+      return ErrorResponse(id_json, kInvalidParams, "Invalid params: tools/call needs params {name, arguments}");
     doc.rewind();
     od::value params;
     if (doc.find_field_unordered("params").get(params) != simdjson::SUCCESS) {

@@ -115,9 +115,8 @@ std::string PrettyReport(const CompressResult& r, std::string_view subcommand) {
     bool lossless = r.lossless_to_model.value_or(false);
     out += ", compressed with " + r.method + (lossless ? " (lossless)" : " (lossy)") + "\n";
     uint64_t saved = r.tokens_before > r.tokens_after ? r.tokens_before - r.tokens_after : 0;
-    line("tokens", GroupThousands(r.tokens_before) + " -> " + GroupThousands(r.tokens_after) +
-                       ", saved " + GroupThousands(saved) + " (" + Percent(r.ratio) + ", " +
-                       r.token_count_basis + ")");
+    line("tokens", GroupThousands(r.tokens_before) + " -> " + GroupThousands(r.tokens_after) + ", saved " +
+                       GroupThousands(saved) + " (" + Percent(r.ratio) + ", " + r.token_count_basis + ")");
     line("bytes", GroupThousands(r.bytes_in) + " -> " + GroupThousands(r.bytes_out));
     if (!r.recovery_handle.empty()) line("undo", "caveman-engine retrieve " + r.recovery_handle);
     return out;
@@ -162,8 +161,8 @@ std::string StatsJson(const StoreStats& s) {
 std::string StatsTable(const StoreStats& s) {
   using Row = std::array<std::string, 5>;
   auto row = [](const std::string& name, const ContentTypeTotals& t) {
-    return Row{name, GroupThousands(t.count), GroupThousands(t.tokens_before),
-               GroupThousands(t.tokens_after), Percent(Ratio(t.tokens_before, t.tokens_after))};
+    return Row{name, GroupThousands(t.count), GroupThousands(t.tokens_before), GroupThousands(t.tokens_after),
+               Percent(Ratio(t.tokens_before, t.tokens_after))};
   };
   std::vector<Row> rows = {{"type", "count", "tokens before", "tokens after", "saved"}};
   for (const auto& [type, t] : s.by_content_type) rows.push_back(row(type, t));
@@ -181,7 +180,6 @@ std::string StatsTable(const StoreStats& s) {
   }
   return out;
 }
-
 
 std::string PartialJson(const PartialInfo& p) {
   JsonWriter w;

@@ -27,9 +27,9 @@ enum class ReportFormat : uint8_t {
 // (empty when unset) beats the terminal test. `pretty_name` is the word that selects kPretty
 // ("pretty" for compress, "table" for stats).
 struct FormatSources {
-  std::string_view flag_name;             // "--report"
+  std::string_view flag_name;  // "--report"
   std::optional<std::string_view> flag;
-  std::string_view env_name;              // "CAVEMAN_REPORT"; empty = no variable
+  std::string_view env_name;  // "CAVEMAN_REPORT"; empty = no variable
   std::string_view env;
   bool is_terminal = false;
   std::string_view pretty_name;

@@ -10,10 +10,9 @@
 namespace caveman::internal {
 namespace {
 
-constexpr std::string_view kStopWords[] = {
-    "a",   "an",   "and", "are",  "as",   "at",    "be",    "by",   "for",  "from",
-    "how", "in",   "is",  "it",   "of",   "on",    "or",    "that", "the",  "this",
-    "to",  "was",  "what", "when", "where", "which", "who", "why",  "with"};
+constexpr std::string_view kStopWords[] = {"a",   "an",  "and",  "are",  "as",    "at",    "be",  "by",   "for", "from",
+                                           "how", "in",  "is",   "it",   "of",    "on",    "or",  "that", "the", "this",
+                                           "to",  "was", "what", "when", "where", "which", "who", "why",  "with"};
 
 bool IsStopWord(std::string_view t) {
   for (std::string_view s : kStopWords) {
@@ -110,8 +109,7 @@ double Bm25Index::Score(std::string_view doc) const {
     if (tf <= 0) continue;
     double df = static_cast<double>(df_[q]);
     double idf = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
-    score += idf * tf * (kBm25K1 + 1.0) /
-             (tf + kBm25K1 * (1.0 - kBm25B + kBm25B * static_cast<double>(len) / avgdl));
+    score += idf * tf * (kBm25K1 + 1.0) / (tf + kBm25K1 * (1.0 - kBm25B + kBm25B * static_cast<double>(len) / avgdl));
   }
   return score;
 }
@@ -125,8 +123,8 @@ std::vector<double> Bm25Scores(const std::vector<std::string_view>& docs, std::s
   return scores;
 }
 
-void KeepQueryRelevantScores(std::vector<bool>* keep, const std::vector<double>& scores,
-                             int64_t limit, double threshold) {
+void KeepQueryRelevantScores(std::vector<bool>* keep, const std::vector<double>& scores, int64_t limit,
+                             double threshold) {
   if (limit <= 0) return;
   double max = 0.0;
   for (double s : scores) max = std::max(max, s);
@@ -135,15 +133,14 @@ void KeepQueryRelevantScores(std::vector<bool>* keep, const std::vector<double>&
   for (size_t i = 0; i < scores.size(); ++i) {
     if (!(*keep)[i] && scores[i] / max >= threshold) cand.push_back(i);
   }
-  std::stable_sort(cand.begin(), cand.end(),
-                   [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  std::stable_sort(cand.begin(), cand.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
   for (size_t k = 0; k < cand.size() && static_cast<int64_t>(k) < limit; ++k) {
     (*keep)[cand[k]] = true;
   }
 }
 
-void KeepQueryRelevant(std::vector<bool>* keep, const std::vector<std::string_view>& docs,
-                       std::string_view query, int64_t limit, double threshold) {
+void KeepQueryRelevant(std::vector<bool>* keep, const std::vector<std::string_view>& docs, std::string_view query,
+                       int64_t limit, double threshold) {
   if (query.empty() || limit <= 0) return;
   KeepQueryRelevantScores(keep, Bm25Scores(docs, query), limit, threshold);
 }

@@ -57,11 +57,11 @@ std::vector<double> Bm25Scores(const std::vector<std::string_view>& docs, std::s
 // §4.3 query fill: no-op if the query is empty or limit ≤ 0; max = the highest score over all
 // documents (no-op when 0); keeps up to `limit` not-kept documents with score/max ≥ threshold,
 // by score descending then position. `keep` has one entry per document.
-void KeepQueryRelevant(std::vector<bool>* keep, const std::vector<std::string_view>& docs,
-                       std::string_view query, int64_t limit, double threshold);
+void KeepQueryRelevant(std::vector<bool>* keep, const std::vector<std::string_view>& docs, std::string_view query,
+                       int64_t limit, double threshold);
 // The same with precomputed scores.
-void KeepQueryRelevantScores(std::vector<bool>* keep, const std::vector<double>& scores,
-                             int64_t limit, double threshold);
+void KeepQueryRelevantScores(std::vector<bool>* keep, const std::vector<double>& scores, int64_t limit,
+                             double threshold);
 
 }  // namespace caveman::internal
 

@@ -100,8 +100,7 @@ class Parser {
       if (i_ >= s_.size()) return false;
       // Copy the run of plain bytes in one go.
       size_t run = i_;
-      while (run < s_.size() && s_[run] != '"' && s_[run] != '\\' &&
-             static_cast<unsigned char>(s_[run]) >= 0x20) {
+      while (run < s_.size() && s_[run] != '"' && s_[run] != '\\' && static_cast<unsigned char>(s_[run]) >= 0x20) {
         ++run;
       }
       out->append(s_.data() + i_, run - i_);
@@ -142,8 +141,7 @@ class Parser {
           AppendUtf8(code, out);
           break;
         }
-        default:
-          return false;
+        default: return false;
       }
     }
   }
@@ -261,9 +259,7 @@ class Parser {
 std::vector<size_t> CjOrder(const JsonValue& v) {
   std::vector<size_t> idx(v.members.size());
   std::iota(idx.begin(), idx.end(), 0);
-  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-    return v.members[a].key < v.members[b].key;
-  });
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v.members[a].key < v.members[b].key; });
   std::vector<size_t> out;
   for (size_t k = 0; k < idx.size(); ++k) {
     if (k + 1 < idx.size() && v.members[idx[k + 1]].key == v.members[idx[k]].key) continue;
@@ -309,8 +305,7 @@ void AppendCji(const JsonValue& v, int depth, std::string* out) {
       out->push_back('}');
       return;
     }
-    default:
-      AppendCj(v, out);
+    default: AppendCj(v, out);
   }
 }
 

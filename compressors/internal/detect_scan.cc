@@ -16,24 +16,33 @@ constexpr unsigned kLiteralBase = 1000;
 
 // Regex spelling of each Literal, in enum order.
 const char* const kLiteralPatterns[kLitCount] = {
-    R"(=>)",         R"(className=)", R"(\}\);)",     R"(::)",          R"(->)",
-    R"(\)\{)",       R"(\) \{)",      R"(;
-)",       R"(\{)",          R"(def )",
-    R"(:)",          R"(diff --git )", R"(
-@@ )",    R"(
---- )",      R"(
+    R"(=>)",       R"(className=)",
+    R"(\}\);)",    R"(::)",
+    R"(->)",       R"(\)\{)",
+    R"(\) \{)",    R"(;
+)",
+    R"(\{)",       R"(def )",
+    R"(:)",        R"(diff --git )",
+    R"(
+@@ )",           R"(
+--- )",
+    R"(
 \+\+\+ )",
     R"(
-    )",     R"(
-import )",  R"(
-export )", R"(
-package )",  R"(
+    )",           R"(
+import )",
+    R"(
+export )",           R"(
+package )",
+    R"(
 func )",
     R"(
-def )",     R"(
-class )",   R"(
-const )",  R"(<body)",       R"(<article)",
-    R"(<main)",      R"(<div)",       R"(<p[> ])",
+def )",           R"(
+class )",
+    R"(
+const )",           R"(<body)",
+    R"(<article)", R"(<main)",
+    R"(<div)",     R"(<p[> ])",
 };
 
 struct Pattern {
@@ -55,10 +64,9 @@ const Pattern kLogPatterns[] = {
     {R"(\b\d{2}:\d{2}:\d{2}\b)", 0, 3},
 };
 
-const char kKeywords[] =
-    R"(\b(?:func|package|import|def|class|function|return|const|let|var|public|private|)"
-    R"(protected|static|void|struct|interface|namespace|module|fn|impl|trait|export|async|)"
-    R"(await)\b)";
+const char kKeywords[] = R"(\b(?:func|package|import|def|class|function|return|const|let|var|public|private|)"
+                         R"(protected|static|void|struct|interface|namespace|module|fn|impl|trait|export|async|)"
+                         R"(await)\b)";
 
 // Console lines of build and test tools. None of them can match across an LF.
 const char* const kConsolePatterns[] = {
@@ -150,8 +158,8 @@ hs_database_t* CompileDatabase() {
     ids.push_back(kLiteralBase + static_cast<unsigned>(l));
   }
   std::string error;
-  hs_database_t* db = CompileMultiCached(exprs.data(), flags.data(), ids.data(),
-                                         static_cast<unsigned>(exprs.size()), &error);
+  hs_database_t* db =
+      CompileMultiCached(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(exprs.size()), &error);
   if (db == nullptr) {
     // Fixed patterns: this only happens on a platform Hyperscan does not support. Detection
     // then fails open (no pattern ever matches).
@@ -197,8 +205,7 @@ size_t LineOf(Context* c, size_t pos) {
   return l;
 }
 
-int OnMatch(unsigned int id, unsigned long long /*from*/, unsigned long long to,
-            unsigned int /*flags*/, void* ctx) {
+int OnMatch(unsigned int id, unsigned long long /*from*/, unsigned long long to, unsigned int /*flags*/, void* ctx) {
   auto* c = static_cast<Context*>(ctx);
   if (id >= kLiteralBase) {
     c->out->literals |= uint64_t{1} << (id - kLiteralBase);
@@ -235,8 +242,7 @@ ScanResult ScanDetectPatterns(std::string_view text, const std::vector<size_t>& 
   Context ctx{&line_starts, &r, 0};
   // Hyperscan takes an unsigned int length; detection never scans more than a few MiB.
   size_t len = std::min<size_t>(text.size(), 0xFFFFFFF0u);
-  if (hs_scan(db, text.data(), static_cast<unsigned>(len), 0, holder.scratch, OnMatch, &ctx) !=
-      HS_SUCCESS) {
+  if (hs_scan(db, text.data(), static_cast<unsigned>(len), 0, holder.scratch, OnMatch, &ctx) != HS_SUCCESS) {
     r = ScanResult{};
     r.line_flags.assign(line_starts.size(), 0);
     r.line_keywords.assign(line_starts.size(), 0);

@@ -2,8 +2,7 @@
 
 namespace caveman::internal {
 
-bool WorthEliding(uint64_t count, uint64_t marker_bytes, uint64_t elided_bytes,
-                  std::string_view summary) {
+bool WorthEliding(uint64_t count, uint64_t marker_bytes, uint64_t elided_bytes, std::string_view summary) {
   if (count >= kAlwaysElideCount) return true;
   return !summary.empty() && 2 * marker_bytes <= elided_bytes;
 }

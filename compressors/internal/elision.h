@@ -18,8 +18,7 @@ inline constexpr std::string_view kNotePrefix = "\xE2\x80\xA6 caveman: elided ";
 
 // §4.5: a run of ≥ 3 dropped units always becomes a marker; a shorter one only if `summary`
 // is non-empty and 2 × marker_bytes ≤ elided_bytes.
-bool WorthEliding(uint64_t count, uint64_t marker_bytes, uint64_t elided_bytes,
-                  std::string_view summary);
+bool WorthEliding(uint64_t count, uint64_t marker_bytes, uint64_t elided_bytes, std::string_view summary);
 
 // §4.6 contract note for unit word "elements", "lines" or "rows".
 std::string ContractNote(std::string_view unit_word);

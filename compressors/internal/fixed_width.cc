@@ -17,8 +17,7 @@ class ColumnLine {
   explicit ColumnLine(std::string_view line) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     text_ = line;
-    ascii_ = std::all_of(line.begin(), line.end(),
-                         [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    ascii_ = std::all_of(line.begin(), line.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
     if (!ascii_) {
       for (size_t i = 0; i < line.size();) {
         offsets_.push_back(static_cast<uint32_t>(i));
@@ -84,8 +83,7 @@ bool HeaderShape(const ColumnLine& line, const std::vector<Word>& words) {
     ++lettered;
     if (IsAsciiUpper(*letter)) ++capitalised;
   }
-  return wide_gap && lettered >= 2 && lettered * 3 >= words.size() * 2 &&
-         capitalised * 3 >= lettered * 2;
+  return wide_gap && lettered >= 2 && lettered * 3 >= words.size() * 2 && capitalised * 3 >= lettered * 2;
 }
 
 // `----  ------`, `+++-=====-====`: only - = + | : and spaces, with ≥ 3 dashes or equals.
@@ -103,9 +101,7 @@ bool SeparatorLine(std::string_view line) {
   return dashes >= kMinSeparatorDashes;
 }
 
-bool Mostly(size_t part, size_t whole) {
-  return part * 100 >= whole * kFixedWidthStablePercent;
-}
+bool Mostly(size_t part, size_t whole) { return part * 100 >= whole * kFixedWidthStablePercent; }
 
 bool TryHeader(size_t h, FixedWidthTable* t) {
   const std::vector<std::string_view>& lines = t->split.lines;
@@ -163,9 +159,7 @@ bool TryHeader(size_t h, FixedWidthTable* t) {
 
 }  // namespace
 
-bool IsCavemanLine(std::string_view line) {
-  return StartsWith(line, "\xE2\x80\xA6 ") && Contains(line, "caveman");
-}
+bool IsCavemanLine(std::string_view line) { return StartsWith(line, "\xE2\x80\xA6 ") && Contains(line, "caveman"); }
 
 std::optional<FixedWidthTable> ParseFixedWidth(std::string_view body) {
   if (Trim(body).empty() || !IsValidUtf8(body)) return std::nullopt;
@@ -186,8 +180,7 @@ bool IsFixedWidthTable(std::string_view body) {
   return t && t->rows >= kFixedWidthMinRows;
 }
 
-void FixedWidthCells(const FixedWidthTable& table, std::string_view line,
-                     std::vector<std::string_view>* cells) {
+void FixedWidthCells(const FixedWidthTable& table, std::string_view line, std::vector<std::string_view>* cells) {
   const ColumnLine row(line);
   const size_t w = row.width();
   std::vector<size_t> starts{0};

@@ -37,13 +37,13 @@ inline constexpr size_t kFixedWidthStablePercent = 80;
 inline constexpr size_t kFixedWidthMinRows = 8;
 
 struct FixedWidthTable {
-  SplitResult split;                // §4.1 lines of the body (CR kept)
-  size_t header = 0;                // line index of the header row
-  size_t data_begin = 0;            // first line after the header and its separator lines
-  std::vector<std::string> names;   // column names (merged header words joined by a space)
-  std::vector<size_t> cuts;         // column k ≥ 1 starts at cuts[k-1] (a code point column)
-  std::vector<bool> synthesized;    // per line: a caveman marker or note line
-  size_t rows = 0;                  // header block + lines after it (markers included)
+  SplitResult split;               // §4.1 lines of the body (CR kept)
+  size_t header = 0;               // line index of the header row
+  size_t data_begin = 0;           // first line after the header and its separator lines
+  std::vector<std::string> names;  // column names (merged header words joined by a space)
+  std::vector<size_t> cuts;        // column k ≥ 1 starts at cuts[k-1] (a code point column)
+  std::vector<bool> synthesized;   // per line: a caveman marker or note line
+  size_t rows = 0;                 // header block + lines after it (markers included)
 };
 
 // The table in `body`, or nullopt if it is not a fixed-width table (invalid UTF-8, no header,
@@ -59,8 +59,7 @@ bool IsCavemanLine(std::string_view line);
 // The cells of `line` (its CR ignored): text between the column cuts, trimmed; the last
 // column takes the rest of the line. A word that straddles a cut goes to the side holding
 // more of it. Always names.size() cells.
-void FixedWidthCells(const FixedWidthTable& table, std::string_view line,
-                     std::vector<std::string_view>* cells);
+void FixedWidthCells(const FixedWidthTable& table, std::string_view line, std::vector<std::string_view>* cells);
 
 }  // namespace caveman::internal
 

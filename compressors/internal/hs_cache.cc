@@ -44,8 +44,7 @@ bool EnsurePrivateDirectory(const std::string& dir) {
   return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && Private(st);
 }
 
-std::string CacheKey(const char* const* expressions, const unsigned* flags, const unsigned* ids,
-                     unsigned count) {
+std::string CacheKey(const char* const* expressions, const unsigned* flags, const unsigned* ids, unsigned count) {
   Sha256 h;
   h.Update(hs_version());
   hs_platform_info_t platform;
@@ -143,8 +142,8 @@ std::string HsCacheDirectory() {
   return "";
 }
 
-hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned* flags,
-                                  const unsigned* ids, unsigned count, std::string* error) {
+hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned* flags, const unsigned* ids,
+                                  unsigned count, std::string* error) {
   const std::string key = CacheKey(expressions, flags, ids, count);
   if (!key.empty()) {
     if (hs_database_t* db = LoadEmbedded(key)) return db;

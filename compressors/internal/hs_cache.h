@@ -25,8 +25,8 @@ namespace caveman::internal {
 
 // hs_compile_multi in block mode for the host platform, through the cache. On failure returns
 // nullptr and, if `error` is non-null, the compiler's message.
-hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned* flags,
-                                  const unsigned* ids, unsigned count, std::string* error);
+hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned* flags, const unsigned* ids,
+                                  unsigned count, std::string* error);
 
 // The cache directory CompileMultiCached uses ("" when disabled). Exposed for tests.
 std::string HsCacheDirectory();

@@ -19,8 +19,7 @@ const RE2& SecretNameRe() {
 }
 
 const RE2& LogfmtRe() {
-  static const RE2 re(
-      R"re((?:^|[\s,\[{(])([A-Za-z_][A-Za-z0-9_.\-]*)=("[^"]*"|'[^']*'|[^\s,\]})]+))re");
+  static const RE2 re(R"re((?:^|[\s,\[{(])([A-Za-z_][A-Za-z0-9_.\-]*)=("[^"]*"|'[^']*'|[^\s,\]})]+))re");
   return re;
 }
 
@@ -44,14 +43,7 @@ struct StringHash {
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
-enum class EntryKind : uint8_t {
-  kConstant,
-  kRange,
-  kEnum,
-  kWeakEnum,
-  kDenseCoverage,
-  kBoundedCoverage
-};
+enum class EntryKind : uint8_t { kConstant, kRange, kEnum, kWeakEnum, kDenseCoverage, kBoundedCoverage };
 
 struct Entry {
   EntryKind kind;
@@ -59,9 +51,8 @@ struct Entry {
 };
 
 // Shedding order of step 7.
-constexpr EntryKind kVictimOrder[] = {EntryKind::kWeakEnum,        EntryKind::kRange,
-                                      EntryKind::kBoundedCoverage, EntryKind::kConstant,
-                                      EntryKind::kDenseCoverage,   EntryKind::kEnum};
+constexpr EntryKind kVictimOrder[] = {EntryKind::kWeakEnum, EntryKind::kRange,         EntryKind::kBoundedCoverage,
+                                      EntryKind::kConstant, EntryKind::kDenseCoverage, EntryKind::kEnum};
 
 std::string RenderEntries(const std::vector<Entry>& entries, const std::vector<bool>& selected) {
   std::vector<std::string> sections;
@@ -93,8 +84,7 @@ std::string RenderEntries(const std::vector<Entry>& entries, const std::vector<b
 }
 
 // Splits v into (prefix, trailing digit run); false if the run is not 1..18 digits.
-bool SplitDigitSuffix(std::string_view v, std::string_view* prefix, uint64_t* num,
-                      size_t* width) {
+bool SplitDigitSuffix(std::string_view v, std::string_view* prefix, uint64_t* num, size_t* width) {
   size_t e = v.size();
   size_t b = e;
   while (b > 0 && v[b - 1] >= '0' && v[b - 1] <= '9') --b;
@@ -132,8 +122,7 @@ size_t SummaryBudget(int64_t elided_bytes) {
   if (elided_bytes <= 0) return kMaxSummaryBytes;
   int64_t half = elided_bytes / 2;
   int64_t quarter = std::max<int64_t>(96, elided_bytes / 4);
-  return static_cast<size_t>(
-      std::min<int64_t>(static_cast<int64_t>(kMaxSummaryBytes), std::min(half, quarter)));
+  return static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(kMaxSummaryBytes), std::min(half, quarter)));
 }
 
 struct InvariantAccumulator::Impl {
@@ -334,18 +323,22 @@ std::string InvariantAccumulator::Render(int64_t elided_bytes) const {
             dense = false;
             break;
           }
-          if (x < lo) { lo = x; lo_s = v; }
-          if (x > hi) { hi = x; hi_s = v; }
+          if (x < lo) {
+            lo = x;
+            lo_s = v;
+          }
+          if (x > hi) {
+            hi = x;
+            hi_s = v;
+          }
         }
         if (dense && hi - lo + 1 != a.cov.size()) dense = false;
       }
       if (dense) {
-        entries.push_back({EntryKind::kDenseCoverage,
-                           a.name + ": " + std::string(lo_s) + ".." + std::string(hi_s) + " all " +
-                               std::to_string(a.cov.size()) + " present"});
+        entries.push_back({EntryKind::kDenseCoverage, a.name + ": " + std::string(lo_s) + ".." + std::string(hi_s) +
+                                                          " all " + std::to_string(a.cov.size()) + " present"});
       } else {
-        std::string text = a.name + ": " + std::to_string(a.cov.size()) + " distinct, " +
-                           a.cov_min + ".." + a.cov_max;
+        std::string text = a.name + ": " + std::to_string(a.cov.size()) + " distinct, " + a.cov_min + ".." + a.cov_max;
         if (absent > 0) text += ", absent" + std::string(kTimes) + std::to_string(absent);
         entries.push_back({EntryKind::kBoundedCoverage, std::move(text)});
       }
@@ -413,8 +406,8 @@ void LogfmtFields(std::string_view line, FieldList* out) {
     size_t end = static_cast<size_t>(groups[0].data() - line.data()) + groups[0].size();
     std::string_view name(groups[1].data(), groups[1].size());
     std::string_view value(groups[2].data(), groups[2].size());
-    if (value.size() >= 2 && ((value.front() == '"' && value.back() == '"') ||
-                              (value.front() == '\'' && value.back() == '\''))) {
+    if (value.size() >= 2 &&
+        ((value.front() == '"' && value.back() == '"') || (value.front() == '\'' && value.back() == '\''))) {
       value = value.substr(1, value.size() - 2);
     }
     if (!value.empty()) out->push_back({name, value});
@@ -434,8 +427,8 @@ void LogLineFields(std::string_view line, FieldScratch* scratch, FieldList* out)
   LogfmtFields(line, out);
 }
 
-void TableRowFields(const std::vector<std::string_view>& header,
-                    const std::vector<std::string_view>& row, FieldList* out) {
+void TableRowFields(const std::vector<std::string_view>& header, const std::vector<std::string_view>& row,
+                    FieldList* out) {
   out->clear();
   size_t n = std::min({row.size(), header.size(), kMaxUnitFields});
   for (size_t i = 0; i < n; ++i) {

@@ -89,8 +89,8 @@ void LogfmtFields(std::string_view line, FieldList* out);
 
 // Table row: for i < min(row width, header width, 24): (TRIM(header[i]), TRIM(cell)), pairs
 // with an empty name or value skipped.
-void TableRowFields(const std::vector<std::string_view>& header,
-                    const std::vector<std::string_view>& row, FieldList* out);
+void TableRowFields(const std::vector<std::string_view>& header, const std::vector<std::string_view>& row,
+                    FieldList* out);
 
 }  // namespace caveman::internal
 

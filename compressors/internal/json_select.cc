@@ -16,15 +16,14 @@
 namespace caveman::internal {
 namespace {
 
-constexpr std::string_view kLongS = "\xC5\xBF";     // U+017F folds to 's' under (?i)
+constexpr std::string_view kLongS = "\xC5\xBF";       // U+017F folds to 's' under (?i)
 constexpr std::string_view kKelvin = "\xE2\x84\xAA";  // U+212A folds to 'k' under (?i)
 
-constexpr std::string_view kErrorWords[] = {"error",  "errors",   "exception", "failed", "failure",
-                                            "critical", "fatal",  "crash",     "panic",  "abort",
-                                            "timeout",  "denied", "rejected"};
-constexpr std::string_view kPreservedKeys[] = {
-    "error",     "errors",    "message", "msg",    "stack",   "stacktrace", "stack_trace", "trace",
-    "traceback", "exception", "reason",  "detail", "details", "warning",    "warnings"};
+constexpr std::string_view kErrorWords[] = {"error", "errors", "exception", "failed",  "failure", "critical", "fatal",
+                                            "crash", "panic",  "abort",     "timeout", "denied",  "rejected"};
+constexpr std::string_view kPreservedKeys[] = {"error",      "errors",      "message", "msg",       "stack",
+                                               "stacktrace", "stack_trace", "trace",   "traceback", "exception",
+                                               "reason",     "detail",      "details", "warning",   "warnings"};
 
 const RE2& ErrorWordRe() {
   static const RE2 re(
@@ -92,9 +91,7 @@ double Mean(const double* v, size_t n) {
   return s / static_cast<double>(n);
 }
 
-double MadOf(const double* v, size_t n) {
-  return Mad(std::vector<double>(v, v + n));
-}
+double MadOf(const double* v, size_t n) { return Mad(std::vector<double>(v, v + n)); }
 
 }  // namespace
 
@@ -170,8 +167,8 @@ double Mad(const std::vector<double>& v) {
   return Median(std::move(dev));
 }
 
-void FlagAnomalies(const std::vector<double>& values, const std::vector<uint32_t>& index,
-                   bool len_path, std::vector<bool>* keep) {
+void FlagAnomalies(const std::vector<double>& values, const std::vector<uint32_t>& index, bool len_path,
+                   std::vector<bool>* keep) {
   const size_t count = values.size();
   if (count < kJsonAnomalyMinCount) return;
   double centre, scale;
@@ -208,8 +205,7 @@ void FlagAnomalies(const std::vector<double>& values, const std::vector<uint32_t
   // Length alone is weak evidence: on big arrays whole groups of ordinary elements differ in
   // length by a few bytes (one more digit in an id). Keep only the most extreme ones
   // (docs/DECISIONS.md).
-  std::stable_sort(len_flags.begin(), len_flags.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(len_flags.begin(), len_flags.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   if (len_flags.size() > kJsonMaxLenAnomalies) len_flags.resize(kJsonMaxLenAnomalies);
   for (const auto& f : len_flags) (*keep)[index[f.second]] = true;
 }
@@ -249,12 +245,9 @@ std::vector<uint32_t> ChangePointKeeps(const std::vector<double>& y) {
       }
     }
     // A segment of identical values has shift 0 exactly; guard against rounding in the means.
-    bool constant = std::all_of(y.begin() + static_cast<std::ptrdiff_t>(a),
-                                y.begin() + static_cast<std::ptrdiff_t>(b),
+    bool constant = std::all_of(y.begin() + static_cast<std::ptrdiff_t>(a), y.begin() + static_cast<std::ptrdiff_t>(b),
                                 [&](double v) { return v == y[a]; });
-    double shift = constant ? 0.0
-                            : std::fabs(Mean(y.data() + a, k + 1 - a) -
-                                        Mean(y.data() + k + 1, b - (k + 1)));
+    double shift = constant ? 0.0 : std::fabs(Mean(y.data() + a, k + 1 - a) - Mean(y.data() + k + 1, b - (k + 1)));
     double mad_l = MadOf(y.data() + a, k + 1 - a);
     double mad_r = MadOf(y.data() + k + 1, b - (k + 1));
     bool accept = (mad_l == 0 && mad_r == 0 && shift > 0);
@@ -269,8 +262,7 @@ std::vector<uint32_t> ChangePointKeeps(const std::vector<double>& y) {
   return out;
 }
 
-ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array,
-                                   std::string_view query) {
+ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array, std::string_view query) {
   const uint32_t n = tree.size(array);
   ArraySelection sel;
   sel.keep.assign(n, false);
@@ -349,8 +341,7 @@ ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array,
   // ---- anomalies, paths in ascending byte order (the `__len__` pseudo-path included)
   std::vector<uint32_t> order(series.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return path_names[a] < path_names[b]; });
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return path_names[a] < path_names[b]; });
   std::vector<double> lens(n);
   std::vector<uint32_t> all(n);
   for (uint32_t e = 0; e < n; ++e) {
@@ -394,8 +385,7 @@ ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array,
       for (uint32_t e = 0; e < n; ++e) {
         if (!sel.keep[e] && scores[e] / max >= kJsonRelevanceThreshold) cand.push_back(e);
       }
-      std::stable_sort(cand.begin(), cand.end(),
-                       [&](uint32_t a, uint32_t b) { return scores[a] > scores[b]; });
+      std::stable_sort(cand.begin(), cand.end(), [&](uint32_t a, uint32_t b) { return scores[a] > scores[b]; });
       for (uint32_t e : cand) {
         if (kept >= kJsonMaxItems) break;
         sel.keep[e] = true;

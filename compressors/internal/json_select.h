@@ -32,13 +32,12 @@ inline constexpr size_t kJsonMinSegment = 4;
 inline constexpr size_t kJsonMaxLenAnomalies = 50;
 
 struct ArraySelection {
-  std::vector<bool> keep;        // one per element
+  std::vector<bool> keep;         // one per element
   std::vector<uint32_t> doc_len;  // len(CJ(element))
 };
 
 // Runs the whole selection over the elements of `array` (n > 8 expected, any n works).
-ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array,
-                                   std::string_view query);
+ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array, std::string_view query);
 
 // The error-word pattern of §5.1 (ASCII word boundaries, case-insensitive).
 bool HasErrorWord(std::string_view doc);
@@ -47,8 +46,8 @@ bool IsPreservedKey(std::string_view key);
 
 // Anomaly flags over one path's series (values with their element indices). `len_path`
 // applies the `__len__` rarity rule.
-void FlagAnomalies(const std::vector<double>& values, const std::vector<uint32_t>& index,
-                   bool len_path, std::vector<bool>* keep);
+void FlagAnomalies(const std::vector<double>& values, const std::vector<uint32_t>& index, bool len_path,
+                   std::vector<bool>* keep);
 // Elements kept on both sides of accepted change-point seams (binary segmentation, D1).
 std::vector<uint32_t> ChangePointKeeps(const std::vector<double>& y);
 // Median (even count: mean of the two middle values) and MAD. REQUIRES: non-empty.

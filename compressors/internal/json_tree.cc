@@ -96,7 +96,7 @@ struct JsonTree::Builder {
   struct Frame {
     NodeId node;
     bool object;
-    bool started;  // the iterator has yielded its first child
+    bool started;    // the iterator has yielded its first child
     uint32_t start;  // first pending member/item of this container
     od::array_iterator items;
     od::object_iterator members;
@@ -158,12 +158,10 @@ struct JsonTree::Builder {
   template <typename V>
   bool AddScalar(V& v, od::json_type type, std::string_view token) {
     switch (type) {
-      case od::json_type::string:
-        return AddString(v, token);
+      case od::json_type::string: return AddString(v, token);
       case od::json_type::number:
         if (!IsNumberLiteral(token)) return false;
-        t.nodes_.push_back(MakeNode(JsonKind::kNumber, static_cast<uint32_t>(token.size()),
-                                    Offset(token.data())));
+        t.nodes_.push_back(MakeNode(JsonKind::kNumber, static_cast<uint32_t>(token.size()), Offset(token.data())));
         return true;
       case od::json_type::boolean:
         if (token == "true") {
@@ -178,8 +176,7 @@ struct JsonTree::Builder {
         if (token != "null") return false;
         t.nodes_.push_back(MakeNode(JsonKind::kNull, 0, 0));
         return true;
-      default:
-        return false;
+      default: return false;
     }
   }
 
@@ -226,8 +223,8 @@ struct JsonTree::Builder {
       node.off = static_cast<uint32_t>(t.members_.size());
       for (size_t k = f.start; k < pend_m.size(); ++k) {
         // Duplicate keys: the last occurrence (last in the stable order) wins.
-        if (k + 1 < pend_m.size() && t.Text(pend_m[k].key_off, pend_m[k].key_len) ==
-                                         t.Text(pend_m[k + 1].key_off, pend_m[k + 1].key_len)) {
+        if (k + 1 < pend_m.size() &&
+            t.Text(pend_m[k].key_off, pend_m[k].key_len) == t.Text(pend_m[k + 1].key_off, pend_m[k + 1].key_len)) {
           continue;
         }
         t.members_.push_back(pend_m[k]);
@@ -236,8 +233,7 @@ struct JsonTree::Builder {
       pend_m.resize(f.start);
     } else {
       node.off = static_cast<uint32_t>(t.items_.size());
-      t.items_.insert(t.items_.end(), pend_i.begin() + static_cast<std::ptrdiff_t>(f.start),
-                      pend_i.end());
+      t.items_.insert(t.items_.end(), pend_i.begin() + static_cast<std::ptrdiff_t>(f.start), pend_i.end());
       node.len = static_cast<uint32_t>(pend_i.size() - f.start);
       pend_i.resize(f.start);
     }
@@ -323,8 +319,7 @@ bool JsonTree::Parse(std::string_view text, size_t readable_padding) {
   const size_t first = text.find_first_not_of(" \t\n\r");
   if (first == std::string_view::npos) return false;
   const char c = text[first];
-  if (!(c == '{' || c == '[' || c == '"' || c == '-' || IsDigit(c) || c == 't' || c == 'f' ||
-        c == 'n')) {
+  if (!(c == '{' || c == '[' || c == '"' || c == '-' || IsDigit(c) || c == 't' || c == 'f' || c == 'n')) {
     return false;
   }
 
@@ -337,8 +332,7 @@ bool JsonTree::Parse(std::string_view text, size_t readable_padding) {
     padded_.assign(text);
     input_ = padded_;
   }
-  const simdjson::padded_string_view view(input_.data(), input_.size(),
-                                          input_.size() + simdjson::SIMDJSON_PADDING);
+  const simdjson::padded_string_view view(input_.data(), input_.size(), input_.size() + simdjson::SIMDJSON_PADDING);
   // Upper bounds, so the vectors never grow by copying (a copy would briefly hold both
   // buffers); the pages of a large reservation stay untouched, so RSS follows what is used.
   // Every value takes ≥ 1 byte plus a separator, every member ≥ 4 (`"":0`) plus one.
@@ -385,8 +379,8 @@ int64_t JsonTree::Find(NodeId obj, std::string_view k) const {
 
 size_t JsonTree::MemoryBytes() const {
   // Sizes, not capacities: Parse reserves upper bounds whose unused pages are never touched.
-  return nodes_.size() * sizeof(Node) + members_.size() * sizeof(Member) +
-         items_.size() * sizeof(NodeId) + arena_.size() + padded_.size();
+  return nodes_.size() * sizeof(Node) + members_.size() * sizeof(Member) + items_.size() * sizeof(NodeId) +
+         arena_.size() + padded_.size();
 }
 
 namespace {

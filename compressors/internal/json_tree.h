@@ -49,9 +49,7 @@ class JsonTree {
   // Number literal or decoded string.
   std::string_view text(NodeId n) const { return Text(nodes_[n].off, nodes_[n].len); }
   // Number of members (object) or items (array); 0 for scalars.
-  uint32_t size(NodeId n) const {
-    return nodes_[n].kind >= JsonKind::kArray ? nodes_[n].len : 0;
-  }
+  uint32_t size(NodeId n) const { return nodes_[n].kind >= JsonKind::kArray ? nodes_[n].len : 0; }
   // i-th member of an object in ascending key order.
   std::string_view key(NodeId n, uint32_t i) const {
     const Member& m = members_[nodes_[n].off + i];
@@ -89,8 +87,7 @@ class JsonTree {
   }
 
   std::string_view Text(uint32_t off, uint32_t len) const {
-    return (off & kArenaBit) ? std::string_view(arena_.data() + (off & ~kArenaBit), len)
-                             : input_.substr(off, len);
+    return (off & kArenaBit) ? std::string_view(arena_.data() + (off & ~kArenaBit), len) : input_.substr(off, len);
   }
   // The On-Demand walk (json_tree.cc); a friend so the header needs no simdjson types.
   struct Builder;

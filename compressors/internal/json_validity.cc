@@ -89,15 +89,16 @@ bool ValidateStringBody(const uint8_t* p, const uint8_t** end) {
     int k = 0;
     while (k < 16 && p[k] != '"' && p[k] != '\\') ++k;
     p += k;
-    if (k == 16) for (;;) {
-      uint64_t w;
-      std::memcpy(&w, p, 8);
-      uint64_t q = w ^ (kOnes * '"');
-      uint64_t b = w ^ (kOnes * '\\');
-      uint64_t hit = ((q - kOnes) & ~q & kHigh) | ((b - kOnes) & ~b & kHigh);
-      if (hit != 0) break;
-      p += 8;
-    }
+    if (k == 16)
+      for (;;) {
+        uint64_t w;
+        std::memcpy(&w, p, 8);
+        uint64_t q = w ^ (kOnes * '"');
+        uint64_t b = w ^ (kOnes * '\\');
+        uint64_t hit = ((q - kOnes) & ~q & kHigh) | ((b - kOnes) & ~b & kHigh);
+        if (hit != 0) break;
+        p += 8;
+      }
     uint8_t c = *p;
     if (c == '"') {
       *end = p;
@@ -109,9 +110,14 @@ bool ValidateStringBody(const uint8_t* p, const uint8_t** end) {
     }
     uint8_t e = p[1];
     switch (e) {
-      case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-        p += 2;
-        continue;
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't': p += 2; continue;
       case 'u': {
         int32_t cp = Hex4(p + 2);
         if (cp < 0) return false;
@@ -128,15 +134,12 @@ bool ValidateStringBody(const uint8_t* p, const uint8_t** end) {
         }
         continue;
       }
-      default:
-        return false;
+      default: return false;
     }
   }
 }
 
-bool AtomIs(std::string_view raw, std::string_view lit) {
-  return TrimJsonWsRight(raw) == lit;
-}
+bool AtomIs(std::string_view raw, std::string_view lit) { return TrimJsonWsRight(raw) == lit; }
 
 // Key text after unescaping, for the few keys the test-report rule looks at. Keys with
 // escapes are decoded the slow way; plain keys are compared raw.
@@ -149,13 +152,31 @@ std::string DecodeKey(const uint8_t* p, const uint8_t* end) {
     }
     uint8_t e = p[1];
     switch (e) {
-      case 'b': out.push_back('\b'); p += 2; continue;
-      case 'f': out.push_back('\f'); p += 2; continue;
-      case 'n': out.push_back('\n'); p += 2; continue;
-      case 'r': out.push_back('\r'); p += 2; continue;
-      case 't': out.push_back('\t'); p += 2; continue;
+      case 'b':
+        out.push_back('\b');
+        p += 2;
+        continue;
+      case 'f':
+        out.push_back('\f');
+        p += 2;
+        continue;
+      case 'n':
+        out.push_back('\n');
+        p += 2;
+        continue;
+      case 'r':
+        out.push_back('\r');
+        p += 2;
+        continue;
+      case 't':
+        out.push_back('\t');
+        p += 2;
+        continue;
       case 'u': break;
-      default: out.push_back(static_cast<char>(e)); p += 2; continue;
+      default:
+        out.push_back(static_cast<char>(e));
+        p += 2;
+        continue;
     }
     uint32_t cp = static_cast<uint32_t>(Hex4(p + 2));
     p += 6;
@@ -185,16 +206,13 @@ bool ValidScalar(od::value& v, od::json_type type) {
       const uint8_t* end;
       return ValidateStringBody(reinterpret_cast<const uint8_t*>(token.data()) + 1, &end);
     }
-    case od::json_type::number:
-      return IsNumberToken(TrimJsonWsRight(v.raw_json_token()));
+    case od::json_type::number: return IsNumberToken(TrimJsonWsRight(v.raw_json_token()));
     case od::json_type::boolean: {
       std::string_view raw = v.raw_json_token();
       return AtomIs(raw, "true") || AtomIs(raw, "false");
     }
-    case od::json_type::null:
-      return AtomIs(v.raw_json_token(), "null");
-    default:
-      return false;
+    case od::json_type::null: return AtomIs(v.raw_json_token(), "null");
+    default: return false;
   }
 }
 
@@ -205,10 +223,14 @@ void RecordTopKey(const uint8_t* kbeg, const uint8_t* kend, JsonShape* shape) {
     decoded = DecodeKey(kbeg, kend);
     k = decoded;
   }
-  if (k == "exitcode") shape->has_exitcode = true;
-  else if (k == "tests") shape->has_tests = true;
-  else if (k == "numFailedTests") shape->has_num_failed_tests = true;
-  else if (k == "testResults") shape->has_test_results = true;
+  if (k == "exitcode")
+    shape->has_exitcode = true;
+  else if (k == "tests")
+    shape->has_tests = true;
+  else if (k == "numFailedTests")
+    shape->has_num_failed_tests = true;
+  else if (k == "testResults")
+    shape->has_test_results = true;
 }
 
 // One open container of the walk. The walk keeps its own stack instead of recursing: 10,000
@@ -239,7 +261,10 @@ bool WalkAll(std::vector<Frame>* stack, JsonShape* shape) {
   while (!stack->empty()) {
     Frame& fr = stack->back();
     if (fr.started) {
-      if (fr.is_array) ++fr.array_it; else ++fr.object_it;
+      if (fr.is_array)
+        ++fr.array_it;
+      else
+        ++fr.object_it;
     }
     fr.started = true;
     // operator!= only asks whether the container is still open.
@@ -323,15 +348,14 @@ JsonShape Validate(od::parser& parser, simdjson::padded_string_view json) {
     case od::json_type::string: {
       od::raw_json_string raw;
       const uint8_t* end;
-      ok = !doc.get_raw_json_string().get(raw) &&
-           ValidateStringBody(reinterpret_cast<const uint8_t*>(raw.raw()), &end);
+      ok = !doc.get_raw_json_string().get(raw) && ValidateStringBody(reinterpret_cast<const uint8_t*>(raw.raw()), &end);
       break;
     }
     default: {
       std::string_view raw;
       if (doc.raw_json_token().get(raw)) return shape;
       raw = TrimJsonWsRight(raw);
-      ok = type == od::json_type::number ? IsNumberToken(raw)
+      ok = type == od::json_type::number    ? IsNumberToken(raw)
            : type == od::json_type::boolean ? (raw == "true" || raw == "false")
                                             : raw == "null";
       break;
@@ -361,8 +385,7 @@ JsonShape Validate(od::parser& parser, simdjson::padded_string_view json) {
 // cannot be allocated, so detection depends on the bytes only, not on available memory.
 class ByteValidator {
  public:
-  explicit ByteValidator(std::string_view t)
-      : p_(reinterpret_cast<const uint8_t*>(t.data())), n_(t.size()) {}
+  explicit ByteValidator(std::string_view t) : p_(reinterpret_cast<const uint8_t*>(t.data())), n_(t.size()) {}
 
   JsonShape Run() {
     JsonShape shape;
@@ -448,8 +471,7 @@ class ByteValidator {
       }
       if (i_ + 1 >= n_) return false;
       const uint8_t e = p_[i_ + 1];
-      if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
-          e == 't') {
+      if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
         i_ += 2;
         continue;
       }
@@ -481,8 +503,8 @@ class ByteValidator {
     if (c == 'f') return Literal("false");
     if (c == 'n') return Literal("null");
     const size_t b = i_;
-    while (i_ < n_ && (IsDigit(static_cast<char>(p_[i_])) || p_[i_] == '-' || p_[i_] == '+' ||
-                       p_[i_] == '.' || p_[i_] == 'e' || p_[i_] == 'E')) {
+    while (i_ < n_ && (IsDigit(static_cast<char>(p_[i_])) || p_[i_] == '-' || p_[i_] == '+' || p_[i_] == '.' ||
+                       p_[i_] == 'e' || p_[i_] == 'E')) {
       ++i_;
     }
     return i_ > b && IsNumberToken(std::string_view(reinterpret_cast<const char*>(p_ + b), i_ - b));
@@ -501,8 +523,7 @@ JsonShape ValidateJson(std::string_view text) {
   while (i < text.size() && IsJsonWs(text[i])) ++i;
   if (i == text.size()) return {};
   char c = text[i];
-  if (!(c == '{' || c == '[' || c == '"' || c == '-' || IsDigit(c) || c == 't' || c == 'f' ||
-        c == 'n')) {
+  if (!(c == '{' || c == '[' || c == '"' || c == '-' || IsDigit(c) || c == 't' || c == 'f' || c == 'n')) {
     return {};
   }
 
@@ -510,8 +531,7 @@ JsonShape ValidateJson(std::string_view text) {
   simdjson::padded_string copy;
   simdjson::padded_string_view view;
   if (PaddingIsReadable(text.data(), text.size())) {
-    view = simdjson::padded_string_view(text.data(), text.size(),
-                                        text.size() + simdjson::SIMDJSON_PADDING);
+    view = simdjson::padded_string_view(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING);
   } else {
     copy = simdjson::padded_string(text);
     view = simdjson::padded_string_view(copy);
@@ -519,8 +539,7 @@ JsonShape ValidateJson(std::string_view text) {
   // simdjson's own depth limit is set above ours so that the walker's exact count decides.
   constexpr size_t kSimdjsonDepth = kMaxDepth + 2;
   thread_local od::parser parser;
-  if (parser.max_depth() != kSimdjsonDepth &&
-      parser.allocate(kReuseParserLimit, kSimdjsonDepth)) {
+  if (parser.max_depth() != kSimdjsonDepth && parser.allocate(kReuseParserLimit, kSimdjsonDepth)) {
     return ValidateJsonBytes(text);  // no memory for the parser: same verdict, no allocation
   }
   return Validate(parser, view);

@@ -21,8 +21,7 @@ std::string Marker(const LinePolicy& policy, size_t count, std::string_view summ
 }  // namespace
 
 std::optional<std::string> ElideLines(const std::vector<std::string_view>& lines, bool trailing, bool crlf,
-                                      std::string_view query, const LinePolicy& policy,
-                                      const LinePasses& passes) {
+                                      std::string_view query, const LinePolicy& policy, const LinePasses& passes) {
   const size_t n = lines.size();
   std::vector<bool> keep(n, false);
   for (size_t i = 0; i < n; ++i) {
@@ -33,14 +32,9 @@ std::optional<std::string> ElideLines(const std::vector<std::string_view>& lines
   if (policy.query_fill) KeepQueryRelevant(&keep, lines, query, policy.query_limit, policy.query_threshold);
   std::optional<TemplateGrouping> grouping;
   switch (policy.guard) {
-    case LineGuard::kNone:
-      break;
-    case LineGuard::kProfiles:
-      KeepNonRedundant(lines, &keep);
-      break;
-    case LineGuard::kTemplates:
-      grouping.emplace(lines, &keep);
-      break;
+    case LineGuard::kNone: break;
+    case LineGuard::kProfiles: KeepNonRedundant(lines, &keep); break;
+    case LineGuard::kTemplates: grouping.emplace(lines, &keep); break;
   }
   if (passes.after_guard) passes.after_guard(lines, &keep);
   if (policy.keep_runs_shorter_than_marker) {

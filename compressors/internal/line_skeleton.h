@@ -21,9 +21,9 @@
 namespace caveman::internal {
 
 enum class LineGuard : uint8_t {
-  kNone,        // no redundancy guard
-  kProfiles,    // §4.2 KeepNonRedundant
-  kTemplates,   // template grouping (project extension); markers carry the run's invariants
+  kNone,       // no redundancy guard
+  kProfiles,   // §4.2 KeepNonRedundant
+  kTemplates,  // template grouping (project extension); markers carry the run's invariants
 };
 
 struct LinePolicy {
@@ -54,8 +54,7 @@ struct LinePasses {
 // Runs the loop over `lines` (SplitLines of a body, or cleaned lines); `trailing` and `crlf`
 // are the body's (§4.1). nullopt when no line was dropped.
 std::optional<std::string> ElideLines(const std::vector<std::string_view>& lines, bool trailing, bool crlf,
-                                      std::string_view query, const LinePolicy& policy,
-                                      const LinePasses& passes = {});
+                                      std::string_view query, const LinePolicy& policy, const LinePasses& passes = {});
 
 }  // namespace caveman::internal
 

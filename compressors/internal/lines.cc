@@ -38,12 +38,8 @@ static std::string JoinImpl(const std::vector<S>& lines, bool trailing) {
   return out;
 }
 
-std::string JoinLines(const std::vector<std::string_view>& lines, bool trailing) {
-  return JoinImpl(lines, trailing);
-}
-std::string JoinLines(const std::vector<std::string>& lines, bool trailing) {
-  return JoinImpl(lines, trailing);
-}
+std::string JoinLines(const std::vector<std::string_view>& lines, bool trailing) { return JoinImpl(lines, trailing); }
+std::string JoinLines(const std::vector<std::string>& lines, bool trailing) { return JoinImpl(lines, trailing); }
 
 void CrlfCounter::Feed(std::string_view chunk) {
   for (char c : chunk) {

@@ -56,9 +56,8 @@ inline std::string SynthesizedLine(std::string_view text, bool majority_crlf) {
 // replaced by the one synthesized line marker(from, to) (a std::string). Shared by the
 // in-memory line and section compressors; each keeps its own decline test on the result.
 template <class MarkerFn>
-std::vector<std::string> ReplaceDroppedRuns(const std::vector<std::string_view>& units,
-                                            const std::vector<bool>& keep, bool majority_crlf,
-                                            MarkerFn&& marker) {
+std::vector<std::string> ReplaceDroppedRuns(const std::vector<std::string_view>& units, const std::vector<bool>& keep,
+                                            bool majority_crlf, MarkerFn&& marker) {
   const size_t n = units.size();
   std::vector<std::string> out;
   out.reserve(n);

@@ -46,8 +46,7 @@ const hs_database_t* KeepDatabase() {
   return db;
 }
 
-int OnKeepMatch(unsigned int id, unsigned long long, unsigned long long to, unsigned int,
-                void* ctx) {
+int OnKeepMatch(unsigned int id, unsigned long long, unsigned long long to, unsigned int, void* ctx) {
   auto* ends = static_cast<std::vector<KeepMatcher::MatchEnd>*>(ctx);
   ends->push_back(KeepMatcher::MatchEnd{to, id});
   return 0;
@@ -56,12 +55,10 @@ int OnKeepMatch(unsigned int id, unsigned long long, unsigned long long to, unsi
 bool NeedsUnicodeFolding(std::string_view line) {
   const char* p = line.data();
   const char* end = p + line.size();
-  for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\xC5', end - q)));
-       ++q) {
+  for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\xC5', end - q))); ++q) {
     if (q + 1 < end && q[1] == '\xBF') return true;
   }
-  for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\xE2', end - q)));
-       ++q) {
+  for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\xE2', end - q))); ++q) {
     if (q + 2 < end && q[1] == '\x84' && q[2] == '\xAA') return true;
   }
   return false;
@@ -137,8 +134,7 @@ bool GitHistoryTracker::Feed(std::string_view raw) {
     return true;
   }
   switch (state_) {
-    case State::kNone:
-      return false;
+    case State::kNone: return false;
     case State::kHeader:
       if (IsGitKeyLine(line)) return true;
       if (Trim(line).empty()) {
@@ -152,8 +148,7 @@ bool GitHistoryTracker::Feed(std::string_view raw) {
       state_ = State::kBody;
       if (StartsWith(line, "    ")) return true;  // the subject
       break;
-    case State::kBody:
-      break;
+    case State::kBody: break;
   }
   return IsGitStatLine(line);
 }
@@ -171,8 +166,7 @@ void KeepMatcher::ScanBlock(std::string_view block) {
   ends_.clear();
   next_ = 0;
   if (db_ != nullptr && !block.empty()) {
-    hs_scan(db_, block.data(), static_cast<unsigned int>(block.size()), 0, scratch_, OnKeepMatch,
-            &ends_);
+    hs_scan(db_, block.data(), static_cast<unsigned int>(block.size()), 0, scratch_, OnKeepMatch, &ends_);
   }
 }
 
@@ -197,8 +191,8 @@ void KeepMatcher::Classify(std::string_view line, size_t begin, bool* pattern, b
   }
 }
 
-void DroppedRun::Add(std::string_view line, uint64_t weight, bool template_drop,
-                     const FieldList& log_fields, const FieldList* group_fields) {
+void DroppedRun::Add(std::string_view line, uint64_t weight, bool template_drop, const FieldList& log_fields,
+                     const FieldList* group_fields) {
   count_ += weight;
   bytes_ += weight * (line.size() + 1);
   if (count_ < kAlwaysElideCount) {
@@ -219,8 +213,7 @@ std::optional<std::string> DroppedRun::Marker() const {
   // runs the §4.2 guard had mostly dropped anyway cost more than grouping saved;
   // docs/DECISIONS.md).
   const bool template_summary = template_drops_ * 2 >= count_ && count_ >= kTemplateSummaryMinRun;
-  const std::string summary =
-      (template_summary ? group_acc_ : acc_).Render(static_cast<int64_t>(bytes_));
+  const std::string summary = (template_summary ? group_acc_ : acc_).Render(static_cast<int64_t>(bytes_));
   std::string marker = ElisionMarker(count_, kLogMarkerText, summary);
   if (!WorthEliding(count_, marker.size(), bytes_, summary)) return std::nullopt;
   return marker;

@@ -86,8 +86,8 @@ class DroppedRun {
  public:
   // `log_fields`: §4.4 log fields of the line; `group_fields`: the same, or (template grouping,
   // no log fields) the line's template fields; `template_drop`: dropped only by grouping.
-  void Add(std::string_view line, uint64_t weight, bool template_drop,
-           const FieldList& log_fields, const FieldList* group_fields);
+  void Add(std::string_view line, uint64_t weight, bool template_drop, const FieldList& log_fields,
+           const FieldList* group_fields);
   // The marker text (no CR), or nullopt when the run must be emitted verbatim (lines()).
   std::optional<std::string> Marker() const;
   // The run's lines while it is shorter than kAlwaysElideCount (empty afterwards).

@@ -179,9 +179,7 @@ std::vector<std::string> ProfileTokenStrings(std::string_view unit, bool* masked
   return toks;
 }
 
-size_t RepresentedNeed(size_t n) {
-  return static_cast<size_t>(0.9 * static_cast<double>(n) + 0.999999);
-}
+size_t RepresentedNeed(size_t n) { return static_cast<size_t>(0.9 * static_cast<double>(n) + 0.999999); }
 
 namespace {
 

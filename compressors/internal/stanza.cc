@@ -16,9 +16,9 @@ namespace {
 
 constexpr size_t kMinFieldLines = 8;
 constexpr size_t kMinStanzas = 2;
-constexpr size_t kMaxOtherPerTwenty = 1;     // ≤ 1 line in 20 neither field, continuation nor comment
-constexpr size_t kMaxNoteFields = 24;        // constant fields listed in the note
-constexpr size_t kMaxNoteValueBytes = 80;    // a listed value is cut here
+constexpr size_t kMaxOtherPerTwenty = 1;   // ≤ 1 line in 20 neither field, continuation nor comment
+constexpr size_t kMaxNoteFields = 24;      // constant fields listed in the note
+constexpr size_t kMaxNoteValueBytes = 80;  // a listed value is cut here
 
 enum class Kind : uint8_t { kBlank, kComment, kStatus, kField, kContinuation, kOther };
 
@@ -35,8 +35,7 @@ std::string_view StripCr(std::string_view s) {
 }
 
 bool IsNameChar(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '_' || c == '.';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
 }
 
 // `Name: value` or `Name:` (deb822 field names: no space, no colon; ours also start alphanumeric).
@@ -63,8 +62,8 @@ bool IsHttpStatus(std::string_view s) {
 std::vector<Line> Classify(const std::vector<std::string_view>& lines) {
   std::vector<Line> out(lines.size());
   size_t stanza = 0;
-  bool in_stanza = false;     // a non-blank line since the last blank one
-  bool after_field = false;   // a continuation may follow
+  bool in_stanza = false;    // a non-blank line since the last blank one
+  bool after_field = false;  // a continuation may follow
   for (size_t i = 0; i < lines.size(); ++i) {
     std::string_view s = StripCr(lines[i]);
     Line& l = out[i];
@@ -186,9 +185,7 @@ StanzaPlan PlanStanzas(const std::vector<std::string_view>& lines) {
     }
   }
   plan.stanzas = all_stanzas.size();
-  auto constant = [&](const FieldStats& f) {
-    return f.stanzas.size() >= 2 && f.values.size() == 1 && !f.multi_line;
-  };
+  auto constant = [&](const FieldStats& f) { return f.stanzas.size() >= 2 && f.values.size() == 1 && !f.multi_line; };
   size_t current = lines.size();  // stanza whose first field has been seen
   for (size_t i = 0; i < lines.size(); ++i) {
     const Line& l = cls[i];
@@ -196,11 +193,8 @@ StanzaPlan PlanStanzas(const std::vector<std::string_view>& lines) {
       case Kind::kBlank:
       case Kind::kComment:
       case Kind::kStatus:
-      case Kind::kOther:
-        plan.keep[i] = true;
-        break;
-      case Kind::kContinuation:
-        break;
+      case Kind::kOther: plan.keep[i] = true; break;
+      case Kind::kContinuation: break;
       case Kind::kField: {
         const bool identity = l.stanza != current;
         current = l.stanza;

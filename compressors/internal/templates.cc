@@ -129,9 +129,8 @@ bool TemplateMiner::IsWildcard(uint32_t id, size_t pos) const {
   return pos < c.tokens.size() && c.tokens[pos] == 0;
 }
 
-void KeepNonRedundantGrouped(const std::vector<std::string_view>& units,
-                             const std::vector<uint64_t>& keys, std::vector<bool>* keep,
-                             std::vector<bool>* template_dropped) {
+void KeepNonRedundantGrouped(const std::vector<std::string_view>& units, const std::vector<uint64_t>& keys,
+                             std::vector<bool>* keep, std::vector<bool>* template_dropped) {
   if (template_dropped != nullptr) template_dropped->assign(units.size(), false);
   size_t kept = 0;
   std::unordered_set<uint64_t> kept_keys;
@@ -177,17 +176,14 @@ std::vector<uint64_t> TemplateKeys(const std::vector<std::string_view>& units) {
   return keys;
 }
 
-TemplateGrouping::TemplateGrouping(const std::vector<std::string_view>& units,
-                                   std::vector<bool>* keep)
+TemplateGrouping::TemplateGrouping(const std::vector<std::string_view>& units, std::vector<bool>* keep)
     : units_(&units) {
   std::vector<uint64_t> keys;
   ids_.reserve(units.size());
   keys.reserve(units.size());
   for (std::string_view u : units) {
     ids_.push_back(miner_.Add(u));
-    keys.push_back(ids_.back() == TemplateMiner::kNoTemplate
-                       ? 0
-                       : static_cast<uint64_t>(ids_.back()) + 1);
+    keys.push_back(ids_.back() == TemplateMiner::kNoTemplate ? 0 : static_cast<uint64_t>(ids_.back()) + 1);
   }
   KeepNonRedundantGrouped(units, keys, keep, &dropped_by_template_);
 }
@@ -232,9 +228,8 @@ static bool TokenHasDigit(std::string_view t) {
 // Fields of a line without logfmt/JSON fields: its variable tokens (template wildcards, and
 // digit-bearing tokens, which the miner treats as variable) that are not number-like, named
 // by position.
-void TemplateFields(std::string_view line, uint32_t template_id,
-                    const TemplateMiner& miner, std::vector<std::string_view>* tokens,
-                    FieldList* out) {
+void TemplateFields(std::string_view line, uint32_t template_id, const TemplateMiner& miner,
+                    std::vector<std::string_view>* tokens, FieldList* out) {
   out->clear();
   TemplateTokens(line, tokens);
   for (size_t pos = 0; pos < tokens->size() && out->size() < kMaxUnitFields; ++pos) {

@@ -64,9 +64,8 @@ void TemplateTokens(std::string_view line, std::vector<std::string_view>* out);
 // when its key equals the key of a kept unit (kept before the guard, or promoted earlier).
 // keys[i] == 0 means "no template".
 // `template_dropped` (optional) marks the units dropped only because of their key.
-void KeepNonRedundantGrouped(const std::vector<std::string_view>& units,
-                             const std::vector<uint64_t>& keys, std::vector<bool>* keep,
-                             std::vector<bool>* template_dropped = nullptr);
+void KeepNonRedundantGrouped(const std::vector<std::string_view>& units, const std::vector<uint64_t>& keys,
+                             std::vector<bool>* keep, std::vector<bool>* template_dropped = nullptr);
 
 // Fields of a line for invariant summaries when it has no logfmt/JSON fields: its variable
 // tokens (wildcard positions of template `template_id` in `miner`, and digit-bearing tokens)

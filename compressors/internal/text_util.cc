@@ -24,15 +24,33 @@ void Utf8Validator::Feed(std::string_view piece) {
         }
         continue;
       }
-      if (c >= 0xC2 && c <= 0xDF) { need_ = 1; cp_ = c & 0x1F; min_ = 0x80; }
-      else if (c >= 0xE0 && c <= 0xEF) { need_ = 2; cp_ = c & 0x0F; min_ = 0x800; }
-      else if (c >= 0xF0 && c <= 0xF4) { need_ = 3; cp_ = c & 0x07; min_ = 0x10000; }
-      else { valid_ = false; return; }
+      if (c >= 0xC2 && c <= 0xDF) {
+        need_ = 1;
+        cp_ = c & 0x1F;
+        min_ = 0x80;
+      } else if (c >= 0xE0 && c <= 0xEF) {
+        need_ = 2;
+        cp_ = c & 0x0F;
+        min_ = 0x800;
+      } else if (c >= 0xF0 && c <= 0xF4) {
+        need_ = 3;
+        cp_ = c & 0x07;
+        min_ = 0x10000;
+      } else {
+        valid_ = false;
+        return;
+      }
     } else {
-      if ((c & 0xC0) != 0x80) { valid_ = false; return; }
+      if ((c & 0xC0) != 0x80) {
+        valid_ = false;
+        return;
+      }
       cp_ = (cp_ << 6) | (c & 0x3F);
       if (--need_ == 0) {
-        if (cp_ < min_ || cp_ > 0x10FFFF || (cp_ >= 0xD800 && cp_ <= 0xDFFF)) { valid_ = false; return; }
+        if (cp_ < min_ || cp_ > 0x10FFFF || (cp_ >= 0xD800 && cp_ <= 0xDFFF)) {
+          valid_ = false;
+          return;
+        }
       }
     }
   }
@@ -55,26 +73,51 @@ bool IsValidUtf8(std::string_view s) {
 uint32_t DecodeUtf8(std::string_view s, size_t* pi) {
   size_t i = *pi;
   unsigned char c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) { *pi = i + 1; return c; }
+  if (c < 0x80) {
+    *pi = i + 1;
+    return c;
+  }
   int need;
   uint32_t cp, min;
-  if (c >= 0xC2 && c <= 0xDF) { need = 1; cp = c & 0x1F; min = 0x80; }
-  else if (c >= 0xE0 && c <= 0xEF) { need = 2; cp = c & 0x0F; min = 0x800; }
-  else if (c >= 0xF0 && c <= 0xF4) { need = 3; cp = c & 0x07; min = 0x10000; }
-  else { *pi = i + 1; return 0xFFFD; }
+  if (c >= 0xC2 && c <= 0xDF) {
+    need = 1;
+    cp = c & 0x1F;
+    min = 0x80;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    need = 2;
+    cp = c & 0x0F;
+    min = 0x800;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    need = 3;
+    cp = c & 0x07;
+    min = 0x10000;
+  } else {
+    *pi = i + 1;
+    return 0xFFFD;
+  }
   for (int k = 1; k <= need; ++k) {
-    if (i + k >= s.size()) { *pi = i + 1; return 0xFFFD; }
+    if (i + k >= s.size()) {
+      *pi = i + 1;
+      return 0xFFFD;
+    }
     unsigned char d = static_cast<unsigned char>(s[i + k]);
-    if ((d & 0xC0) != 0x80) { *pi = i + 1; return 0xFFFD; }
+    if ((d & 0xC0) != 0x80) {
+      *pi = i + 1;
+      return 0xFFFD;
+    }
     cp = (cp << 6) | (d & 0x3F);
   }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) { *pi = i + 1; return 0xFFFD; }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    *pi = i + 1;
+    return 0xFFFD;
+  }
   *pi = i + 1 + need;
   return cp;
 }
 
 void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) out->push_back(static_cast<char>(cp));
+  if (cp < 0x80)
+    out->push_back(static_cast<char>(cp));
   else if (cp < 0x800) {
     out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
     out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
@@ -93,11 +136,15 @@ void AppendUtf8(uint32_t cp, std::string* out) {
 bool IsWhiteSpace(uint32_t cp) {
   if (cp <= 0x20) return cp == 0x20 || (cp >= 0x09 && cp <= 0x0D);
   switch (cp) {
-    case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return cp >= 0x2000 && cp <= 0x200A;
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000: return true;
+    default: return cp >= 0x2000 && cp <= 0x200A;
   }
 }
 
@@ -246,10 +293,16 @@ std::optional<double> ParseNumber(std::string_view s) {
     if (j == d0 || j != rest.size()) return std::nullopt;
   } else {
     size_t j = 0, int_digits = 0, frac_digits = 0;
-    while (j < rest.size() && IsDigit(rest[j])) { ++j; ++int_digits; }
+    while (j < rest.size() && IsDigit(rest[j])) {
+      ++j;
+      ++int_digits;
+    }
     if (j < rest.size() && rest[j] == '.') {
       ++j;
-      while (j < rest.size() && IsDigit(rest[j])) { ++j; ++frac_digits; }
+      while (j < rest.size() && IsDigit(rest[j])) {
+        ++j;
+        ++frac_digits;
+      }
     }
     if (int_digits == 0 && frac_digits == 0) return std::nullopt;
     if (j < rest.size() && (rest[j] | 32) == 'e') {

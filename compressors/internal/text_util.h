@@ -24,9 +24,9 @@ class Utf8Validator {
 
  private:
   bool valid_ = true;
-  int need_ = 0;           // continuation bytes still expected
-  uint32_t cp_ = 0;        // code point being assembled
-  uint32_t min_ = 0;       // smallest code point allowed for this length (overlong check)
+  int need_ = 0;      // continuation bytes still expected
+  uint32_t cp_ = 0;   // code point being assembled
+  uint32_t min_ = 0;  // smallest code point allowed for this length (overlong check)
 };
 
 // Decodes one code point at s[i]; invalid bytes decode as U+FFFD with length 1.

@@ -18,9 +18,9 @@ struct [[gnu::visibility("hidden")]] Engine::Impl {
   // Everything one pipeline run produced (engine.cc); Compress and Simulate decide what to
   // do with it.
   struct Run;
-  Result<std::unique_ptr<Run>> RunPipeline(ByteSource& in, const CompressOptions& options, bool simulate) const;
-  Result<CompressResult> CompressOversized(Run& run, ByteSource& in, const CompressOptions& options,
-                                           ByteSink& out) const;
+  Result<std::unique_ptr<Run>> RunPipeline(ByteSource & in, const CompressOptions& options, bool simulate) const;
+  Result<CompressResult> CompressOversized(Run & run, ByteSource & in, const CompressOptions& options, ByteSink& out)
+      const;
 
   const EngineOptions options_;
   const TokenCounter* const counter_;

@@ -27,9 +27,7 @@ std::string StoreErrorName(const Status& s) {
 
 }  // namespace
 
-bool StructuralType(std::string_view t) {
-  return t == "json" || t == "html" || t == "diff" || t == "test-report";
-}
+bool StructuralType(std::string_view t) { return t == "json" || t == "html" || t == "diff" || t == "test-report"; }
 
 class FollowSession::Queue final : public OnlineSink {
  public:
@@ -48,8 +46,11 @@ static const TokenCounter& CheckedCounter(const TokenCounter* counter) {
 }
 
 FollowSession::FollowSession(FollowConfig config, ByteSink& out)
-    : config_(std::move(config)), out_(out), input_tokens_(CheckedCounter(config_.counter)),
-      queue_(std::make_unique<Queue>()), output_tokens_(*config_.counter) {
+    : config_(std::move(config)),
+      out_(out),
+      input_tokens_(CheckedCounter(config_.counter)),
+      queue_(std::make_unique<Queue>()),
+      output_tokens_(*config_.counter) {
   if (!config_.type.empty() && config_.type != "auto") {
     Decide();
   } else {
@@ -70,9 +71,8 @@ static bool MayBeStructural(std::string_view sample) {
   if (i == std::string_view::npos) return false;
   const char c = sample[i];
   if (c == '{' || c == '[' || c == '<') return true;
-  return sample.find("diff --git ") != std::string_view::npos ||
-         sample.find("\n@@ ") != std::string_view::npos || sample.rfind("@@ ", 0) == 0 ||
-         sample.rfind("--- ", 0) == 0;
+  return sample.find("diff --git ") != std::string_view::npos || sample.find("\n@@ ") != std::string_view::npos ||
+         sample.rfind("@@ ", 0) == 0 || sample.rfind("--- ", 0) == 0;
 }
 
 // The first `max_lines` complete lines of `s`, at most `max_bytes` (cut after an LF when
@@ -92,8 +92,7 @@ static std::string_view FirstLines(std::string_view s, size_t max_lines, size_t 
 void FollowSession::Decide() {
   if (!config_.type.empty() && config_.type != "auto") {
     content_type_ = config_.type;
-  } else if (!config_.type_hint.empty() && IsOnlineContentType(config_.type_hint) &&
-             !MayBeStructural(sample_)) {
+  } else if (!config_.type_hint.empty() && IsOnlineContentType(config_.type_hint) && !MayBeStructural(sample_)) {
     content_type_ = config_.type_hint;
   } else {
     content_type_ = std::string(DetectBody(FirstLines(sample_, config_.detect_lines, config_.detect_bytes)));
@@ -147,8 +146,8 @@ Status FollowSession::Push(std::string_view bytes, FollowClock::time_point now) 
     }
     if (sample_.size() >= config_.detect_bytes || now >= *first_input_ + config_.detect_window ||
         sample_lines_ >= config_.detect_lines ||
-        (hinted && (sample_.size() >= kHintedDetectBytes ||
-                    std::memchr(sample_.data(), '\n', sample_.size()) != nullptr))) {
+        (hinted &&
+         (sample_.size() >= kHintedDetectBytes || std::memchr(sample_.data(), '\n', sample_.size()) != nullptr))) {
       Decide();
     }
     if (phase_ == Phase::kDetecting || phase_ == Phase::kBatch) return Status::OK();
@@ -420,7 +419,7 @@ CompressResult FollowSession::Finish() {
   } else {
     // Every line was written as it arrived: the view is the input.
     r.tokens_after = r.tokens_before;
-    r.pass_through_reason = store_failed_ ? PassThroughReason::kStoreFailed
+    r.pass_through_reason = store_failed_              ? PassThroughReason::kStoreFailed
                             : config_.store == nullptr ? PassThroughReason::kNoStore
                             : r.bytes_in == 0          ? PassThroughReason::kEmptyInput
                                                        : PassThroughReason::kNoChange;
@@ -428,8 +427,7 @@ CompressResult FollowSession::Finish() {
   return r;
 }
 
-Result<CompressResult> FollowFromSource(const FollowConfig& config, ByteSource& head, ByteSource& rest,
-                                        ByteSink& out) {
+Result<CompressResult> FollowFromSource(const FollowConfig& config, ByteSource& head, ByteSource& rest, ByteSink& out) {
   CAVEMAN_DCHECK(IsOnlineContentType(config.type));
   FollowSession session(config, out);
   if (session.wants_batch()) return Status::InvalidArgument("follow: no online stage for " + config.type);

@@ -47,14 +47,14 @@ struct FollowConfig {
   std::string type_hint;                  // see CompressOptions::type_hint
   std::string query;
   std::string command;
-  std::vector<std::string> never_types;  // CompressOptions::never_types: such types go to batch
+  std::vector<std::string> never_types;           // CompressOptions::never_types: such types go to batch
   std::chrono::milliseconds detect_window{1000};  // detection waits at most this long...
-  size_t detect_bytes = 64 * 1024;                 // ...or for this many bytes...
-  size_t detect_lines = 256;                       // ...or this many complete lines
-  std::chrono::milliseconds idle{1000};            // pending markers are written after this
-  std::chrono::milliseconds sync_interval{50};     // at most one store transaction per interval
-  size_t max_unsynced = 4 << 20;                   // a sync is forced beyond this many bytes
-  size_t max_line = 1 << 20;                       // longer lines stream through verbatim
+  size_t detect_bytes = 64 * 1024;                // ...or for this many bytes...
+  size_t detect_lines = 256;                      // ...or this many complete lines
+  std::chrono::milliseconds idle{1000};           // pending markers are written after this
+  std::chrono::milliseconds sync_interval{50};    // at most one store transaction per interval
+  size_t max_unsynced = 4 << 20;                  // a sync is forced beyond this many bytes
+  size_t max_line = 1 << 20;                      // longer lines stream through verbatim
 };
 
 // True for detected types that end detection early when hinted (structural types detection
@@ -129,9 +129,9 @@ class FollowSession {
   std::unique_ptr<StreamRecordWriter> writer_;
   bool store_failed_ = false;
   std::string store_error_;
-  uint64_t appended_ = 0;     // input bytes given to the writer
-  uint64_t synced_ = 0;       // input bytes the partial record covers
-  std::string unsynced_;      // input bytes [synced_, appended_)
+  uint64_t appended_ = 0;  // input bytes given to the writer
+  uint64_t synced_ = 0;    // input bytes the partial record covers
+  std::string unsynced_;   // input bytes [synced_, appended_)
   std::optional<FollowClock::time_point> last_sync_;
   std::optional<FollowClock::time_point> sync_due_;
   bool lossy_written_ = false;
@@ -148,8 +148,7 @@ class FollowSession {
 // Batch `compress` of an input beyond its size limit whose type has an online stage: the
 // follow path over `head` (the bytes read so far) and then the rest of `rest`, streaming to
 // `out` with the real clock. REQUIRES: config.type is set (an online type).
-Result<CompressResult> FollowFromSource(const FollowConfig& config, ByteSource& head, ByteSource& rest,
-                                        ByteSink& out);
+Result<CompressResult> FollowFromSource(const FollowConfig& config, ByteSource& head, ByteSource& rest, ByteSink& out);
 
 }  // namespace caveman::internal
 

@@ -27,8 +27,9 @@ Status ForEachPiece(const Spool& spool, uint64_t begin, uint64_t end, std::strin
 }  // namespace
 
 InputWorker::InputWorker(const TokenCounter& counter, RecordWriter* writer, bool warm_detection)
-    : counter_(counter), tokens_(counter), writer_(writer), warm_detection_(warm_detection),
-      thread_([this] { Run(); }) {}
+    : counter_(counter), tokens_(counter), writer_(writer), warm_detection_(warm_detection), thread_([this] {
+        Run();
+      }) {}
 
 void InputWorker::Offer(std::string_view chunk) {
   if (lagging_) return;
@@ -184,8 +185,7 @@ void InputWorker::RunSegments() {
     }
     StreamingTokenCount segment(counter_);
     StreamingTokenCount& tc = k == 0 ? tokens_ : segment;
-    Status s = ForEachPiece(*original, starts[k], starts[k + 1], &read_buf_,
-                            [&](std::string_view piece) {
+    Status s = ForEachPiece(*original, starts[k], starts[k + 1], &read_buf_, [&](std::string_view piece) {
       if (count) tc.Feed(piece);
       if (writer_ != nullptr && writer_status_.ok()) writer_status_ = writer_->Append(piece);
     });

@@ -116,10 +116,10 @@ class InputWorker {
   std::vector<uint64_t> segments_;  // starts of the catch-up segments, then the end
   size_t front_ = 0;                // segments [front_, back_) are claimed by nobody yet
   size_t back_ = 0;
-  uint64_t helped_tokens_ = 0;      // reading thread (Help) only
-  Status helper_status_;            // reading thread (Help) only
-  std::string help_buf_;            // reading thread (Help) only
-  std::string read_buf_;            // worker only
+  uint64_t helped_tokens_ = 0;  // reading thread (Help) only
+  Status helper_status_;        // reading thread (Help) only
+  std::string help_buf_;        // reading thread (Help) only
+  std::string read_buf_;        // worker only
   bool cancel_ = false;
   std::thread thread_;  // last: starts after the other members exist
 };

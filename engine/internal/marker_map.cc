@@ -16,8 +16,8 @@
 namespace caveman::internal {
 namespace {
 
-constexpr std::string_view kEllipsis = "\xE2\x80\xA6";        // …
-constexpr std::string_view kMarkPrefix = "\xE2\x80\xA6 ";     // "… "
+constexpr std::string_view kEllipsis = "\xE2\x80\xA6";     // …
+constexpr std::string_view kMarkPrefix = "\xE2\x80\xA6 ";  // "… "
 constexpr std::string_view kCavemanPrefix = "caveman: ";
 constexpr std::string_view kNotePrefix = "\xE2\x80\xA6 caveman: elided ";
 constexpr std::string_view kElidedKey = "__caveman_elided__";
@@ -44,20 +44,16 @@ std::optional<MarkerText> ParseMarkerLine(std::string_view line) {
   line = StripCr(line);
   // "… N <phrase> (caveman)" with the longest phrases first (they end in "lines elided" too).
   static constexpr std::pair<std::string_view, std::string_view> kCounted[] = {
-      {" context lines elided (caveman)", "context"},
-      {" search result lines elided (caveman)", "search"},
-      {" config lines elided (caveman)", "config"},
-      {" rows elided (caveman)", "rows"},
-      {" sections elided (caveman)", "sections"},
-      {" lines elided (caveman)", "lines"},
+      {" context lines elided (caveman)", "context"}, {" search result lines elided (caveman)", "search"},
+      {" config lines elided (caveman)", "config"},   {" rows elided (caveman)", "rows"},
+      {" sections elided (caveman)", "sections"},     {" lines elided (caveman)", "lines"},
   };
   // "… caveman: N <phrase>" (§5.15 repeat markers, code comment blocks).
   static constexpr std::pair<std::string_view, std::string_view> kPrefixed[] = {
       {" identical lines elided ", "identical"},
       {" comment lines elided ", "comment"},
   };
-  for (size_t at = line.find(kMarkPrefix); at != std::string_view::npos;
-       at = line.find(kMarkPrefix, at + 1)) {
+  for (size_t at = line.find(kMarkPrefix); at != std::string_view::npos; at = line.find(kMarkPrefix, at + 1)) {
     size_t pos = at + kMarkPrefix.size();
     uint64_t n = 0;
     size_t after = 0;
@@ -169,8 +165,8 @@ Result<MarkerMap> AlignLines(const Spool& original, const Spool& view) {
   map.mapped = true;
   std::string_view o_line;
   CAVEMAN_ASSIGN_OR_RETURN(bool have_o, orig.Next(&o_line));
-  uint64_t o_no = have_o ? 1 : 0;     // 1-based number of o_line
-  uint64_t o_begin = 0;               // its offset
+  uint64_t o_no = have_o ? 1 : 0;  // 1-based number of o_line
+  uint64_t o_begin = 0;            // its offset
   uint64_t v_no = 0;
   std::string_view v_line;
   auto advance = [&]() -> Status {
@@ -264,9 +260,7 @@ uint64_t ElidedCount(const JsonValue& item) {
   return count;
 }
 
-bool HoldsMarker(const JsonValue& array) {
-  return std::any_of(array.items.begin(), array.items.end(), IsMarkerItem);
-}
+bool HoldsMarker(const JsonValue& array) { return std::any_of(array.items.begin(), array.items.end(), IsMarkerItem); }
 
 // Walks the view tree against the original tree (iteratively: 10,000 levels cost no stack).
 bool AlignJsonTrees(const JsonValue& view_root, const JsonValue& orig_root, std::string_view view_text,
@@ -347,7 +341,7 @@ bool AlignJsonTrees(const JsonValue& view_root, const JsonValue& orig_root, std:
 
 // One collapsed run of an original array: path segments as the scanner builds them.
 struct JsonTarget {
-  std::string path;   // "\x01key" / "\x02index" segments from the root
+  std::string path;  // "\x01key" / "\x02index" segments from the root
   uint64_t first = 0, last = 0;
   uint64_t array_size = 0;  // the original array's length the view implies
   size_t entry = 0;         // index into the markers being built
@@ -434,11 +428,11 @@ bool ScanJsonSpans(std::string_view text, std::vector<JsonTarget>* targets, std:
   for (size_t t = 0; t < targets->size(); ++t) by_path[(*targets)[t].path].push_back(t);
   struct Frame {
     bool array;
-    size_t path_len;                     // path length of this container
-    uint64_t count = 0;                  // array: elements seen
-    uint64_t elem_begin = 0;             // array: start of the current element
+    size_t path_len;                            // path length of this container
+    uint64_t count = 0;                         // array: elements seen
+    uint64_t elem_begin = 0;                    // array: start of the current element
     const std::vector<size_t>* hits = nullptr;  // array: targets of this array
-    std::string key;                     // object: the pending member's key
+    std::string key;                            // object: the pending member's key
   };
   std::vector<Frame> stack;
   std::string path;
@@ -505,7 +499,8 @@ bool ScanJsonSpans(std::string_view text, std::vector<JsonTarget>* targets, std:
       const std::string_view token = text.substr(i, j + 1 - i);
       if (expect_key) {
         std::optional<std::string> key =
-            escaped ? DecodeJsonString(token) : std::optional<std::string>(std::string(token.substr(1, token.size() - 2)));
+            escaped ? DecodeJsonString(token)
+                    : std::optional<std::string>(std::string(token.substr(1, token.size() - 2)));
         if (!key) break;
         stack.back().key = std::move(*key);
         expect_key = false;
@@ -536,8 +531,8 @@ bool ScanJsonSpans(std::string_view text, std::vector<JsonTarget>* targets, std:
     }
     // A number or literal: up to the next delimiter.
     size_t j = i;
-    while (j < text.size() && text[j] != ',' && text[j] != ']' && text[j] != '}' && text[j] != ' ' &&
-           text[j] != '\t' && text[j] != '\n' && text[j] != '\r') {
+    while (j < text.size() && text[j] != ',' && text[j] != ']' && text[j] != '}' && text[j] != ' ' && text[j] != '\t' &&
+           text[j] != '\n' && text[j] != '\r') {
       ++j;
     }
     value_starts(i);
@@ -599,8 +594,8 @@ MarkerMap AlignJson(std::string_view original, std::string_view view) {
 // input's final line ending.
 MarkerMap AlignText(std::string_view original, std::string_view view) {
   const std::vector<std::string_view> sections = TextSections(original);
-  const bool paragraph = original.find("\n\n") != std::string_view::npos ||
-                         original.find("\r\n\r\n") != std::string_view::npos;
+  const bool paragraph =
+      original.find("\n\n") != std::string_view::npos || original.find("\r\n\r\n") != std::string_view::npos;
   const std::string_view sep = !paragraph ? "\n" : IsMajorityCrlf(original) ? "\r\n\r\n" : "\n\n";
   LineIndex lines(original);
   LineIndex view_lines(view);
@@ -621,7 +616,8 @@ MarkerMap AlignText(std::string_view original, std::string_view view) {
       return Unmapped("view text remains after the last original section");
     }
     if (!first) {
-      if (rest.substr(0, sep.size()) != sep) return Unmapped("view section separator missing at byte " + std::to_string(pos));
+      if (rest.substr(0, sep.size()) != sep)
+        return Unmapped("view section separator missing at byte " + std::to_string(pos));
       pos += sep.size();
     }
     const std::string_view piece = view.substr(pos);
@@ -783,9 +779,9 @@ std::string SerializeMarkerMap(const MarkerMap& map) {
   out += '\n';
   for (const MarkerEntry& e : map.markers) {
     out += e.kind + ' ' + std::to_string(e.view_line) + ' ' + std::to_string(e.count) + ' ' +
-           std::to_string(e.first_line) + ' ' + std::to_string(e.last_line) + ' ' + std::to_string(e.byte_begin) +
-           ' ' + std::to_string(e.byte_end) + ' ' + std::to_string(e.first_index) + ' ' +
-           std::to_string(e.last_index) + ' ' + EncodeField(e.pointer) + '\n';
+           std::to_string(e.first_line) + ' ' + std::to_string(e.last_line) + ' ' + std::to_string(e.byte_begin) + ' ' +
+           std::to_string(e.byte_end) + ' ' + std::to_string(e.first_index) + ' ' + std::to_string(e.last_index) + ' ' +
+           EncodeField(e.pointer) + '\n';
   }
   return out;
 }

@@ -44,7 +44,7 @@ std::optional<MarkerText> ParseMarkerLine(std::string_view line);
 bool IsNoteLine(std::string_view line);
 
 struct MarkerMap {
-  bool mapped = false;   // false: the view could not be aligned; `reason` says why
+  bool mapped = false;  // false: the view could not be aligned; `reason` says why
   std::string reason;
   std::vector<MarkerEntry> markers;
 };
@@ -55,13 +55,11 @@ inline constexpr uint64_t kMarkerMapMaxInMemory = 16u << 20;
 // Batch: the map of `view` (the emitted bytes) over `original`. `spans` (may be empty): the
 // compressor's side channel, valid only when the view is exactly that compressor's output
 // on the whole original. Errors: spool I/O only; an unalignable view is mapped = false.
-Result<MarkerMap> BuildMarkerMap(const Spool& original, const Spool& view,
-                                 const std::vector<ElidedSpan>& spans);
+Result<MarkerMap> BuildMarkerMap(const Spool& original, const Spool& view, const std::vector<ElidedSpan>& spans);
 // BuildMarkerMap, serialised; a spool failure becomes an unmapped map naming it.
 std::string MarkerMapBlob(const Spool& original, const Spool& view, const std::vector<ElidedSpan>& spans);
 // The same over strings (tests).
-MarkerMap BuildMarkerMap(std::string_view original, std::string_view view,
-                         const std::vector<ElidedSpan>& spans = {});
+MarkerMap BuildMarkerMap(std::string_view original, std::string_view view, const std::vector<ElidedSpan>& spans = {});
 
 // The stored blob (store/ keeps it opaque): a text header line and one line per marker.
 std::string SerializeMarkerMap(const MarkerMap& map);
@@ -77,8 +75,8 @@ class OnlineMarkerTracker {
 
  private:
   MarkerMap map_{true, {}, {}};
-  uint64_t view_lines_ = 0;  // LFs written so far
-  uint64_t input_lines_ = 0; // complete input lines before the next event
+  uint64_t view_lines_ = 0;   // LFs written so far
+  uint64_t input_lines_ = 0;  // complete input lines before the next event
   uint64_t input_end_ = 0;
 };
 

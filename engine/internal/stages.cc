@@ -151,8 +151,8 @@ class BufferedSink final : public ByteSink {
 };
 
 // Runs one compressor with the query rules of §1.3 step 7.
-Result<TransformOutcome> RunCompressor(const Compressor& c, const Body& body, std::string_view query,
-                                       ByteSink* out, TransformMeta* meta) {
+Result<TransformOutcome> RunCompressor(const Compressor& c, const Body& body, std::string_view query, ByteSink* out,
+                                       TransformMeta* meta) {
   std::string_view q;
   if (c.metadata_aware() || (c.query_aware() && !query.empty())) q = query;
   BufferedSink buffered(*out);
@@ -164,8 +164,8 @@ Result<TransformOutcome> RunCompressor(const Compressor& c, const Body& body, st
 
 // The line compressors: their views are input lines and synthesized marker lines.
 bool IsLineType(std::string_view t) {
-  return t == "log" || t == "terminal" || t == "repetition" || t == "diff" || t == "search-result" ||
-         t == "config" || t == "tabular" || t == "text";
+  return t == "log" || t == "terminal" || t == "repetition" || t == "diff" || t == "search-result" || t == "config" ||
+         t == "tabular" || t == "text";
 }
 
 }  // namespace
@@ -247,8 +247,7 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
       oversized_ = true;
       bytes_ += n;
       CAVEMAN_RETURN_IF_ERROR(original->Write(std::string_view(buf.data(), n)));
-      return Status::ResourceExhausted("cave_input_too_large: stdin exceeds " + std::to_string(max_bytes) +
-                                       " bytes");
+      return Status::ResourceExhausted("cave_input_too_large: stdin exceeds " + std::to_string(max_bytes) + " bytes");
     }
     std::string_view chunk(buf.data(), n);
     bytes_ += n;
@@ -314,8 +313,8 @@ Result<PassThroughReason> Select(const ReadStage& read, const StageConfig& confi
 
 // ---- Transform ----
 
-Result<PassThroughReason> Transform(const Selection& selection, const StageConfig& config,
-                                    std::unique_ptr<Spool>* view, TransformMeta* meta) {
+Result<PassThroughReason> Transform(const Selection& selection, const StageConfig& config, std::unique_ptr<Spool>* view,
+                                    TransformMeta* meta) {
   *view = std::make_unique<Spool>(config.spool);
   CAVEMAN_ASSIGN_OR_RETURN(TransformOutcome outcome,
                            RunCompressor(*selection.compressor, *selection.body, config.query, view->get(), meta));
@@ -329,8 +328,8 @@ Result<PassThroughReason> Transform(const Selection& selection, const StageConfi
 
 // ---- Stabilise ----
 
-Result<PassThroughReason> Stabilise(const Selection& selection, const StageConfig& config,
-                                    std::unique_ptr<Spool>* view, TransformMeta* meta) {
+Result<PassThroughReason> Stabilise(const Selection& selection, const StageConfig& config, std::unique_ptr<Spool>* view,
+                                    TransformMeta* meta) {
   std::unique_ptr<Spool>& y = *view;
   for (int round = 0; round < kStabilityRounds; ++round) {
     const Compressor* c = selection.compressor;
@@ -376,8 +375,8 @@ Status Rewrap(const Selection& selection, std::unique_ptr<Spool> view, std::uniq
 
 // ---- Gate ----
 
-Result<PassThroughReason> Gate(const Spool& view, ReadStage& read, const TokenCounter& counter,
-                               double min_savings, uint64_t* tokens_after) {
+Result<PassThroughReason> Gate(const Spool& view, ReadStage& read, const TokenCounter& counter, double min_savings,
+                               uint64_t* tokens_after) {
   CAVEMAN_RETURN_IF_ERROR(CountSpool(view, counter, tokens_after));
   const uint64_t before = read.Finish();
   if (*tokens_after >= before) return PassThroughReason::kNotSmaller;

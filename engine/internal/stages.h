@@ -44,10 +44,10 @@ struct StageConfig {
   SpoolOptions spool;
   std::string_view forced_type;  // empty = detect
   std::string_view query;
-  bool compress_mode;            // Mode::kCompress or Simulate
-  bool may_emit_lossy;           // a store, external recovery, or Simulate
+  bool compress_mode;                           // Mode::kCompress or Simulate
+  bool may_emit_lossy;                          // a store, external recovery, or Simulate
   const std::vector<std::string>& never_types;  // CompressOptions::never_types
-  double min_savings;                            // CompressOptions::min_savings
+  double min_savings;                           // CompressOptions::min_savings
 };
 
 // Whether `content_type` is in `never_types` (or the list holds "*").
@@ -125,7 +125,7 @@ struct Selection {
   Selection(const Selection&) = delete;
   Selection& operator=(const Selection&) = delete;
 
-  Unwrapped unwrapped;                     // presentation layers, if any
+  Unwrapped unwrapped;  // presentation layers, if any
   bool layered = false;
   std::optional<Body> body;                // the unwrapped body, or the input
   std::string content_type;                // forced or detected
@@ -139,8 +139,8 @@ Result<PassThroughReason> Select(const ReadStage& read, const StageConfig& confi
 
 // Transform: runs the selected compressor on the body into a new spool `*view` (kDeclined,
 // kNoChange when it reproduced the body).
-Result<PassThroughReason> Transform(const Selection& selection, const StageConfig& config,
-                                    std::unique_ptr<Spool>* view, TransformMeta* meta);
+Result<PassThroughReason> Transform(const Selection& selection, const StageConfig& config, std::unique_ptr<Spool>* view,
+                                    TransformMeta* meta);
 
 // Issue 16: true iff each line of `next` is a line of `y` (in order) or holds "caveman", and
 // both agree on majority CRLF. The guard keeps `y` when a re-run over a line type's view fails it.
@@ -150,8 +150,8 @@ bool KeepsLineStructure(std::string_view y, std::string_view next);
 // `*view` is the last output (kUnstable when it never settles).
 // A lossless view (`meta` says so) is only replaced by a lossless re-run; a round that changes
 // a lossy view sets `meta`'s method to the round's, if it names one.
-Result<PassThroughReason> Stabilise(const Selection& selection, const StageConfig& config,
-                                    std::unique_ptr<Spool>* view, TransformMeta* meta);
+Result<PassThroughReason> Stabilise(const Selection& selection, const StageConfig& config, std::unique_ptr<Spool>* view,
+                                    TransformMeta* meta);
 
 // Rewrap: the view inside the selection's presentation layers, as `*output` (written into it
 // when layered, else replaced by `view`).
@@ -160,8 +160,8 @@ Status Rewrap(const Selection& selection, std::unique_ptr<Spool> view, std::uniq
 // Gate: counts the view's tokens, then waits for the input's (read.Finish()); the view wins
 // only if it counts fewer (kNotSmaller), saves at least min_savings of the input's tokens
 // (kBelowMinSavings) and differs from the input (kNoChange).
-Result<PassThroughReason> Gate(const Spool& view, ReadStage& read, const TokenCounter& counter,
-                               double min_savings, uint64_t* tokens_after);
+Result<PassThroughReason> Gate(const Spool& view, ReadStage& read, const TokenCounter& counter, double min_savings,
+                               uint64_t* tokens_after);
 
 // Emit: copies `winner` to `out` and flushes; *bytes_out = its size.
 Status Emit(const Spool& winner, ByteSink& out, uint64_t* bytes_out);

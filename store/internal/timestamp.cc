@@ -66,28 +66,26 @@ std::string FormatRfc3339(UnixNanos t) {
   struct tm tm;
   ::gmtime_r(&tt, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<long long>(nanos));
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(nanos));
   return buf;
 }
 
 std::optional<UnixNanos> ParseRfc3339(std::string_view s) {
   size_t pos = 0;
   int64_t year, month, day, hour, minute, second;
-  if (!Digits(s, pos, 4, &year) || !Expect(s, pos, '-') || !Digits(s, pos, 2, &month) ||
-      !Expect(s, pos, '-') || !Digits(s, pos, 2, &day)) {
+  if (!Digits(s, pos, 4, &year) || !Expect(s, pos, '-') || !Digits(s, pos, 2, &month) || !Expect(s, pos, '-') ||
+      !Digits(s, pos, 2, &day)) {
     return std::nullopt;
   }
   if (pos >= s.size() || (s[pos] != 'T' && s[pos] != 't' && s[pos] != ' ')) return std::nullopt;
   ++pos;
-  if (!Digits(s, pos, 2, &hour) || !Expect(s, pos, ':') || !Digits(s, pos, 2, &minute) ||
-      !Expect(s, pos, ':') || !Digits(s, pos, 2, &second)) {
+  if (!Digits(s, pos, 2, &hour) || !Expect(s, pos, ':') || !Digits(s, pos, 2, &minute) || !Expect(s, pos, ':') ||
+      !Digits(s, pos, 2, &second)) {
     return std::nullopt;
   }
-  if (month < 1 || month > 12 || day < 1 ||
-      day > DaysInMonth(year, static_cast<unsigned>(month)) || hour > 23 || minute > 59 ||
-      second > 60) {  // 60: leap second, counted as the next second like most parsers do
+  if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, static_cast<unsigned>(month)) || hour > 23 ||
+      minute > 59 || second > 60) {  // 60: leap second, counted as the next second like most parsers do
     return std::nullopt;
   }
   int64_t nanos = 0;
@@ -111,8 +109,7 @@ std::optional<UnixNanos> ParseRfc3339(std::string_view s) {
     int sign = s[pos] == '-' ? -1 : 1;
     ++pos;
     int64_t oh, om;
-    if (!Digits(s, pos, 2, &oh) || !Expect(s, pos, ':') || !Digits(s, pos, 2, &om) || oh > 23 ||
-        om > 59) {
+    if (!Digits(s, pos, 2, &oh) || !Expect(s, pos, ':') || !Digits(s, pos, 2, &om) || oh > 23 || om > 59) {
       return std::nullopt;
     }
     offset_seconds = sign * (oh * 3600 + om * 60);

@@ -117,8 +117,7 @@ bool DecodeBase64(std::string_view in, std::string* out) {
       v[j] = last && j >= 4 - static_cast<int>(pad) ? 0 : Base64Value(in[k + j]);
     }
     if ((v[0] | v[1] | v[2] | v[3]) < 0) return false;
-    const uint32_t group = (static_cast<uint32_t>(v[0]) << 18) |
-                           (static_cast<uint32_t>(v[1]) << 12) |
+    const uint32_t group = (static_cast<uint32_t>(v[0]) << 18) | (static_cast<uint32_t>(v[1]) << 12) |
                            (static_cast<uint32_t>(v[2]) << 6) | static_cast<uint32_t>(v[3]);
     *dst++ = static_cast<char>(group >> 16);
     *dst++ = static_cast<char>((group >> 8) & 0xFF);
@@ -261,7 +260,7 @@ class LineMemo {
   std::unique_ptr<char[], Free> arena_{static_cast<char*>(CheckedCalloc(kLineMemoArena))};
   size_t used_ = 0;
   size_t filled_ = 0;
-  size_t probes_ = 0;        // in the current window
+  size_t probes_ = 0;  // in the current window
   size_t hits_ = 0;
   size_t paused_bytes_ = 0;  // text still to count without the memo
 };
@@ -290,7 +289,7 @@ struct O200kTokenizer::Vocabulary {
 
   // Views of the tables: into the owned_ vectors after Parse, into the embedded tables
   // (EmbeddedO200kTables) after View.
-  std::string_view bytes;              // all tokens, concatenated in rank order
+  std::string_view bytes;             // all tokens, concatenated in rank order
   std::span<const uint32_t> offsets;  // rank → offset in bytes; offsets[size] = bytes.size()
   std::span<const Slot> slots;
   uint64_t mask = 0;
@@ -311,7 +310,7 @@ struct O200kTokenizer::Vocabulary {
   };
   static constexpr uint32_t kShortBits = 16;
   static constexpr size_t kShortSlots = size_t{1} << kShortBits;
-  std::span<const uint32_t> rank1, rank2;  // 256 and 65,536 entries
+  std::span<const uint32_t> rank1, rank2;     // 256 and 65,536 entries
   std::span<const ShortSlot> short3, short4;  // kShortSlots entries each
   std::vector<uint32_t> owned_rank1, owned_rank2;
   std::vector<ShortSlot> owned_short3, owned_short4;
@@ -329,9 +328,7 @@ struct O200kTokenizer::Vocabulary {
       if (s.rank == kNoRank || s.key == key) return s.rank;
     }
   }
-  static uint32_t Key3(const uint8_t* p) {
-    return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16);
-  }
+  static uint32_t Key3(const uint8_t* p) { return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16); }
 
   uint32_t Rank(const uint8_t* p, size_t n) const {
     switch (n) {
@@ -375,8 +372,7 @@ struct O200kTokenizer::Vocabulary {
       ++line_no;
       if (line.empty()) continue;
       const size_t sp = line.find(' ');
-      const std::string_view digits =
-          sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
+      const std::string_view digits = sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
       uint64_t rank = 0;
       bool rank_ok = !digits.empty() && digits.size() <= 9;
       for (char c : digits) {
@@ -427,8 +423,7 @@ struct O200kTokenizer::Vocabulary {
     // Hash everything first so the (cache-missing) slot of a later token can be prefetched.
     std::vector<uint64_t> hashes(count);
     for (size_t r = 0; r < count; ++r) {
-      hashes[r] = HashBytes(reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]),
-                            offsets[r + 1] - offsets[r]);
+      hashes[r] = HashBytes(reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]), offsets[r + 1] - offsets[r]);
     }
     constexpr size_t kPrefetchDistance = 16;
     for (size_t r = 0; r < count; ++r) {
@@ -507,8 +502,7 @@ struct O200kTokenizer::Vocabulary {
   // parts, which the second pass reports afresh.
   template <class PartFn>
   size_t Merge(const uint8_t* p, size_t n, PartFn&& part) const {
-    if (n <= g_long_piece.load(std::memory_order_relaxed) ||
-        !g_backtrack_merge.load(std::memory_order_relaxed)) {
+    if (n <= g_long_piece.load(std::memory_order_relaxed) || !g_backtrack_merge.load(std::memory_order_relaxed)) {
       if (n <= kSmallPiece) {
         MergeSmall(p, n, part);
       } else {
@@ -572,9 +566,8 @@ struct O200kTokenizer::Vocabulary {
         end = i + Length(ix, cand);
         if (end < n && is_dead(end)) continue;
         if (!SelfMerging(ix, cand)) continue;
-        if (stack.empty() ||
-            Compatible(scratch, p, stack.back().begin, stack.back().rank, static_cast<uint32_t>(i), cand,
-                       static_cast<uint32_t>(end))) {
+        if (stack.empty() || Compatible(scratch, p, stack.back().begin, stack.back().rank, static_cast<uint32_t>(i),
+                                        cand, static_cast<uint32_t>(end))) {
           break;
         }
       }
@@ -615,10 +608,10 @@ struct O200kTokenizer::Vocabulary {
     // first_child[node] to first_child[node + 1]. Every byte is a token, so the root's child
     // for byte c is first_child[0] + c.
     std::vector<uint32_t> first_child;
-    std::vector<uint8_t> label;        // node → the byte on the edge into it
-    std::vector<uint32_t> node_rank;   // node → the token it spells, kNoRank if none
-    std::vector<uint32_t> shorter;     // token → longest proper prefix that is a token
-    std::vector<uint8_t> length;       // token → its length in bytes (at most 128 in o200k)
+    std::vector<uint8_t> label;       // node → the byte on the edge into it
+    std::vector<uint32_t> node_rank;  // node → the token it spells, kNoRank if none
+    std::vector<uint32_t> shorter;    // token → longest proper prefix that is a token
+    std::vector<uint8_t> length;      // token → its length in bytes (at most 128 in o200k)
     // token → 0 unknown, 1 self-merging, 2 not (filled on first use; racing threads store
     // the same value).
     std::unique_ptr<std::atomic<uint8_t>[]> self;
@@ -635,13 +628,10 @@ struct O200kTokenizer::Vocabulary {
   std::unique_ptr<PrefixIndex> BuildPrefixIndex() const {
     auto ix = std::make_unique<PrefixIndex>();
     const auto count = static_cast<uint32_t>(size());
-    auto token = [&](uint32_t r) {
-      return std::string_view(bytes.data() + offsets[r], offsets[r + 1] - offsets[r]);
-    };
+    auto token = [&](uint32_t r) { return std::string_view(bytes.data() + offsets[r], offsets[r + 1] - offsets[r]); };
     std::vector<uint32_t> order(count);
     for (uint32_t r = 0; r < count; ++r) order[r] = r;
-    std::sort(order.begin(), order.end(),
-              [&](uint32_t a, uint32_t b) { return token(a) < token(b); });
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return token(a) < token(b); });
     // Breadth first, one level at a time: a node is a run of sorted tokens order[lo, hi)
     // that share their first `depth` bytes; inherited = the longest token that is a proper
     // prefix of them. Node ids follow the order the nodes are visited in.
@@ -741,8 +731,8 @@ struct O200kTokenizer::Vocabulary {
 
   // Whether tokens r1 = p[b, m) and r2 = p[m, e), both self-merging, merge back to exactly
   // [r1, r2].
-  bool Compatible(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t r1,
-                  uint32_t m, uint32_t r2, uint32_t e) const {
+  bool Compatible(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t r1, uint32_t m, uint32_t r2,
+                  uint32_t e) const {
     // Runs of one letter or of a short period ask about the same pair again and again.
     if (r1 == scratch.last_pair[0] && r2 == scratch.last_pair[1]) return scratch.last_pair[2];
     const bool ok = CompatibleUncached(scratch, p, b, r1, m, r2, e);
@@ -752,8 +742,8 @@ struct O200kTokenizer::Vocabulary {
     return ok;
   }
 
-  bool CompatibleUncached(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t r1,
-                          uint32_t m, uint32_t r2, uint32_t e) const {
+  bool CompatibleUncached(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t r1, uint32_t m, uint32_t r2,
+                          uint32_t e) const {
     if (m - b <= kRunMax && e - m <= kRunMax) {
       const MergeRun& a = Run(scratch, r1);
       if (r1 != r2 && ((r1 ^ r2) & (BacktrackScratch::kRunSlots - 1)) == 0) {
@@ -789,8 +779,8 @@ struct O200kTokenizer::Vocabulary {
   // first on equal ranks (leftmost). The only pair across is (t1's last part, t2's first
   // part): it is merged — t1, t2 incompatible — as soon as its rank is below t1's next merge
   // and not above t2's next merge. If both runs finish without that, the merge is [t1, t2].
-  bool CompatibleByRuns(BacktrackScratch& scratch, const uint8_t* p, uint32_t m,
-                        const MergeRun& a, const MergeRun& b) const {
+  bool CompatibleByRuns(BacktrackScratch& scratch, const uint8_t* p, uint32_t m, const MergeRun& a,
+                        const MergeRun& b) const {
     auto across_rank = [&](uint32_t right, uint32_t left) {
       BacktrackScratch::Across& c = scratch.across[right][left];
       if (c.stamp != scratch.stamp) c = {scratch.stamp, Rank(p + m - right, right + left)};
@@ -1012,9 +1002,7 @@ class Pretokenizer {
     uint8_t len;
   };
 
-  static bool IsSymbol(uint8_t cls) {
-    return (cls & (kClsLetter | kClsNumber | kClsSpace)) == 0;
-  }
+  static bool IsSymbol(uint8_t cls) { return (cls & (kClsLetter | kClsNumber | kClsSpace)) == 0; }
 
   // REQUIRES: i < n_. Always inlined: it is the innermost step of every scan below, and GCC's
   // unit-growth limit otherwise leaves it out of line once the file grows (that cost 15 % of
@@ -1125,8 +1113,7 @@ CountCache& ThreadCache(const void* owner) {
 Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::Create(std::string_view tiktoken) {
   const std::string hex = Sha256::Hex(Sha256::Digest(tiktoken));
   if (hex != kO200kSha256Hex) {
-    return Status::Corruption("o200k vocabulary: SHA-256 " + hex + " does not match " +
-                              std::string(kO200kSha256Hex));
+    return Status::Corruption("o200k vocabulary: SHA-256 " + hex + " does not match " + std::string(kO200kSha256Hex));
   }
   auto vocab = std::make_unique<Vocabulary>();
   CAVEMAN_RETURN_IF_ERROR(vocab->Parse(tiktoken));
@@ -1191,14 +1178,12 @@ Status CheckTables(std::string_view tables, TablesHeader* header, TablesLayout* 
     return Status::Corruption("o200k tables: wrong magic or version");
   }
   *layout = LayoutOf(h);
-  const bool sizes_ok = h.count > 0 && h.slot_count >= h.count &&
-                        (h.slot_count & (h.slot_count - 1)) == 0 &&
-                        h.index_count == CodePointClasses::kBlocks && h.leaf_bytes > 0 &&
-                        h.leaf_bytes % 256 == 0 && layout->end == tables.size();
+  const bool sizes_ok = h.count > 0 && h.slot_count >= h.count && (h.slot_count & (h.slot_count - 1)) == 0 &&
+                        h.index_count == CodePointClasses::kBlocks && h.leaf_bytes > 0 && h.leaf_bytes % 256 == 0 &&
+                        layout->end == tables.size();
   if (!sizes_ok) return Status::Corruption("o200k tables: sizes do not add up");
   uint32_t last_offset;
-  std::memcpy(&last_offset, tables.data() + layout->offsets + size_t{h.count} * sizeof(uint32_t),
-              sizeof last_offset);
+  std::memcpy(&last_offset, tables.data() + layout->offsets + size_t{h.count} * sizeof(uint32_t), sizeof last_offset);
   if (last_offset != h.bytes_size) return Status::Corruption("o200k tables: offsets do not end");
   const auto* index = reinterpret_cast<const uint16_t*>(tables.data() + layout->index);
   for (size_t b = 0; b < h.index_count; ++b) {
@@ -1209,8 +1194,7 @@ Status CheckTables(std::string_view tables, TablesHeader* header, TablesLayout* 
 
 }  // namespace
 
-Status O200kClassTables(std::string_view tables, const uint16_t** index, const uint8_t** leaves,
-                        size_t* leaf_bytes) {
+Status O200kClassTables(std::string_view tables, const uint16_t** index, const uint8_t** leaves, size_t* leaf_bytes) {
   TablesHeader h;
   TablesLayout l;
   CAVEMAN_RETURN_IF_ERROR(CheckTables(tables, &h, &l));
@@ -1225,10 +1209,10 @@ Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::FromTables(std::string_v
   TablesLayout l;
   CAVEMAN_RETURN_IF_ERROR(CheckTables(tables, &h, &l));
   auto vocab = std::make_unique<Vocabulary>();
-  vocab->offsets = std::span<const uint32_t>(
-      reinterpret_cast<const uint32_t*>(tables.data() + l.offsets), size_t{h.count} + 1);
-  vocab->slots = std::span<const Vocabulary::Slot>(
-      reinterpret_cast<const Vocabulary::Slot*>(tables.data() + l.slots), h.slot_count);
+  vocab->offsets =
+      std::span<const uint32_t>(reinterpret_cast<const uint32_t*>(tables.data() + l.offsets), size_t{h.count} + 1);
+  vocab->slots = std::span<const Vocabulary::Slot>(reinterpret_cast<const Vocabulary::Slot*>(tables.data() + l.slots),
+                                                   h.slot_count);
   vocab->bytes = tables.substr(l.bytes, h.bytes_size);
   vocab->mask = h.slot_count - 1;
   vocab->max_len = h.max_len;
@@ -1406,19 +1390,17 @@ void O200kTokenizer::EncodeWellFormed(std::string_view text, std::vector<uint32_
       continue;
     }
     const size_t before = ids->size();
-    const size_t discard = vocab.Merge(piece, len, [&](uint32_t b, uint32_t e) {
-      ids->push_back(vocab.Rank(piece + b, e - b));
-    });
-    if (discard > 0) ids->erase(ids->begin() + static_cast<std::ptrdiff_t>(before),
-                                ids->begin() + static_cast<std::ptrdiff_t>(before + discard));
+    const size_t discard =
+        vocab.Merge(piece, len, [&](uint32_t b, uint32_t e) { ids->push_back(vocab.Rank(piece + b, e - b)); });
+    if (discard > 0)
+      ids->erase(ids->begin() + static_cast<std::ptrdiff_t>(before),
+                 ids->begin() + static_cast<std::ptrdiff_t>(before + discard));
   }
 }
 
 void SetO200kBacktrackMergeForTest(bool on) { g_backtrack_merge.store(on); }
 void SetO200kLongPieceForTest(size_t bytes) { g_long_piece.store(bytes); }
-void SetO200kBacktrackKeepForTest(size_t tokens) {
-  g_backtrack_keep.store(tokens == 0 ? kKeepTokens : tokens);
-}
+void SetO200kBacktrackKeepForTest(size_t tokens) { g_backtrack_keep.store(tokens == 0 ? kKeepTokens : tokens); }
 uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {

@@ -20,8 +20,7 @@
 namespace caveman::internal {
 
 // SHA-256 of the only vocabulary accepted (§7.1), lowercase hex.
-inline constexpr std::string_view kO200kSha256Hex =
-    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d";
+inline constexpr std::string_view kO200kSha256Hex = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d";
 inline constexpr std::string_view kO200kName = "o200k_base";
 
 // The tiktoken file embedded in the library (stream/o200k_vocab.S).
@@ -33,8 +32,7 @@ std::string_view EmbeddedO200kVocabulary();
 std::string_view EmbeddedO200kTables();
 
 // The code point class tables inside `tables` (the FromTables format), checked.
-Status O200kClassTables(std::string_view tables, const uint16_t** index, const uint8_t** leaves,
-                        size_t* leaf_bytes);
+Status O200kClassTables(std::string_view tables, const uint16_t** index, const uint8_t** leaves, size_t* leaf_bytes);
 
 class O200kTokenizer final : public TokenCounter {
  public:

@@ -15,23 +15,17 @@ constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 uint8_t ClassOfCategory(UCharCategory category) {
   switch (category) {
     case U_UPPERCASE_LETTER:
-    case U_TITLECASE_LETTER:
-      return kClsUpperGroup | kClsLetter;
-    case U_LOWERCASE_LETTER:
-      return kClsLowerGroup | kClsLetter;
+    case U_TITLECASE_LETTER: return kClsUpperGroup | kClsLetter;
+    case U_LOWERCASE_LETTER: return kClsLowerGroup | kClsLetter;
     case U_MODIFIER_LETTER:
-    case U_OTHER_LETTER:
-      return kClsUpperGroup | kClsLowerGroup | kClsLetter;
+    case U_OTHER_LETTER: return kClsUpperGroup | kClsLowerGroup | kClsLetter;
     case U_NON_SPACING_MARK:
     case U_ENCLOSING_MARK:
-    case U_COMBINING_SPACING_MARK:
-      return kClsUpperGroup | kClsLowerGroup;
+    case U_COMBINING_SPACING_MARK: return kClsUpperGroup | kClsLowerGroup;
     case U_DECIMAL_DIGIT_NUMBER:
     case U_LETTER_NUMBER:
-    case U_OTHER_NUMBER:
-      return kClsNumber;
-    default:
-      return 0;
+    case U_OTHER_NUMBER: return kClsNumber;
+    default: return 0;
   }
 }
 

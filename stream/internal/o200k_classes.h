@@ -40,8 +40,7 @@ class CodePointClasses {
   // REQUIRES: cp <= 0x10FFFF.
   uint8_t Of(uint32_t cp) const {
     CAVEMAN_DCHECK(cp <= 0x10FFFF);
-    return leaves_[(static_cast<uint32_t>(index_[cp >> kLeafBits]) << kLeafBits) |
-                   (cp & kLeafMask)];
+    return leaves_[(static_cast<uint32_t>(index_[cp >> kLeafBits]) << kLeafBits) | (cp & kLeafMask)];
   }
   const uint8_t* ascii() const { return leaves_; }  // classes of U+0000..U+007F
 

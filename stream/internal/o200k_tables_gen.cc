@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
   tokenizer.value()->SerializeTables(&tables);
   const std::string tmp = std::string(argv[2]) + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr || std::fwrite(tables.data(), 1, tables.size(), f) != tables.size() ||
-      std::fclose(f) != 0 || std::rename(tmp.c_str(), argv[2]) != 0) {
+  if (f == nullptr || std::fwrite(tables.data(), 1, tables.size(), f) != tables.size() || std::fclose(f) != 0 ||
+      std::rename(tmp.c_str(), argv[2]) != 0) {
     std::fprintf(stderr, "o200k_tables_gen: cannot write %s\n", argv[2]);
     return 1;
   }

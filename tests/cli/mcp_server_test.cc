@@ -70,10 +70,12 @@ TEST(McpServerTest, CompressThenRetrieveSlices) {
 
   std::string whole = server.HandleMessage(Call(2, "caveman_retrieve", "{\"handle\":\"" + handle + "\"}"));
   EXPECT_EQ(FirstText(whole), log);
-  std::string lines = server.HandleMessage(Call(3, "caveman_retrieve", "{\"handle\":\"" + handle + "\",\"lines\":\"2:3\"}"));
+  std::string lines =
+      server.HandleMessage(Call(3, "caveman_retrieve", "{\"handle\":\"" + handle + "\",\"lines\":\"2:3\"}"));
   EXPECT_EQ(FirstText(lines), "2026-01-01 INFO worker 1 ok\n2026-01-01 INFO worker 2 ok\n");
   EXPECT_NE(lines.find("caveman-engine retrieve " + handle + " --lines 2:3"), std::string::npos);
-  std::string grep = server.HandleMessage(Call(4, "caveman_retrieve", "{\"handle\":\"" + handle + "\",\"grep\":\"ERROR\",\"context\":0}"));
+  std::string grep = server.HandleMessage(
+      Call(4, "caveman_retrieve", "{\"handle\":\"" + handle + "\",\"grep\":\"ERROR\",\"context\":0}"));
   EXPECT_EQ(FirstText(grep).substr(0, 40), "1:2026-01-01 ERROR request 0 failed\n--\n3");
   std::string missing = server.HandleMessage(Call(5, "caveman_retrieve", "{\"handle\":\"ccr_0123\"}"));
   EXPECT_NE(missing.find("\"isError\":true"), std::string::npos);
@@ -86,12 +88,15 @@ TEST(McpServerTest, CorruptedMessagesNeverCrashAndAnswerOneJsonLine) {
       R"({"jsonrpc":"2.0","id":"a","method":"tools/list"})",
       R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
       Call(7, "caveman_compress", R"({"text":"a\na\na\na\nERROR b\n","query":"b"})"),
-      Call(8, "caveman_retrieve", R"({"handle":"ccr_00000000000000000000000000000000","lines":"1:2","grep":"x","context":3})"),
+      Call(8, "caveman_retrieve",
+           R"({"handle":"ccr_00000000000000000000000000000000","lines":"1:2","grep":"x","context":3})"),
       Call(9, "caveman_retrieve", R"({"handle":"ccr_00000000000000000000000000000000","json_pointer":"/a~1b/0"})"),
       Call(10, "caveman_stats", "{}"),
   };
   std::mt19937_64 rng(14);
-  const std::string specials = "{}[]\":,\\ \n\t\x00\xff\xc3\xe2\x80\xa8" "0123456789-+.eE";
+  const std::string specials =
+      "{}[]\":,\\ \n\t\x00\xff\xc3\xe2\x80\xa8"
+      "0123456789-+.eE";
   int answered = 0;
   for (int iter = 0; iter < 4000; ++iter) {
     std::string m = seeds[rng() % seeds.size()];
@@ -118,7 +123,9 @@ TEST(McpServerTest, CorruptedMessagesNeverCrashAndAnswerOneJsonLine) {
 
 TEST(McpServerTest, OversizeResponseFindsTheIdAtTheEnd) {
   McpServer server = NewServer();
-  EXPECT_EQ(server.OversizeResponse(R"({"method":"tools/call","params":{"arguments":{"text":"xxxx)", R"(xxxx"}},"jsonrpc":"2.0","id":42})")
+  EXPECT_EQ(server
+                .OversizeResponse(R"({"method":"tools/call","params":{"arguments":{"text":"xxxx)",
+                                  R"(xxxx"}},"jsonrpc":"2.0","id":42})")
                 .rfind("{\"jsonrpc\":\"2.0\",\"id\":42,\"error\":{\"code\":-32600,", 0),
             0u);
   EXPECT_EQ(server.OversizeResponse(R"({"id":"r-7","method":"tools/call","params":{"text":"xx)", R"(xx \"id\":9 "}})")

@@ -66,8 +66,8 @@ TEST(ChooseReportFormatTest, FlagBeatsEnvBeatsTerminal) {
 }
 
 TEST(ChooseReportFormatTest, EmptyEnvIsUnset) {
-  FormatSources s{.flag_name = "--report", .env_name = "CAVEMAN_REPORT", .env = "", .is_terminal = true,
-                  .pretty_name = "pretty"};
+  FormatSources s{
+      .flag_name = "--report", .env_name = "CAVEMAN_REPORT", .env = "", .is_terminal = true, .pretty_name = "pretty"};
   EXPECT_EQ(Choose(s), ReportFormat::kPretty);
 }
 
@@ -147,25 +147,32 @@ TEST(PartialsTest, JsonLineMembersInOrder) {
             "\"command\":\"sh -c 'make -j2'\",\"writer\":\"build-host:4242\",\"writer_alive\":true}");
   p.writer_alive = false;
   p.command = "say \"hi\"";
-  EXPECT_NE(PartialJson(p).find("\"command\":\"say \\\"hi\\\"\",\"writer\":\"build-host:4242\",\"writer_alive\":false}"),
-            std::string::npos)
+  EXPECT_NE(
+      PartialJson(p).find("\"command\":\"say \\\"hi\\\"\",\"writer\":\"build-host:4242\",\"writer_alive\":false}"),
+      std::string::npos)
       << PartialJson(p);
 }
 
 TEST(PartialsTest, Table) {
   EXPECT_EQ(PartialsTable({}), "no partial records\n");
-  PartialInfo a{.id = "part_0123456789abcdef0123456789abcdef", .updated_at = "2026-12-03T07:00:05Z",
-                .original_bytes = 1536, .stored_bytes = 512, .command = "make", .writer = "h:1", .writer_alive = true};
+  PartialInfo a{.id = "part_0123456789abcdef0123456789abcdef",
+                .updated_at = "2026-12-03T07:00:05Z",
+                .original_bytes = 1536,
+                .stored_bytes = 512,
+                .command = "make",
+                .writer = "h:1",
+                .writer_alive = true};
   PartialInfo b = a;
   b.id = "part_fedcba9876543210fedcba9876543210";
   b.original_bytes = 3u << 20;
   b.command = "kubectl logs -f api";
   b.writer = "h:22";
   b.writer_alive = false;
-  EXPECT_EQ(PartialsTable({a, b}),
-            "id                                     updated               original  stored  writer         command\n"
-            "part_0123456789abcdef0123456789abcdef  2026-12-03T07:00:05Z   1.5 KiB   512 B  h:1 (running)  make\n"
-            "part_fedcba9876543210fedcba9876543210  2026-12-03T07:00:05Z     3 MiB   512 B  h:22 (gone)    kubectl logs -f api\n");
+  EXPECT_EQ(
+      PartialsTable({a, b}),
+      "id                                     updated               original  stored  writer         command\n"
+      "part_0123456789abcdef0123456789abcdef  2026-12-03T07:00:05Z   1.5 KiB   512 B  h:1 (running)  make\n"
+      "part_fedcba9876543210fedcba9876543210  2026-12-03T07:00:05Z     3 MiB   512 B  h:22 (gone)    kubectl logs -f api\n");
 }
 
 TEST(PrettyReportTest, LosslessAndNoHandle) {
@@ -277,11 +284,13 @@ TEST(StatsJsonTest, SpecMemberOrder) {
 TEST(HelpTextTest, TopLevelStartsWithTheSpecUsageLine) {
   std::string help = TopLevelHelp();
   // The §9 usage line with FILE (issue 17), then run (issue 13), mcp (issue 14), gain (issue 17).
-  EXPECT_EQ(help.substr(0, help.find('\n')),
-            "usage: caveman-engine compress [--type T|auto] [--query Q] [FILE] | detect [FILE] | retrieve <handle> [query] | "
-            "stats | registry | toon encode|decode | version [--json] | gc [--older-than D] [--dry-run] | "
-            "run [--type T] [--query Q] -- CMD... | mcp | gain [--since D] [--by type|command|day]");
-  for (std::string_view option : {"-h, --help", "-V, --version", "config.toml", "Exit status: 0 success, 1 error, 2 usage"}) {
+  EXPECT_EQ(
+      help.substr(0, help.find('\n')),
+      "usage: caveman-engine compress [--type T|auto] [--query Q] [FILE] | detect [FILE] | retrieve <handle> [query] | "
+      "stats | registry | toon encode|decode | version [--json] | gc [--older-than D] [--dry-run] | "
+      "run [--type T] [--query Q] -- CMD... | mcp | gain [--since D] [--by type|command|day]");
+  for (std::string_view option :
+       {"-h, --help", "-V, --version", "config.toml", "Exit status: 0 success, 1 error, 2 usage"}) {
     EXPECT_NE(help.find(option), std::string::npos) << option;
   }
   for (const SubcommandInfo& s : Subcommands()) {

@@ -12,8 +12,7 @@
 namespace caveman {
 namespace {
 
-std::string Compress(std::string_view in, std::string_view query = {},
-                     TransformMeta* meta = nullptr) {
+std::string Compress(std::string_view in, std::string_view query = {}, TransformMeta* meta = nullptr) {
   auto c = NewA11yCompressor();
   std::optional<std::string> out = RunOnString(*c, in, query, meta);
   return out ? *out : std::string("<declined>");
@@ -25,7 +24,7 @@ TEST(A11yTest, Quote) {
   EXPECT_EQ(A11yQuote("\a\b\f\n\r\t\v"), "\"\\a\\b\\f\\n\\r\\t\\v\"");
   EXPECT_EQ(A11yQuote(std::string("\x01\x7f", 2)), "\"\\x01\\x7f\"");
   EXPECT_EQ(A11yQuote("nb\xC2\xA0sp\xE2\x80\x8B"), "\"nb\\u00a0sp\\u200b\"");
-  EXPECT_EQ(A11yQuote("\xF3\xA0\x80\x81"), "\"\\U000e0001\"");  // tag character (Cf)
+  EXPECT_EQ(A11yQuote("\xF3\xA0\x80\x81"), "\"\\U000e0001\"");       // tag character (Cf)
   EXPECT_EQ(A11yQuote("\xF0\x9F\x98\x80"), "\"\xF0\x9F\x98\x80\"");  // emoji (So) is printable
 }
 
@@ -39,11 +38,9 @@ TEST(A11yTest, ValidityDeclines) {
   EXPECT_EQ(Compress(R"([{"nodeId": "1", "role": {"value": "  "}}])"), "<declined>");
   EXPECT_EQ(Compress(R"([{"nodeId": 1, "role": {"value": "button"}}])"), "<declined>");
   EXPECT_EQ(Compress(R"([{"nodeId": "1", "role": "button"}])"), "<declined>");
-  EXPECT_EQ(Compress(R"([{"nodeId": "1", "role": {"value": "button"}, "backendDOMNodeId": 1.5}])"),
-            "<declined>");
+  EXPECT_EQ(Compress(R"([{"nodeId": "1", "role": {"value": "button"}, "backendDOMNodeId": 1.5}])"), "<declined>");
   // Only dropped records → no record.
-  EXPECT_EQ(Compress(R"([{"nodeId": "1", "role": {"value": "InlineTextBox"}, "name": {"value": "x"}}])"),
-            "<declined>");
+  EXPECT_EQ(Compress(R"([{"nodeId": "1", "role": {"value": "InlineTextBox"}, "name": {"value": "x"}}])"), "<declined>");
 }
 
 TEST(A11yTest, UidsCountReusedBackendIds) {
@@ -54,11 +51,11 @@ TEST(A11yTest, UidsCountReusedBackendIds) {
     {"nodeId": "c", "role": {"value": "generic"}, "properties": [{"name": "clickable", "value": {"value": "yes"}}], "backendDOMNodeId": 41}
   ])";
   TransformMeta meta;
-  EXPECT_EQ(Compress(in, {}, &meta),
-            "page\n  [u14] button \"One\"\n  [u14_2] button \"Two\"\n  [u15] generic");
+  EXPECT_EQ(Compress(in, {}, &meta), "page\n  [u14] button \"One\"\n  [u14_2] button \"Two\"\n  [u15] generic");
   EXPECT_EQ(meta.method, "a11y");
-  EXPECT_EQ(meta.recovery_metadata,
-            R"({"uids":{"u14":{"backendDOMNodeId":40,"nodeId":"a"},"u14_2":{"backendDOMNodeId":40,"frameId":"F","nodeId":"b"},"u15":{"backendDOMNodeId":41,"nodeId":"c"}}})");
+  EXPECT_EQ(
+      meta.recovery_metadata,
+      R"({"uids":{"u14":{"backendDOMNodeId":40,"nodeId":"a"},"u14_2":{"backendDOMNodeId":40,"frameId":"F","nodeId":"b"},"u15":{"backendDOMNodeId":41,"nodeId":"c"}}})");
 }
 
 TEST(A11yTest, StaticTextDuplicatesAndCompactValues) {
@@ -82,8 +79,8 @@ TEST(A11yTest, LongChainsDoNotExhaustTheStack) {
   std::string in = "[";
   for (int i = 0; i < 200000; ++i) {
     if (i) in += ",";
-    in += R"({"nodeId":")" + std::to_string(i) + R"(","role":{"value":"group"},"childIds":[")" +
-          std::to_string(i + 1) + R"("]})";
+    in += R"({"nodeId":")" + std::to_string(i) + R"(","role":{"value":"group"},"childIds":[")" + std::to_string(i + 1) +
+          R"("]})";
   }
   in += "]";
   EXPECT_EQ(Compress(in), "<declined>");
@@ -109,14 +106,11 @@ TEST(A11yTest, ReferenceTrees) {
     std::string out = Compress(in);
     ASSERT_NE(out, "<declined>") << name;
     EXPECT_NE(out.find("button \"Save settings\""), std::string::npos) << name;
-    EXPECT_NE(out.find("textbox \"Email address\" = \"ops@example.com\" {editable}"),
-              std::string::npos)
-        << name;
+    EXPECT_NE(out.find("textbox \"Email address\" = \"ops@example.com\" {editable}"), std::string::npos) << name;
     EXPECT_EQ(out.find("InlineTextBox"), std::string::npos);
     const TokenCounter& tc = DefaultTokenCounter();
     double before = static_cast<double>(tc.Count(in));
-    std::printf("%s ratio %.3f\n", name.c_str(),
-                (before - static_cast<double>(tc.Count(out))) / before);
+    std::printf("%s ratio %.3f\n", name.c_str(), (before - static_cast<double>(tc.Count(out))) / before);
   }
 }
 

@@ -40,8 +40,10 @@ std::string StripComments(const std::string& s) {
       i = j + 1;
     } else {
       const bool space = s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r';
-      if (!space) out.push_back(s[i]);
-      else if (!out.empty() && out.back() != ' ') out.push_back(' ');
+      if (!space)
+        out.push_back(s[i]);
+      else if (!out.empty() && out.back() != ' ')
+        out.push_back(' ');
       ++i;
     }
   }
@@ -79,8 +81,8 @@ TEST(CodeComments, LongBlocksKeepTheirFirstSentence) {
                       " caveman: 5 comment lines elided " + kEll + " */\n"),
             std::string::npos)
       << *out;
-  EXPECT_NE(out->find("    // Decompresses a frame.\n    // " + std::string(kEll) + " caveman: 5 comment lines elided " +
-                      kEll + "\nsize_t demo_decompress"),
+  EXPECT_NE(out->find("    // Decompresses a frame.\n    // " + std::string(kEll) +
+                      " caveman: 5 comment lines elided " + kEll + "\nsize_t demo_decompress"),
             std::string::npos)
       << *out;
   EXPECT_NE(out->find("/* short */"), std::string::npos);  // short comments stay
@@ -95,7 +97,8 @@ TEST(CodeComments, AdjacentBlockCommentsAreNotMerged) {
   in += "*/\nint b;\n";
   auto out = Code(in);
   ASSERT_TRUE(out.has_value());
-  EXPECT_NE(out->find("/******** End of a.h ********/\n/******** Begin b.h ********/\n/*\n"), std::string::npos) << *out;
+  EXPECT_NE(out->find("/******** End of a.h ********/\n/******** Begin b.h ********/\n/*\n"), std::string::npos)
+      << *out;
   EXPECT_EQ(StripComments(*out), StripComments(in)) << *out;
 }
 

@@ -25,8 +25,7 @@ std::optional<std::string> Code(std::string_view in) {
 bool ParsesWithoutError(const TSLanguage* language, std::string_view text) {
   TSParser* parser = ts_parser_new();
   EXPECT_TRUE(ts_parser_set_language(parser, language)) << "grammar ABI not supported";
-  TSTree* tree = ts_parser_parse_string(parser, nullptr, text.data(),
-                                        static_cast<uint32_t>(text.size()));
+  TSTree* tree = ts_parser_parse_string(parser, nullptr, text.data(), static_cast<uint32_t>(text.size()));
   bool ok = tree != nullptr && !ts_node_has_error(ts_tree_root_node(tree));
   ts_tree_delete(tree);
   ts_parser_delete(parser);
@@ -35,8 +34,7 @@ bool ParsesWithoutError(const TSLanguage* language, std::string_view text) {
 
 size_t CountOf(std::string_view text, std::string_view needle) {
   size_t n = 0;
-  for (size_t pos = text.find(needle); pos != std::string_view::npos;
-       pos = text.find(needle, pos + needle.size())) {
+  for (size_t pos = text.find(needle); pos != std::string_view::npos; pos = text.find(needle, pos + needle.size())) {
     ++n;
   }
   return n;
@@ -48,10 +46,14 @@ struct GoldenCase {
 };
 
 const GoldenCase kGoldenCases[] = {
-    {"go_service", tree_sitter_go},          {"python_models", tree_sitter_python},
-    {"rust_queue", tree_sitter_rust},        {"java_inventory", tree_sitter_java},
-    {"cpp_matrix", tree_sitter_cpp},         {"c_ring", tree_sitter_c},
-    {"typescript_cache", tree_sitter_typescript}, {"tsx_component", tree_sitter_tsx},
+    {"go_service", tree_sitter_go},
+    {"python_models", tree_sitter_python},
+    {"rust_queue", tree_sitter_rust},
+    {"java_inventory", tree_sitter_java},
+    {"cpp_matrix", tree_sitter_cpp},
+    {"c_ring", tree_sitter_c},
+    {"typescript_cache", tree_sitter_typescript},
+    {"tsx_component", tree_sitter_tsx},
     {"javascript_router", tree_sitter_typescript},
 };
 
@@ -112,8 +114,7 @@ TEST(CodeCompressor, IsRegisteredForCodeWithNoQuery) {
 }
 
 TEST(CodeCompressor, ElidesGoBodiesKeepingSignatures) {
-  std::string in =
-      "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hi\")\n}\n";
+  std::string in = "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hi\")\n}\n";
   auto out = Code(in);
   ASSERT_TRUE(out.has_value());
   EXPECT_EQ(*out, "package main\n\nimport \"fmt\"\n\nfunc main() " + std::string(kElided) + "\n");
@@ -142,12 +143,10 @@ TEST(CodeCompressor, OnlyOutermostBodiesAreReplaced) {
 }
 
 TEST(CodeCompressor, AlreadyElidedBodiesAreSkippedOthersElided) {
-  std::string in = "package p\n\nfunc A() " + std::string(kElided) +
-                   "\n\nfunc B() int {\n\treturn 2\n}\n";
+  std::string in = "package p\n\nfunc A() " + std::string(kElided) + "\n\nfunc B() int {\n\treturn 2\n}\n";
   auto out = Code(in);
   ASSERT_TRUE(out.has_value());
-  EXPECT_EQ(*out, "package p\n\nfunc A() " + std::string(kElided) + "\n\nfunc B() int " +
-                      std::string(kElided) + "\n");
+  EXPECT_EQ(*out, "package p\n\nfunc A() " + std::string(kElided) + "\n\nfunc B() int " + std::string(kElided) + "\n");
   EXPECT_FALSE(Code(*out).has_value());
 }
 
@@ -197,8 +196,8 @@ TEST(CodeCompressor, SniffingIsSubstringFirstMatch) {
   ts_ok.replace(ts_ok.find("private "), 8, "");
   auto out = Code(ts_ok);
   ASSERT_TRUE(out.has_value());
-  EXPECT_EQ(*out, "import { X } from \"x\";\nexport class A {\n  n = 1;\n  get(): number " +
-                      std::string(kElided) + "\n}\n");
+  EXPECT_EQ(*out,
+            "import { X } from \"x\";\nexport class A {\n  n = 1;\n  get(): number " + std::string(kElided) + "\n}\n");
 }
 
 TEST(CodeCompressor, CppSniffedBeforeCAndFunctionTryBlockElided) {
@@ -251,18 +250,17 @@ TEST_P(CodeReference, ContainsSignatureAndRatioWithinBand) {
   EXPECT_LE(ratio, GetParam().max_ratio) << counter.name();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Section13, CodeReference,
-    ::testing::Values(ReferenceCase{"sample.go", "func Summarize", 0.40, 0.75},
-                      ReferenceCase{"sample.py", "def summarize", 0.40, 0.80},
-                      ReferenceCase{"sample.ts", "export function summarize", 0.40, 0.80}),
-    [](const auto& info) {
-      std::string name = info.param.file;
-      for (char& ch : name) {
-        if (ch == '.') ch = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Section13, CodeReference,
+                         ::testing::Values(ReferenceCase{"sample.go", "func Summarize", 0.40, 0.75},
+                                           ReferenceCase{"sample.py", "def summarize", 0.40, 0.80},
+                                           ReferenceCase{"sample.ts", "export function summarize", 0.40, 0.80}),
+                         [](const auto& info) {
+                           std::string name = info.param.file;
+                           for (char& ch : name) {
+                             if (ch == '.') ch = '_';
+                           }
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace caveman

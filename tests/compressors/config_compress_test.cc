@@ -11,8 +11,7 @@ namespace {
 std::string YamlServices(int count) {
   std::string s = "service:\n  name: checkout\n  owner: payments\n";
   for (int i = 0; i < count; ++i) {
-    s += "  feature_" + std::to_string(i) + ":\n    enabled: true\n    rollout: " +
-         std::to_string(i) + "\n";
+    s += "  feature_" + std::to_string(i) + ":\n    enabled: true\n    rollout: " + std::to_string(i) + "\n";
   }
   s += "incident:\n  status: ERROR\n  action: rollback\n";
   return s;
@@ -22,8 +21,7 @@ TEST(ConfigCompressor, YamlKeepsParentsAndRelevantBlock) {
   auto out = RunOnString(*NewConfigCompressor(), YamlServices(30), "feature_17 rollout");
   ASSERT_TRUE(out.has_value());
   EXPECT_NE(out->find("service:\n"), std::string::npos);
-  EXPECT_NE(out->find("  feature_17:\n    enabled: true\n    rollout: 17\n"), std::string::npos)
-      << *out;
+  EXPECT_NE(out->find("  feature_17:\n    enabled: true\n    rollout: 17\n"), std::string::npos) << *out;
   EXPECT_NE(out->find("  status: ERROR\n"), std::string::npos);
   EXPECT_NE(out->find("# \xE2\x80\xA6 "), std::string::npos);
   EXPECT_TRUE(IsConfig(*out) || out->size() < 300);

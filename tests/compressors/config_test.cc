@@ -27,13 +27,9 @@ TEST(IsConfig, DuplicateKeysInDifferentMappingsAreFine) {
   EXPECT_TRUE(IsConfig(std::string(kYaml) + "other:\n  host: x\n  user: y\n"));
 }
 
-TEST(IsConfig, RejectsYamlThatDoesNotParse) {
-  EXPECT_FALSE(IsConfig(std::string(kYaml) + "bad: [unclosed\n"));
-}
+TEST(IsConfig, RejectsYamlThatDoesNotParse) { EXPECT_FALSE(IsConfig(std::string(kYaml) + "bad: [unclosed\n")); }
 
-TEST(IsConfig, RejectsBlockScalars) {
-  EXPECT_FALSE(IsConfig(std::string(kYaml) + "script: |\n  echo hi\n"));
-}
+TEST(IsConfig, RejectsBlockScalars) { EXPECT_FALSE(IsConfig(std::string(kYaml) + "script: |\n  echo hi\n")); }
 
 TEST(IsConfig, RejectsTooFewKeysOrTooMuchProse) {
   EXPECT_FALSE(IsConfig("a: 1\nb: 2\nc: 3\n"));

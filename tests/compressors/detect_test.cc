@@ -36,12 +36,10 @@ std::vector<FixtureCase> AllFixtures() {
     if (!dir.is_directory()) continue;
     for (const auto& file : fs::directory_iterator(dir.path())) {
       if (!file.is_regular_file()) continue;
-      out.push_back({dir.path().filename().string(),
-                     fs::relative(file.path(), testing::SourceDir()).string()});
+      out.push_back({dir.path().filename().string(), fs::relative(file.path(), testing::SourceDir()).string()});
     }
   }
-  std::sort(out.begin(), out.end(),
-            [](const FixtureCase& a, const FixtureCase& b) { return a.relpath < b.relpath; });
+  std::sort(out.begin(), out.end(), [](const FixtureCase& a, const FixtureCase& b) { return a.relpath < b.relpath; });
   return out;
 }
 
@@ -71,8 +69,8 @@ TEST(DetectFixtures, GutteredAndWrappedFixturesDetectAsTheirBody) {
     while (start < body.size()) {
       size_t nl = body.find('\n', start);
       size_t end = nl == std::string::npos ? body.size() : nl;
-      guttered += std::string(6 - std::min<size_t>(6, std::to_string(n).size()), ' ') +
-                  std::to_string(n) + "\t" + body.substr(start, end - start) + "\n";
+      guttered += std::string(6 - std::min<size_t>(6, std::to_string(n).size()), ' ') + std::to_string(n) + "\t" +
+                  body.substr(start, end - start) + "\n";
       ++n;
       start = end + 1;
     }
@@ -96,9 +94,9 @@ TEST(DetectRules, JsonRequiresExactlyOneValidValue) {
   EXPECT_EQ(DetectBody("[]"), "json");
   EXPECT_EQ(DetectBody("{\"a\":1} {\"b\":2}"), "text");
   EXPECT_EQ(DetectBody("{\"a\":1,}"), "text");
-  EXPECT_EQ(DetectBody("[\"\xFF\"]"), "text");     // invalid UTF-8 in a string
-  EXPECT_EQ(DetectBody("[1e400]"), "json");        // any magnitude is valid JSON
-  EXPECT_EQ(DetectBody("[\"\\ud800\"]"), "text");  // lone surrogate
+  EXPECT_EQ(DetectBody("[\"\xFF\"]"), "text");         // invalid UTF-8 in a string
+  EXPECT_EQ(DetectBody("[1e400]"), "json");            // any magnitude is valid JSON
+  EXPECT_EQ(DetectBody("[\"\\ud800\"]"), "text");      // lone surrogate
   EXPECT_EQ(DetectBody("\"just a string\""), "text");  // rule 3 needs { or [
   // Rule 3 tests TRIM(b): Unicode White_Space around the value is allowed.
   EXPECT_EQ(DetectBody("\xC2\xA0{\"a\": 1}\xE3\x80\x80\n"), "json");
@@ -113,12 +111,41 @@ TEST(DetectRules, JsonDepthLimitIsTenThousand) {
 
 TEST(DetectRules, JsonValidityAgreesWithTreeParser) {
   const char* cases[] = {
-      "{}", "[]", "[1,2,3]", "{\"a\":\"b\"}", " [ 1 , 2 ] ", "[01]", "[1.]", "[.5]", "[-]",
-      "[-0.0e+5]", "[tru]", "[true]", "[truex]", "[null]", "[nul]", "[1 2]", "{\"a\" 1}",
-      "{\"a\":1,}", "[1,]", "[", "]", "{\"\\uZZZZ\":1}", "[\"\\u00e9\"]", "[\"a\tb\"]",
-      "[\"\\ud83d\\ude00\"]", "[\"\\udc00\"]", "[\"\\x\"]", "{\"a\":{\"b\":[{}]}}", "[1]x",
-      "[\"\\/\\b\\f\\n\\r\\t\\\\\\\"\"]", "{\"k\":1}\n\n", "[123456789012345678901234567890]",
-      "[1E5,1e-5,0.25]", "{\"a\":1 \"b\":2}", "[{]}",
+      "{}",
+      "[]",
+      "[1,2,3]",
+      "{\"a\":\"b\"}",
+      " [ 1 , 2 ] ",
+      "[01]",
+      "[1.]",
+      "[.5]",
+      "[-]",
+      "[-0.0e+5]",
+      "[tru]",
+      "[true]",
+      "[truex]",
+      "[null]",
+      "[nul]",
+      "[1 2]",
+      "{\"a\" 1}",
+      "{\"a\":1,}",
+      "[1,]",
+      "[",
+      "]",
+      "{\"\\uZZZZ\":1}",
+      "[\"\\u00e9\"]",
+      "[\"a\tb\"]",
+      "[\"\\ud83d\\ude00\"]",
+      "[\"\\udc00\"]",
+      "[\"\\x\"]",
+      "{\"a\":{\"b\":[{}]}}",
+      "[1]x",
+      "[\"\\/\\b\\f\\n\\r\\t\\\\\\\"\"]",
+      "{\"k\":1}\n\n",
+      "[123456789012345678901234567890]",
+      "[1E5,1e-5,0.25]",
+      "{\"a\":1 \"b\":2}",
+      "[{]}",
   };
   for (const char* c : cases) {
     EXPECT_EQ(internal::ValidateJson(c).valid, internal::IsJson(c)) << c;
@@ -129,7 +156,7 @@ TEST(DetectRules, TerminalOnAnsiOrBareCarriageReturns) {
   EXPECT_EQ(DetectBody("plain \x1b[1mbold\x1b[0m text"), "terminal");
   EXPECT_EQ(DetectBody("a\rb\rc\rd\n"), "terminal");
   EXPECT_EQ(DetectBody("a\r\nb\r\nc\r\nd\r\n"), "text");  // CRLF is not a bare CR
-  EXPECT_EQ(DetectBody("a\rb\r\n"), "text");               // only one bare CR
+  EXPECT_EQ(DetectBody("a\rb\r\n"), "text");              // only one bare CR
 }
 
 TEST(DetectRules, DiffNeedsMarkersAndFourLineStarts) {
@@ -165,9 +192,7 @@ TEST(DetectRules, SearchResultRuleCountsCodePoints) {
   EXPECT_NE(DetectBody(bad), "search-result");
 }
 
-TEST(DetectRules, ShebangIsCode) {
-  EXPECT_EQ(DetectBody("#!/bin/sh\necho hi\n"), "code");
-}
+TEST(DetectRules, ShebangIsCode) { EXPECT_EQ(DetectBody("#!/bin/sh\necho hi\n"), "code"); }
 
 // ---------------------------------------------------------------------------------------
 // Bad input never crashes and always gets a type.
@@ -191,12 +216,12 @@ TEST(DetectBadInput, PathologicalRepetitionsStayLinear) {
     while (s.size() < bytes) s += unit;
     return s;
   };
-  for (std::string_view unit : {"a-", "-1", "a.b-1", "\x1b[", "\x1b[1", "<", "<file", "\r",
-                                 "1\t", ":", "a:", "[", "{", "\"", "\\", " ", "\n", "#", "``"}) {
+  for (std::string_view unit : {"a-", "-1", "a.b-1", "\x1b[", "\x1b[1", "<", "<file", "\r", "1\t", ":", "a:", "[", "{",
+                                "\"", "\\", " ", "\n", "#", "``"}) {
     std::string s = repeat(unit, 1u << 20);
     EXPECT_FALSE(Detect(s).empty()) << unit;
     EXPECT_FALSE(DetectBody(s + s + s).empty()) << unit;  // sampled path
-    Unwrapped u = Unwrap(s);  // none of these has 8 numbered lines or one <file … </file>
+    Unwrapped u = Unwrap(s);                              // none of these has 8 numbered lines or one <file … </file>
     EXPECT_TRUE(u.layers.empty()) << unit;
     EXPECT_EQ(u.body, s);
   }
@@ -225,8 +250,8 @@ std::string BigLog(size_t bytes) {
   std::string s;
   s.reserve(bytes + 128);
   for (size_t i = 0; s.size() < bytes; ++i) {
-    s += "2026-11-02T10:00:" + std::to_string(10 + i % 50) + " INFO [orders] compiling src/a_" +
-         std::to_string(i) + ".cc\n";
+    s += "2026-11-02T10:00:" + std::to_string(10 + i % 50) + " INFO [orders] compiling src/a_" + std::to_string(i) +
+         ".cc\n";
   }
   return s;
 }
@@ -418,12 +443,12 @@ TEST(Unwrap, FileWrapper) {
   EXPECT_EQ(u.body, "\nhello world\n");
   EXPECT_EQ(u.layers.Rewrap("X"), "  <file path=\"a>b.txt\" note='it\"s'>X</file>\n\n");
   EXPECT_EQ(u.layers.Rewrap(u.body), in);
-  EXPECT_TRUE(Unwrap("<file>   </file>").layers.empty());        // empty inner
-  EXPECT_TRUE(Unwrap("<filex>abc</file>").layers.empty());       // 6th byte
-  EXPECT_TRUE(Unwrap("<file>a<file>b</file>").layers.empty());   // two <file
-  EXPECT_TRUE(Unwrap("<file a='>abc</file>").layers.empty());    // '>' only inside quotes
+  EXPECT_TRUE(Unwrap("<file>   </file>").layers.empty());       // empty inner
+  EXPECT_TRUE(Unwrap("<filex>abc</file>").layers.empty());      // 6th byte
+  EXPECT_TRUE(Unwrap("<file>a<file>b</file>").layers.empty());  // two <file
+  EXPECT_TRUE(Unwrap("<file a='>abc</file>").layers.empty());   // '>' only inside quotes
   EXPECT_TRUE(Unwrap("<file>abc</file> trailing").layers.empty());
-  EXPECT_FALSE(Unwrap("<file>x</file>").layers.empty());          // exactly 14 bytes
+  EXPECT_FALSE(Unwrap("<file>x</file>").layers.empty());  // exactly 14 bytes
 }
 
 TEST(Unwrap, GutterInsideFileAndFourLayerLimit) {
@@ -506,12 +531,41 @@ void ExpectSameVerdict(const std::string& text) {
 }
 
 TEST(JsonByteValidator, AgreesWithSimdjsonOnCasesAndMutations) {
-  std::vector<std::string> cases = {
-      "{}", "[]", "0", "-0.5e+10", "1e400", "01", "1.", ".5", "\"a\\u00e9\"", "\"\\ud83d\\ude00\"",
-      "\"\\ud83d\"", "\"\\ude00\"", "\"\\x\"", "\"tab\there\"", "[1,]", "[1 2]", "{\"a\":1,}",
-      "{\"a\" 1}", "{1:2}", "[true,false,null]", "[tru]", "nul", "[\"\xff\"]", "{\"exitcode\":0,\"tests\":[]}",
-      "{\"numFailedTests\":0,\"testResults\":[]}", "{\"te\\u0073ts\":1}", " [1] ", "[1] x", "[1]]",
-      "{\"a\":{\"b\":[1,{\"c\":\"d\"}]}}", "[-]", "[1e]", "[1E+]", "\"unterminated", "[\"a\\\"]"};
+  std::vector<std::string> cases = {"{}",
+                                    "[]",
+                                    "0",
+                                    "-0.5e+10",
+                                    "1e400",
+                                    "01",
+                                    "1.",
+                                    ".5",
+                                    "\"a\\u00e9\"",
+                                    "\"\\ud83d\\ude00\"",
+                                    "\"\\ud83d\"",
+                                    "\"\\ude00\"",
+                                    "\"\\x\"",
+                                    "\"tab\there\"",
+                                    "[1,]",
+                                    "[1 2]",
+                                    "{\"a\":1,}",
+                                    "{\"a\" 1}",
+                                    "{1:2}",
+                                    "[true,false,null]",
+                                    "[tru]",
+                                    "nul",
+                                    "[\"\xff\"]",
+                                    "{\"exitcode\":0,\"tests\":[]}",
+                                    "{\"numFailedTests\":0,\"testResults\":[]}",
+                                    "{\"te\\u0073ts\":1}",
+                                    " [1] ",
+                                    "[1] x",
+                                    "[1]]",
+                                    "{\"a\":{\"b\":[1,{\"c\":\"d\"}]}}",
+                                    "[-]",
+                                    "[1e]",
+                                    "[1E+]",
+                                    "\"unterminated",
+                                    "[\"a\\\"]"};
   for (const char* f : {"fixtures/seed/orders.json"}) cases.push_back(testing::ReadFile(f));
   std::string deep_ok(10000, '['), deep_bad(10001, '[');
   deep_ok += std::string(10000, ']');

@@ -10,8 +10,8 @@ namespace caveman {
 namespace {
 
 std::string MakeDiff(int context_lines, const char* eol = "\n") {
-  std::string d = std::string("diff --git a/x b/x") + eol + "index 1..2 100644" + eol +
-                  "--- a/x" + eol + "+++ b/x" + eol + "@@ -1,30 +1,30 @@" + eol;
+  std::string d = std::string("diff --git a/x b/x") + eol + "index 1..2 100644" + eol + "--- a/x" + eol + "+++ b/x" +
+                  eol + "@@ -1,30 +1,30 @@" + eol;
   for (int i = 0; i < context_lines; ++i) d += " ctx " + std::to_string(i) + eol;
   d += std::string("-old") + eol + "+new" + eol;
   for (int i = 0; i < context_lines; ++i) d += " tail " + std::to_string(i) + eol;

@@ -21,9 +21,7 @@
 namespace caveman {
 namespace {
 
-std::string Fixture(const std::string& name) {
-  return testing::ReadFile("fixtures/tables/" + name);
-}
+std::string Fixture(const std::string& name) { return testing::ReadFile("fixtures/tables/" + name); }
 
 std::string ToCrlf(const std::string& s) {
   std::string out;
@@ -46,32 +44,66 @@ struct Case {
   const char* file;
   const char* command;  // what produced it (README)
   size_t columns;
-  size_t markers;       // marker lines in the view
-  size_t elided;        // rows the markers account for
-  bool note;            // contract note (≥ 4,096 elided bytes)
+  size_t markers;                 // marker lines in the view
+  size_t elided;                  // rows the markers account for
+  bool note;                      // contract note (≥ 4,096 elided bytes)
   std::vector<const char*> kept;  // substrings of rows that must be kept (anomalies)
 };
 
 const std::vector<Case>& Cases() {
   static const std::vector<Case> cases = {
-      {"df_ha.txt", "df -ha <mounts>", 6, 1, 8, false,
+      {"df_ha.txt",
+       "df -ha <mounts>",
+       6,
+       1,
+       8,
+       false,
        {" 96% /tmp/tables_fx/mnt2", " 91% /tmp/tables_fx/mnt4", "Filesystem      Size"}},
-      {"ps_u.txt", "ps u --ppid 2,<pid> -p <pids>", 11, 5, 44, false,
-       {"[python3] <defunct>", " T    08:44   0:00 sleep 3600",
-        " T    08:44   0:00 /bin/bash ./start.sh", "470248"}},
-      {"ss_tan.txt", "ss -tan <port filter>", 6, 3, 33, false,
+      {"ps_u.txt",
+       "ps u --ppid 2,<pid> -p <pids>",
+       11,
+       5,
+       44,
+       false,
+       {"[python3] <defunct>", " T    08:44   0:00 sleep 3600", " T    08:44   0:00 /bin/bash ./start.sh", "470248"}},
+      {"ss_tan.txt",
+       "ss -tan <port filter>",
+       6,
+       3,
+       33,
+       false,
        {"CLOSE-WAIT 791    0          127.0.0.1:51920", "CLOSE-WAIT 791    0          127.0.0.1:59366",
         "FIN-WAIT-2 0      0          127.0.0.1:18084", "FIN-WAIT-2 0      0          127.0.0.1:18083"}},
-      {"ss_tanp.txt", "ss -tanp <port filter>", 6, 4, 35, false,
+      {"ss_tanp.txt",
+       "ss -tanp <port filter>",
+       6,
+       4,
+       35,
+       false,
        {"CLOSE-WAIT 791", "pid=20496,fd=3", "FIN-WAIT-2 0      0          127.0.0.1:18083"}},
       {"lsof_i.txt", "lsof -nP -a -i -p <pids>", 9, 2, 31, false, {"(CLOSE_WAIT)", "(LISTEN)"}},
       {"lsof_p.txt", "lsof -nP -p <pids>", 9, 10, 426, true, {"COMMAND    PID USER"}},
-      {"dpkg_l.txt", "dpkg -l", 5, 14, 793, true,
+      {"dpkg_l.txt",
+       "dpkg -l",
+       5,
+       14,
+       793,
+       true,
        {"Desired=Unknown", "||/ Name", "+++-===", "ii  adduser", "ii  zstd"}},
-      {"kubectl_get_pods_A.handbuilt.txt", "kubectl get pods -A (hand-built)", 6, 5, 24, false,
-       {"CrashLoopBackOff   17 (2m14s ago)", "OOMKilled", "ImagePullBackOff", " Error ",
-        " Pending ", " Evicted ", "2 (9d ago)", "1/2     Running            3 (4h12m ago)"}},
-      {"docker_ps.handbuilt.txt", "docker ps (hand-built)", 7, 4, 13, false,
+      {"kubectl_get_pods_A.handbuilt.txt",
+       "kubectl get pods -A (hand-built)",
+       6,
+       5,
+       24,
+       false,
+       {"CrashLoopBackOff   17 (2m14s ago)", "OOMKilled", "ImagePullBackOff", " Error ", " Pending ", " Evicted ",
+        "2 (9d ago)", "1/2     Running            3 (4h12m ago)"}},
+      {"docker_ps.handbuilt.txt",
+       "docker ps (hand-built)",
+       7,
+       4,
+       13,
+       false,
        {"(unhealthy)", "Restarting (1)", "Exited (137)", "Exited (1) 26 hours ago"}},
   };
   return cases;
@@ -81,8 +113,8 @@ std::vector<std::string_view> Lines(std::string_view s) { return internal::Split
 
 // Every view line is an input line (in order) or a marker/note line; the markers account for
 // exactly the input lines that are missing.
-void ExpectLineStructure(const std::string& in, const std::string& out, bool crlf,
-                         size_t* markers, size_t* elided, bool* note) {
+void ExpectLineStructure(const std::string& in, const std::string& out, bool crlf, size_t* markers, size_t* elided,
+                         bool* note) {
   const auto in_lines = Lines(in);
   const auto out_lines = Lines(out);
   *markers = *elided = 0;
@@ -123,12 +155,11 @@ TEST(FixedWidthTables, ColumnNamesAndCells) {
   auto t = internal::ParseFixedWidth(ss);
   ASSERT_TRUE(t.has_value());
   // Header words that are not column starts in the rows join their neighbour.
-  EXPECT_EQ(t->names, (std::vector<std::string>{"State", "Recv-Q", "Send-Q", "Local Address:Port",
-                                                "Peer Address:Port", "Process"}));
+  EXPECT_EQ(t->names, (std::vector<std::string>{"State", "Recv-Q", "Send-Q", "Local Address:Port", "Peer Address:Port",
+                                                "Process"}));
   std::vector<std::string_view> cells;
   internal::FixedWidthCells(*t, t->split.lines[5], &cells);
-  EXPECT_EQ(cells, (std::vector<std::string_view>{"CLOSE-WAIT", "791", "0", "127.0.0.1:51920",
-                                                  "127.0.0.1:18084", ""}));
+  EXPECT_EQ(cells, (std::vector<std::string_view>{"CLOSE-WAIT", "791", "0", "127.0.0.1:51920", "127.0.0.1:18084", ""}));
   // ss right-aligns the peer address up to the header's one-space gap before "Process".
   // The parsed table holds views into its input: keep the input alive while it is used.
   const std::string ssp = Fixture("ss_tanp.txt");
@@ -143,11 +174,12 @@ TEST(FixedWidthTables, ColumnNamesAndCells) {
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->names.back(), "COMMAND");
   // Right-aligned numbers wider than their header word, free text in the last column.
-  internal::FixedWidthCells(*t, "root     19293  0.4  0.0 470248 21436 ?        Sl   08:44   0:00 "
-                                "/usr/bin/python3 -m http.server 18081", &cells);
-  EXPECT_EQ(cells, (std::vector<std::string_view>{"root", "19293", "0.4", "0.0", "470248", "21436",
-                                                  "?", "Sl", "08:44", "0:00",
-                                                  "/usr/bin/python3 -m http.server 18081"}));
+  internal::FixedWidthCells(*t,
+                            "root     19293  0.4  0.0 470248 21436 ?        Sl   08:44   0:00 "
+                            "/usr/bin/python3 -m http.server 18081",
+                            &cells);
+  EXPECT_EQ(cells, (std::vector<std::string_view>{"root", "19293", "0.4", "0.0", "470248", "21436", "?", "Sl", "08:44",
+                                                  "0:00", "/usr/bin/python3 -m http.server 18081"}));
 
   const std::string dpkg = Fixture("dpkg_l.txt");
   t = internal::ParseFixedWidth(dpkg);
@@ -238,7 +270,7 @@ TEST(FixedWidthTables, SmallTablesAreDeclined) {
   std::string head;
   size_t lines = 0;
   for (size_t p = 0; lines < 11; ++lines) p = in.find('\n', p) + 1, head = in.substr(0, p);
-  EXPECT_EQ(DetectBody(head), "tabular");  // header + 10 rows
+  EXPECT_EQ(DetectBody(head), "tabular");                                // header + 10 rows
   EXPECT_FALSE(RunOnString(*NewTabularCompressor(), head).has_value());  // below 12 rows
 }
 
@@ -251,8 +283,8 @@ TEST(FixedWidthTables, NearMissesAreNotTables) {
   // A title-case heading over prose.
   std::string prose = "Release Notes  For Version Two\n";
   for (int i = 0; i < 12; ++i) {
-    prose += "This release fixes a number of problems reported by users of the " +
-             std::to_string(i) + " series and improves the documentation considerably.\n";
+    prose += "This release fixes a number of problems reported by users of the " + std::to_string(i) +
+             " series and improves the documentation considerably.\n";
   }
   EXPECT_FALSE(internal::IsFixedWidthTable(prose));
   EXPECT_NE(DetectBody(prose), "tabular");
@@ -260,8 +292,8 @@ TEST(FixedWidthTables, NearMissesAreNotTables) {
   // A log with fixed-width fields: the first line is a log line.
   std::string log;
   for (int i = 0; i < 20; ++i) {
-    log += "2026-12-03 08:4" + std::to_string(i % 10) + ":00  INFO   worker-" +
-           std::to_string(i % 3) + "   processed batch " + std::to_string(i) + "\n";
+    log += "2026-12-03 08:4" + std::to_string(i % 10) + ":00  INFO   worker-" + std::to_string(i % 3) +
+           "   processed batch " + std::to_string(i) + "\n";
   }
   EXPECT_EQ(DetectBody(log), "log");
 
@@ -276,19 +308,18 @@ TEST(FixedWidthTables, NearMissesAreNotTables) {
 
   // A header row followed by free prose: the columns are not stable.
   std::string ragged = "NAME     STATUS   AGE\n";
-  const char* sentences[] = {
-      "the deployment was rolled back twice before anyone noticed",
-      "metrics looked fine until midnight",
-      "a second replica came up on the wrong node pool",
-      "nobody owns the cron job that rotates these certificates",
-      "restarting it helped for about an hour",
-      "disk pressure on two workers",
-      "we should page the storage team next time",
-      "probes were pointing at the old port after the migration",
-      "it recovered by itself",
-      "the alert fired but went to an archived channel",
-      "load balancer health checks were too aggressive",
-      "follow-up ticket filed"};
+  const char* sentences[] = {"the deployment was rolled back twice before anyone noticed",
+                             "metrics looked fine until midnight",
+                             "a second replica came up on the wrong node pool",
+                             "nobody owns the cron job that rotates these certificates",
+                             "restarting it helped for about an hour",
+                             "disk pressure on two workers",
+                             "we should page the storage team next time",
+                             "probes were pointing at the old port after the migration",
+                             "it recovered by itself",
+                             "the alert fired but went to an archived channel",
+                             "load balancer health checks were too aggressive",
+                             "follow-up ticket filed"};
   for (const char* line : sentences) ragged += std::string(line) + "\n";
   EXPECT_FALSE(internal::IsFixedWidthTable(ragged));
 

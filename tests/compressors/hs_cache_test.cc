@@ -28,12 +28,13 @@ std::vector<unsigned> Scan(const hs_database_t* db, const std::string& text) {
   hs_scratch_t* scratch = nullptr;
   EXPECT_EQ(hs_alloc_scratch(db, &scratch), HS_SUCCESS);
   std::vector<unsigned> ids;
-  hs_scan(db, text.data(), static_cast<unsigned>(text.size()), 0, scratch,
-          [](unsigned id, unsigned long long, unsigned long long, unsigned, void* ctx) {
-            static_cast<std::vector<unsigned>*>(ctx)->push_back(id);
-            return 0;
-          },
-          &ids);
+  hs_scan(
+      db, text.data(), static_cast<unsigned>(text.size()), 0, scratch,
+      [](unsigned id, unsigned long long, unsigned long long, unsigned, void* ctx) {
+        static_cast<std::vector<unsigned>*>(ctx)->push_back(id);
+        return 0;
+      },
+      &ids);
   hs_free_scratch(scratch);
   return ids;
 }

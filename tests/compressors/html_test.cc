@@ -26,9 +26,10 @@ std::string Para(int i) {
 
 TEST(HtmlTest, PicksTheContentContainerAndDropsChrome) {
   std::string html = "<html><body><div class='nav'>" + Para(0) +
-                     "</div><article class='post'><h1>Title of the piece</h1>" + Para(1) +
-                     Para(2) + "<script>var tracking = 1;</script></article>"
-                     "<div class='footer'>" + Para(3) + "</div></body></html>";
+                     "</div><article class='post'><h1>Title of the piece</h1>" + Para(1) + Para(2) +
+                     "<script>var tracking = 1;</script></article>"
+                     "<div class='footer'>" +
+                     Para(3) + "</div></body></html>";
   std::string out = Compress(html);
   EXPECT_EQ(out,
             "Title of the piece\n\n"
@@ -39,8 +40,8 @@ TEST(HtmlTest, PicksTheContentContainerAndDropsChrome) {
 }
 
 TEST(HtmlTest, PreKeepsItsWhitespace) {
-  std::string html = "<body><div>" + Para(1) + Para(2) +
-                     "<pre>\n\nline  one\n\n\n   indented\t tab\n\n</pre></div></body>";
+  std::string html =
+      "<body><div>" + Para(1) + Para(2) + "<pre>\n\nline  one\n\n\n   indented\t tab\n\n</pre></div></body>";
   std::string out = Compress(html);
   // Leading and trailing LFs of the pre text are stripped; inner whitespace is untouched.
   const std::string tail = "extractor.\n\nline  one\n\n\n   indented\t tab";
@@ -53,15 +54,15 @@ TEST(HtmlTest, Declines) {
   EXPECT_EQ(Compress("  \n "), "<declined>");
   EXPECT_EQ(Compress("<body><div>" + Para(1) + "\xff</div></body>"), "<declined>");
   // Short text.
-  EXPECT_EQ(Compress("<body><div><p>Only one short paragraph, with a comma.</p></div></body>"),
-            "<declined>");
+  EXPECT_EQ(Compress("<body><div><p>Only one short paragraph, with a comma.</p></div></body>"), "<declined>");
   // No scored container: paragraphs directly under body.
   EXPECT_EQ(Compress("<body>" + Para(1) + Para(2) + Para(3) + "</body>"), "<declined>");
   // Link-heavy winner.
   std::string links = "<body><div>";
   for (int i = 0; i < 5; ++i) {
-    links += "<p><a href='#'>A long link text that dominates this paragraph entirely, "
-             "so it is navigation</a>.</p>";
+    links +=
+        "<p><a href='#'>A long link text that dominates this paragraph entirely, "
+        "so it is navigation</a>.</p>";
   }
   EXPECT_EQ(Compress(links + "</div></body>"), "<declined>");
 }

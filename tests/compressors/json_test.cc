@@ -48,8 +48,7 @@ std::vector<std::string> SplitBy(std::string_view s, std::string_view sep) {
 }
 
 // Checks every fact of an invariants string against the replaced elements.
-void CheckInvariants(const std::string& inv, const JsonTree& t,
-                     const std::vector<JsonTree::NodeId>& units) {
+void CheckInvariants(const std::string& inv, const JsonTree& t, const std::vector<JsonTree::NodeId>& units) {
   std::vector<FieldList> fields(units.size());
   for (size_t i = 0; i < units.size(); ++i) internal::JsonElementFields(t, units[i], &fields[i]);
   auto value_of = [&](size_t u, std::string_view name) -> std::optional<std::string_view> {
@@ -72,8 +71,7 @@ void CheckInvariants(const std::string& inv, const JsonTree& t,
         size_t eq = kv.find('=');
         size_t dots = kv.find("..", eq);
         ASSERT_NE(dots, std::string::npos);
-        std::string name = kv.substr(0, eq), lo = kv.substr(eq + 1, dots - eq - 1),
-                    hi = kv.substr(dots + 2);
+        std::string name = kv.substr(0, eq), lo = kv.substr(eq + 1, dots - eq - 1), hi = kv.substr(dots + 2);
         double lo_v = *internal::ParseNumber(lo), hi_v = *internal::ParseNumber(hi);
         bool saw_lo = false, saw_hi = false;
         for (size_t u = 0; u < units.size(); ++u) {
@@ -97,7 +95,10 @@ void CheckInvariants(const std::string& inv, const JsonTree& t,
       size_t absent = 0;
       for (size_t u = 0; u < units.size(); ++u) {
         auto v = value_of(u, name);
-        if (v) distinct.emplace(*v); else ++absent;
+        if (v)
+          distinct.emplace(*v);
+        else
+          ++absent;
       }
       if (rest.size() > 8 && rest.substr(rest.size() - 8) == " present") {
         // LOW..HIGH all N present
@@ -155,8 +156,8 @@ struct WalkStats {
 };
 
 // Aligns the output with the input and checks the structural properties of §5.1.
-void CheckAligned(const JsonTree& in, JsonTree::NodeId a, const JsonTree& out, JsonTree::NodeId b,
-                  bool preserved, WalkStats* st) {
+void CheckAligned(const JsonTree& in, JsonTree::NodeId a, const JsonTree& out, JsonTree::NodeId b, bool preserved,
+                  WalkStats* st) {
   if (preserved || (in.kind(a) != JsonKind::kObject && in.kind(a) != JsonKind::kArray)) {
     EXPECT_EQ(Cj(in, a), Cj(out, b));
     return;
@@ -166,8 +167,7 @@ void CheckAligned(const JsonTree& in, JsonTree::NodeId a, const JsonTree& out, J
     ASSERT_EQ(in.size(a), out.size(b));  // every key survives
     for (uint32_t i = 0; i < in.size(a); ++i) {
       ASSERT_EQ(in.key(a, i), out.key(b, i));
-      CheckAligned(in, in.member_value(a, i), out, out.member_value(b, i),
-                   internal::IsPreservedKey(in.key(a, i)), st);
+      CheckAligned(in, in.member_value(a, i), out, out.member_value(b, i), internal::IsPreservedKey(in.key(a, i)), st);
     }
     return;
   }
@@ -198,8 +198,7 @@ void CheckAligned(const JsonTree& in, JsonTree::NodeId a, const JsonTree& out, J
       if (out.Find(o, "__caveman_note__") >= 0) ++st->notes;
       for (uint32_t k = 0; k < out.size(o); ++k) {
         std::string_view key = out.key(o, k);
-        EXPECT_TRUE(key == "__caveman_elided__" || key == "__caveman_invariants__" ||
-                    key == "__caveman_note__");
+        EXPECT_TRUE(key == "__caveman_elided__" || key == "__caveman_invariants__" || key == "__caveman_note__");
       }
       p += n;
     } else {
@@ -219,23 +218,28 @@ TEST(JsonCompressor, OrdersSeedMatchesSpecExactly) {
   auto out = ElideJson(input, "");
   ASSERT_TRUE(out.has_value());
   EXPECT_EQ(out->size(), 1652u);
-  EXPECT_EQ(Sha256::Hex(Sha256::Digest(*out)),
-            "f93278fed06532fa94993de25f67e89954280ce69f40f5335ee2c7f121e72680");
+  EXPECT_EQ(Sha256::Hex(Sha256::Digest(*out)), "f93278fed06532fa94993de25f67e89954280ce69f40f5335ee2c7f121e72680");
   const std::string m1 =
       "{\"__caveman_elided__\":60,\"__caveman_invariants__\":\"all currency=EUR; customer: "
       "cust-200..cust-236 all 37 present; order_id: ord-1003..ord-1062 all 60 present; status: "
-      "fulfilled\xC3\x97" "50 shipped\xC3\x97" "6 processing\xC3\x97" "4; +2 omitted\","
+      "fulfilled\xC3\x97"
+      "50 shipped\xC3\x97"
+      "6 processing\xC3\x97"
+      "4; +2 omitted\","
       "\"__caveman_note__\":\"\xE2\x80\xA6 caveman: elided elements resemble shown elements and "
       "match the stated invariants \xE2\x80\x94 answer from this view; if you truly cannot, one "
       "broad caveman_retrieve \xE2\x80\xA6\"}";
   const std::string m2 =
       "{\"__caveman_elided__\":52,\"__caveman_invariants__\":\"all currency=EUR; customer: "
       "cust-200..cust-236 all 37 present; order_id: ord-1066..ord-1117 all 52 present; status: "
-      "fulfilled\xC3\x97" "42 shipped\xC3\x97" "6 processing\xC3\x97" "4; +2 omitted\"}";
+      "fulfilled\xC3\x97"
+      "42 shipped\xC3\x97"
+      "6 processing\xC3\x97"
+      "4; +2 omitted\"}";
   EXPECT_NE(out->find(m1), std::string::npos);
   EXPECT_NE(out->find(m2), std::string::npos);
-  for (const char* id : {"ord-1000", "ord-1001", "ord-1002", "ord-1063", "ord-1064", "ord-1065",
-                         "ord-1118", "ord-1119"}) {
+  for (const char* id :
+       {"ord-1000", "ord-1001", "ord-1002", "ord-1063", "ord-1064", "ord-1065", "ord-1118", "ord-1119"}) {
     EXPECT_NE(out->find(id), std::string::npos) << id;
   }
   EXPECT_EQ(out->find("ord-1003\""), std::string::npos);
@@ -296,7 +300,8 @@ TEST(JsonSelect, ErrorWordsAndPreservedKeys) {
   EXPECT_TRUE(internal::HasErrorWord("x-failed"));
   EXPECT_TRUE(internal::HasErrorWord("erro\xC5\xBFx crash"));
   EXPECT_TRUE(internal::IsPreservedKey("Stack_Trace"));
-  EXPECT_TRUE(internal::IsPreservedKey("\xE2\x84\xAA" "ey") == false);
+  EXPECT_TRUE(internal::IsPreservedKey("\xE2\x84\xAA"
+                                       "ey") == false);
   EXPECT_TRUE(internal::IsPreservedKey("stac\xE2\x84\xAA"));  // Kelvin sign folds to k
   EXPECT_FALSE(internal::IsPreservedKey("errorCode"));
 }
@@ -343,8 +348,8 @@ class Gen {
   std::string Ws() { return Chance(30) ? (Chance(50) ? "\n  " : " ") : ""; }
 
   std::string Str() {
-    static const char* words[] = {"alpha", "beta", "gamma", "delta", "node", "pod", "zone",
-                                  "\\u00e9t\\u00e9", "a\\\"q", "<b>", "x&y", "line\\nbreak"};
+    static const char* words[] = {"alpha",           "beta",   "gamma", "delta", "node",        "pod", "zone",
+                                  "\\u00e9t\\u00e9", "a\\\"q", "<b>",   "x&y",   "line\\nbreak"};
     std::string s = words[Int(0, 11)];
     if (Chance(50)) s += "-" + std::to_string(Int(0, 999));
     if (Chance(4)) s += Chance(50) ? "-failed" : " timeout";
@@ -362,8 +367,7 @@ class Gen {
   std::string Record(int i, int depth) {
     std::vector<std::string> members = {
         "\"id\":\"rec-" + std::to_string(i) + "\"",
-        "\"kind\":\"" + std::string(Chance(80) ? "pod" : (Chance(50) ? "svc" : "job")) + "\"",
-        "\"n\":" + Num(),
+        "\"kind\":\"" + std::string(Chance(80) ? "pod" : (Chance(50) ? "svc" : "job")) + "\"", "\"n\":" + Num(),
         "\"ok\":" + std::string(Chance(90) ? "true" : "false")};
     if (Chance(70)) members.push_back("\"name\":" + Str());
     if (Chance(10)) members.push_back("\"status\":\"" + std::string(Chance(50) ? "error" : "ok") + "\"");
@@ -381,15 +385,16 @@ class Gen {
     int kind = Int(0, 9);
     for (int i = 0; i < n; ++i) {
       if (i) s += "," + Ws();
-      if (kind == 0) s += Num();
-      else if (kind == 1) s += Str();
-      else s += Record(i, depth);
+      if (kind == 0)
+        s += Num();
+      else if (kind == 1)
+        s += Str();
+      else
+        s += Record(i, depth);
     }
     return s + "]";
   }
-  std::string Doc() {
-    return "{\"items\":" + Array(0) + ",\"page\":" + Num() + ",\"other\":" + Array(1) + "}";
-  }
+  std::string Doc() { return "{\"items\":" + Array(0) + ",\"page\":" + Num() + ",\"other\":" + Array(1) + "}"; }
 
  private:
   std::mt19937_64 rng_;
@@ -408,7 +413,7 @@ TEST(JsonCompressor, PropertiesOnGeneratedInputs) {
       if (!out) continue;
       ++accepted;
       JsonTree out_t;
-      ASSERT_TRUE(out_t.Parse(*out));  // the output parses as JSON
+      ASSERT_TRUE(out_t.Parse(*out));            // the output parses as JSON
       EXPECT_EQ(Cj(out_t, out_t.root()), *out);  // and is CJ already
       WalkStats st;
       CheckAligned(in_t, in_t.root(), out_t, out_t.root(), false, &st);
@@ -455,30 +460,41 @@ std::string KubectlPods(int n, uint64_t seed, std::vector<std::string>* failing)
     std::string name = app + "-" + std::string(hash).substr(0, 6) + "-" + std::to_string(pick(100, 99999));
     bool fail = i == n / 3 || i == (2 * n) / 3;
     if (fail) failing->push_back(name);
-    s += "    {\n      \"apiVersion\": \"v1\",\n      \"kind\": \"Pod\",\n      \"metadata\": {\n"
-         "        \"creationTimestamp\": \"2024-05-" + std::to_string(10 + pick(0, 18)) + "T0" +
-         std::to_string(pick(0, 9)) + ":1" + std::to_string(pick(0, 9)) + ":00Z\",\n"
-         "        \"labels\": {\n          \"app\": \"" + app + "\",\n          \"pod-template-hash\": \"" +
-         std::string(hash).substr(0, 6) + "\"\n        },\n        \"name\": \"" + name + "\",\n"
-         "        \"namespace\": \"prod\",\n        \"resourceVersion\": \"" +
-         std::to_string(100000 + pick(0, 900000)) + "\",\n        \"uid\": \"" + std::string(hash) +
-         "-1f2e-4c3d-9a8b-" + std::to_string(100000000 + pick(0, 99999999)) + "\"\n      },\n"
-         "      \"spec\": {\n        \"containers\": [\n          {\n            \"image\": \"registry.example.com/" +
-         app + ":1." + std::to_string(pick(0, 9)) + "\",\n            \"name\": \"" + app +
-         "\",\n            \"ports\": [\n              {\n                \"containerPort\": 8080,\n"
-         "                \"protocol\": \"TCP\"\n              }\n            ],\n"
-         "            \"resources\": {\n              \"limits\": {\n                \"cpu\": \"500m\",\n"
-         "                \"memory\": \"512Mi\"\n              }\n            }\n          }\n        ],\n"
-         "        \"nodeName\": \"node-" + std::to_string(pick(1, 12)) + "\",\n"
-         "        \"restartPolicy\": \"Always\"\n      },\n      \"status\": {\n"
-         "        \"containerStatuses\": [\n          {\n            \"name\": \"" + app + "\",\n"
-         "            \"ready\": " + (fail ? "false" : "true") + ",\n            \"restartCount\": " +
-         std::to_string(fail ? 42 : pick(0, 2)) + ",\n            \"state\": " +
-         (fail ? "{\n              \"waiting\": {\n                \"message\": \"back-off 5m0s restarting failed container\",\n                \"reason\": \"CrashLoopBackOff\"\n              }\n            }"
-               : "{\n              \"running\": {\n                \"startedAt\": \"2024-05-20T10:00:00Z\"\n              }\n            }") +
-         "\n          }\n        ],\n        \"phase\": \"" + (fail ? "Failed" : "Running") +
-         "\",\n        \"podIP\": \"10.1." + std::to_string(pick(0, 255)) + "." +
-         std::to_string(pick(1, 254)) + "\"\n      }\n    }" + (i + 1 < n ? ",\n" : "\n");
+    s +=
+        "    {\n      \"apiVersion\": \"v1\",\n      \"kind\": \"Pod\",\n      \"metadata\": {\n"
+        "        \"creationTimestamp\": \"2024-05-" +
+        std::to_string(10 + pick(0, 18)) + "T0" + std::to_string(pick(0, 9)) + ":1" + std::to_string(pick(0, 9)) +
+        ":00Z\",\n"
+        "        \"labels\": {\n          \"app\": \"" +
+        app + "\",\n          \"pod-template-hash\": \"" + std::string(hash).substr(0, 6) +
+        "\"\n        },\n        \"name\": \"" + name +
+        "\",\n"
+        "        \"namespace\": \"prod\",\n        \"resourceVersion\": \"" +
+        std::to_string(100000 + pick(0, 900000)) + "\",\n        \"uid\": \"" + std::string(hash) + "-1f2e-4c3d-9a8b-" +
+        std::to_string(100000000 + pick(0, 99999999)) +
+        "\"\n      },\n"
+        "      \"spec\": {\n        \"containers\": [\n          {\n            \"image\": \"registry.example.com/" +
+        app + ":1." + std::to_string(pick(0, 9)) + "\",\n            \"name\": \"" + app +
+        "\",\n            \"ports\": [\n              {\n                \"containerPort\": 8080,\n"
+        "                \"protocol\": \"TCP\"\n              }\n            ],\n"
+        "            \"resources\": {\n              \"limits\": {\n                \"cpu\": \"500m\",\n"
+        "                \"memory\": \"512Mi\"\n              }\n            }\n          }\n        ],\n"
+        "        \"nodeName\": \"node-" +
+        std::to_string(pick(1, 12)) +
+        "\",\n"
+        "        \"restartPolicy\": \"Always\"\n      },\n      \"status\": {\n"
+        "        \"containerStatuses\": [\n          {\n            \"name\": \"" +
+        app +
+        "\",\n"
+        "            \"ready\": " +
+        (fail ? "false" : "true") + ",\n            \"restartCount\": " + std::to_string(fail ? 42 : pick(0, 2)) +
+        ",\n            \"state\": " +
+        (fail
+             ? "{\n              \"waiting\": {\n                \"message\": \"back-off 5m0s restarting failed container\",\n                \"reason\": \"CrashLoopBackOff\"\n              }\n            }"
+             : "{\n              \"running\": {\n                \"startedAt\": \"2024-05-20T10:00:00Z\"\n              }\n            }") +
+        "\n          }\n        ],\n        \"phase\": \"" + (fail ? "Failed" : "Running") +
+        "\",\n        \"podIP\": \"10.1." + std::to_string(pick(0, 255)) + "." + std::to_string(pick(1, 254)) +
+        "\"\n      }\n    }" + (i + 1 < n ? ",\n" : "\n");
   }
   s += "  ],\n  \"kind\": \"List\",\n  \"metadata\": {\n    \"resourceVersion\": \"\"\n  }\n}\n";
   return s;
@@ -492,12 +508,17 @@ std::string CloudInstances(int n, uint64_t seed) {
     char id[32];
     snprintf(id, sizeof id, "i-%016llx", static_cast<unsigned long long>(rng()));
     s += std::string(i ? ", " : "") + "{\"InstanceId\": \"" + id + "\", \"InstanceType\": \"" +
-         (pick(0, 3) == 0 ? "m5.large" : "t3.medium") + "\", \"LaunchTime\": \"2024-0" +
-         std::to_string(pick(1, 9)) + "-1" + std::to_string(pick(0, 9)) + "T12:00:00Z\", "
-         "\"Placement\": {\"AvailabilityZone\": \"us-east-1" + std::string(1, static_cast<char>('a' + pick(0, 2))) +
+         (pick(0, 3) == 0 ? "m5.large" : "t3.medium") + "\", \"LaunchTime\": \"2024-0" + std::to_string(pick(1, 9)) +
+         "-1" + std::to_string(pick(0, 9)) +
+         "T12:00:00Z\", "
+         "\"Placement\": {\"AvailabilityZone\": \"us-east-1" +
+         std::string(1, static_cast<char>('a' + pick(0, 2))) +
          "\", \"Tenancy\": \"default\"}, \"PrivateIpAddress\": \"172.31." + std::to_string(pick(0, 255)) + "." +
-         std::to_string(pick(1, 254)) + "\", \"State\": {\"Code\": 16, \"Name\": \"running\"}, "
-         "\"Tags\": [{\"Key\": \"Name\", \"Value\": \"worker-" + std::to_string(i) + "\"}, "
+         std::to_string(pick(1, 254)) +
+         "\", \"State\": {\"Code\": 16, \"Name\": \"running\"}, "
+         "\"Tags\": [{\"Key\": \"Name\", \"Value\": \"worker-" +
+         std::to_string(i) +
+         "\"}, "
          "{\"Key\": \"team\", \"Value\": \"data\"}], \"VpcId\": \"vpc-0a1b2c3d\"}";
   }
   return s + "]}";
@@ -515,8 +536,7 @@ TEST(JsonCompressor, KubectlListReachesRatioAndKeepsFailures) {
   auto out = ElideJson(input, "");
   ASSERT_TRUE(out.has_value());
   double r = Ratio(input, *out);
-  std::cout << "kubectl 300 pods: " << input.size() << " -> " << out->size() << " bytes, ratio "
-            << r << "\n";
+  std::cout << "kubectl 300 pods: " << input.size() << " -> " << out->size() << " bytes, ratio " << r << "\n";
   EXPECT_GE(r, 0.90);
   for (const std::string& name : failing) EXPECT_NE(out->find(name), std::string::npos) << name;
   JsonTree in_t, out_t;

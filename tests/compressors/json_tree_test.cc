@@ -26,23 +26,55 @@ TEST(JsonTreeOnDemand, RejectsWhatOnDemandWouldSkip) {
   JsonTree t;
   // A string value followed by ':' (On-Demand's skip would take it for a key), tokens after
   // the root value, malformed atoms and numbers, bad escapes.
-  for (const char* bad :
-       {"[\"b\" : 1]", "{\"a\":\"b\":1}", "{\"a\":\"b\":1,\"c\":2}", "[{},\"b\" : 1}]", "\"a\" \"b\"",
-        "\"a\"b", "1 2", "nullx", "truex", "[1]]", "{}}", "[] []", "[1 2]", "{\"a\":1 \"b\":2}",
-        "[01]", "[1.]", "[-]", "[1e]", "[.5]", "[+1]", "[\"\\x\"]", "[\"\\u12\"]",
-        "[\"\\udc00\"]", "[\"\\ud800\\u0041\"]", "{\"\\ud800\":1}", "[\"a\xC0\x80\"]", "[\"\x01\"]",
-        "[[1]", "{\"a\":[}", " ", "\n\t", "[1,,2]", "{,}", "[,1]", "{\"a\"1}", "{1:2}"}) {
+  for (const char* bad : {"[\"b\" : 1]",
+                          "{\"a\":\"b\":1}",
+                          "{\"a\":\"b\":1,\"c\":2}",
+                          "[{},\"b\" : 1}]",
+                          "\"a\" \"b\"",
+                          "\"a\"b",
+                          "1 2",
+                          "nullx",
+                          "truex",
+                          "[1]]",
+                          "{}}",
+                          "[] []",
+                          "[1 2]",
+                          "{\"a\":1 \"b\":2}",
+                          "[01]",
+                          "[1.]",
+                          "[-]",
+                          "[1e]",
+                          "[.5]",
+                          "[+1]",
+                          "[\"\\x\"]",
+                          "[\"\\u12\"]",
+                          "[\"\\udc00\"]",
+                          "[\"\\ud800\\u0041\"]",
+                          "{\"\\ud800\":1}",
+                          "[\"a\xC0\x80\"]",
+                          "[\"\x01\"]",
+                          "[[1]",
+                          "{\"a\":[}",
+                          " ",
+                          "\n\t",
+                          "[1,,2]",
+                          "{,}",
+                          "[,1]",
+                          "{\"a\"1}",
+                          "{1:2}"}) {
     EXPECT_FALSE(t.Parse(bad)) << bad;
   }
 }
 
 TEST(JsonTreeOnDemand, DecodesKeysAndStringsAndKeepsLiterals) {
   JsonTree t;
-  ASSERT_TRUE(t.Parse("{\"b\":\"x\\ty\",\"a\\u0062\":[1e400,-0.0e-0,\"\\ud83d\\ude00\"],\"a\":1,"
-                      "\"\\u0061\":2, \"c\" : null ,\"d\":[true,false,{}]}"));
+  ASSERT_TRUE(
+      t.Parse("{\"b\":\"x\\ty\",\"a\\u0062\":[1e400,-0.0e-0,\"\\ud83d\\ude00\"],\"a\":1,"
+              "\"\\u0061\":2, \"c\" : null ,\"d\":[true,false,{}]}"));
   // "\u0061" is "a": the later duplicate wins; "a\u0062" is "ab".
-  EXPECT_EQ(Cj(t), "{\"a\":2,\"ab\":[1e400,-0.0e-0,\"\xF0\x9F\x98\x80\"],\"b\":\"x\\ty\",\"c\":null,"
-                   "\"d\":[true,false,{}]}");
+  EXPECT_EQ(Cj(t),
+            "{\"a\":2,\"ab\":[1e400,-0.0e-0,\"\xF0\x9F\x98\x80\"],\"b\":\"x\\ty\",\"c\":null,"
+            "\"d\":[true,false,{}]}");
   ASSERT_EQ(t.size(t.root()), 5u);
   EXPECT_EQ(t.key(t.root(), 1), "ab");
   for (const char* scalar : {"1e400", " -0 ", "\"\\u00e9\"", "true", "false", "null", "\"\""}) {
@@ -55,8 +87,8 @@ TEST(JsonTreeOnDemand, DecodesKeysAndStringsAndKeepsLiterals) {
 
 TEST(JsonTreeOnDemand, DepthBoundariesForArraysAndObjects) {
   JsonTree t;
-  for (const auto& [open, close] : {std::pair<std::string, std::string>{"[", "]"},
-                                    {"{\"k\":", "}"}, {"[{\"k\":", "}]"}}) {
+  for (const auto& [open, close] :
+       {std::pair<std::string, std::string>{"[", "]"}, {"{\"k\":", "}"}, {"[{\"k\":", "}]"}}) {
     const size_t per = open == "[{\"k\":" ? 2 : 1;  // levels per repetition
     const std::string at = Nested(kJsonTreeMaxDepth / per, open, close);
     ASSERT_TRUE(t.Parse(at)) << open;

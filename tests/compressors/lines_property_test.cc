@@ -38,8 +38,7 @@ Generated TerminalSession(uint64_t seed) {
       case 0: line = "FAILED tests/test_" + std::to_string(rng() % 50) + ".py::test_x - boom"; break;
       case 1: line = "  File \"src/mod" + std::to_string(rng() % 9) + ".py\", line 3, in f"; break;
       case 2: line = "warning: unused variable 'v" + std::to_string(rng() % 99) + "'"; break;
-      default:
-        line = "\x1b[32m.\x1b[0m tests/test_mod.py::test_case_" + std::to_string(i) + " PASSED";
+      default: line = "\x1b[32m.\x1b[0m tests/test_mod.py::test_case_" + std::to_string(i) + " PASSED";
     }
     if (line[0] != '\x1b') g.must_keep.push_back(line);
     g.text += line + eol;
@@ -51,11 +50,10 @@ Generated Grep(uint64_t seed) {
   std::mt19937_64 rng(seed);
   Generated g;
   for (int i = 0; i < 200; ++i) {
-    std::string line = "src/pkg" + std::to_string(i % 5) + "/file.go:" + std::to_string(i + 1) +
-                       ":\treturn compute(value)";
+    std::string line =
+        "src/pkg" + std::to_string(i % 5) + "/file.go:" + std::to_string(i + 1) + ":\treturn compute(value)";
     if (rng() % 25 == 0) {
-      line = "src/auth/token.go:" + std::to_string(i + 1) + ":\t// SECURITY check " +
-             std::to_string(i);
+      line = "src/auth/token.go:" + std::to_string(i + 1) + ":\t// SECURITY check " + std::to_string(i);
       g.must_keep.push_back(line);
     }
     g.text += line + "\n";
@@ -105,14 +103,12 @@ struct Case {
 
 TEST(LinesProperty, InjectedLinesSurviveCountsAddUpChunkingInvariantIdempotent) {
   const Case cases[] = {
-      {"terminal", [] { return NewTerminalCompressor(); }, TerminalSession,
+      {"terminal", [] { return NewTerminalCompressor(); }, TerminalSession, R"(^… (\d+) lines elided \(caveman\))"},
+      {"terminal-spec", [] { return NewTerminalCompressor(TerminalOptions{false}); }, TerminalSession,
        R"(^… (\d+) lines elided \(caveman\))"},
-      {"terminal-spec", [] { return NewTerminalCompressor(TerminalOptions{false}); },
-       TerminalSession, R"(^… (\d+) lines elided \(caveman\))"},
       {"search-result", [] { return NewSearchResultCompressor(); }, Grep,
        R"(^… (\d+) search result lines elided \(caveman\))"},
-      {"diff", [] { return NewDiffCompressor(); }, Diff,
-       R"(^… (\d+) context lines elided \(caveman\))"},
+      {"diff", [] { return NewDiffCompressor(); }, Diff, R"(^… (\d+) context lines elided \(caveman\))"},
   };
   for (const Case& c : cases) {
     auto comp = c.make();
@@ -124,8 +120,7 @@ TEST(LinesProperty, InjectedLinesSurviveCountsAddUpChunkingInvariantIdempotent) 
       for (const std::string& l : g.must_keep) {
         EXPECT_NE(out->find(l), std::string::npos) << c.name << ": " << l;
       }
-      EXPECT_EQ(CountRepresented(*out, marker), internal::SplitLines(g.text).lines.size())
-          << c.name << " " << seed;
+      EXPECT_EQ(CountRepresented(*out, marker), internal::SplitLines(g.text).lines.size()) << c.name << " " << seed;
       EXPECT_EQ(RunSpooled(*comp, g.text, seed), *out) << c.name << " " << seed;
       auto again = RunOnString(*comp, *out);
       EXPECT_TRUE(!again.has_value() || *again == *out) << c.name << " " << seed;
@@ -140,8 +135,8 @@ TEST(LinesProperty, TabularRowsAddUpAndAlarmRowsSurvive) {
     std::vector<std::string> alarms;
     const int rows = 150;
     for (int i = 0; i < rows; ++i) {
-      std::string row = "web-" + std::to_string(i) + "," + (rng() % 2 ? "eu" : "us") + "," +
-                        std::to_string(10 + rng() % 90) + ",";
+      std::string row =
+          "web-" + std::to_string(i) + "," + (rng() % 2 ? "eu" : "us") + "," + std::to_string(10 + rng() % 90) + ",";
       if (rng() % 20 == 0) {
         row += "FAILED probe " + std::to_string(i);
         alarms.push_back(row);

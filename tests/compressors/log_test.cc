@@ -28,8 +28,7 @@ namespace {
 // one element of weight = run length; a kept element is followed by the §5.15 marker, a
 // dropped one counts `weight` lines (bytes, fields) in its run; lines starting with
 // `… caveman: ` are kept like markers.
-std::optional<std::string> ReferenceLog(std::string_view body, std::string_view query,
-                                        bool collapse = false) {
+std::optional<std::string> ReferenceLog(std::string_view body, std::string_view query, bool collapse = false) {
   if (!internal::IsValidUtf8(body)) return std::nullopt;
   internal::SplitResult split = internal::SplitLines(body);
   if (split.lines.size() < 4) return std::nullopt;
@@ -38,8 +37,8 @@ std::optional<std::string> ReferenceLog(std::string_view body, std::string_view 
   for (size_t i = 0; i < split.lines.size();) {
     size_t j = i;
     while (j < split.lines.size() && split.lines[j] == split.lines[i]) ++j;
-    const bool collapsible = !internal::Trim(split.lines[i]).empty() &&
-                             !internal::StartsWith(split.lines[i], "\xE2\x80\xA6 caveman: ");
+    const bool collapsible =
+        !internal::Trim(split.lines[i]).empty() && !internal::StartsWith(split.lines[i], "\xE2\x80\xA6 caveman: ");
     if (collapse && j - i >= 3 && collapsible) {
       lines.push_back(split.lines[i]);
       weight.push_back(j - i);
@@ -79,9 +78,7 @@ std::optional<std::string> ReferenceLog(std::string_view body, std::string_view 
       out.emplace_back(lines[i]);
       if (weight[i] > 1) {
         out.push_back(internal::SynthesizedLine(
-            "\xE2\x80\xA6 caveman: " + std::to_string(weight[i] - 1) +
-                " identical lines elided \xE2\x80\xA6",
-            crlf));
+            "\xE2\x80\xA6 caveman: " + std::to_string(weight[i] - 1) + " identical lines elided \xE2\x80\xA6", crlf));
         changed = true;
       }
       ++i;
@@ -132,21 +129,21 @@ std::string GenerateLog(uint64_t seed, size_t lines, bool crlf, bool final_newli
     const uint64_t r = rng() % 100;
     const std::string mod = mods[rng() % 4];
     if (r < 3) {
-      line = "2026-01-01T00:00:" + std::to_string(10 + i % 50) + " ERROR [" + mod +
-             "] request " + std::to_string(rng() % 100000) + " failed";
+      line = "2026-01-01T00:00:" + std::to_string(10 + i % 50) + " ERROR [" + mod + "] request " +
+             std::to_string(rng() % 100000) + " failed";
     } else if (r < 5) {
       line = "2026-01-01T00:00:00 WARN disk at " + std::to_string(rng() % 100) + "% on " + mod;
     } else if (r < 6) {
-      line = "    at com.example." + mod + ".Handler.run(Handler.java:" +
-             std::to_string(rng() % 900) + ")";
+      line = "    at com.example." + mod + ".Handler.run(Handler.java:" + std::to_string(rng() % 900) + ")";
     } else if (r < 7) {
       line = "  File \"src/" + mod + ".py\", line " + std::to_string(rng() % 900) + ", in f";
     } else if (r < 40) {
-      line = "level=info module=" + mod + " msg=\"request done\" status=200 duration_ms=" +
-             std::to_string(rng() % 500) + " id=req-" + std::to_string(1000 + i);
+      line = "level=info module=" + mod +
+             " msg=\"request done\" status=200 duration_ms=" + std::to_string(rng() % 500) + " id=req-" +
+             std::to_string(1000 + i);
     } else {
-      line = "2026-01-01T00:00:00 INFO [" + mod + "] compiled unit " + std::to_string(i) + " of " +
-             std::to_string(lines);
+      line =
+          "2026-01-01T00:00:00 INFO [" + mod + "] compiled unit " + std::to_string(i) + " of " + std::to_string(lines);
     }
     if (r < 7 && injected) injected->push_back(line);
     s += line;
@@ -212,8 +209,7 @@ TEST(LogCompressor, MarkerCarriesLogfmtInvariants) {
   }
   in += "end1\nend2\n";
   std::string out = RunLog(in);
-  EXPECT_NE(out.find("lines elided (caveman): all level=info svc=api status=200"), std::string::npos)
-      << out;
+  EXPECT_NE(out.find("lines elided (caveman): all level=info svc=api status=200"), std::string::npos) << out;
   EXPECT_NE(out.find("range took=11..19"), std::string::npos) << out;
 }
 
@@ -235,8 +231,7 @@ TEST(LogCompressor, MatchesInMemoryDefinitionOnGeneratedLogs) {
         auto ref = ReferenceLog(in, "");
         EXPECT_EQ(RunLog(in), ref ? *ref : "<declined>") << "seed " << seed;
         auto ref_q = ReferenceLog(in, "auth failed request");
-        EXPECT_EQ(RunLog(in, "auth failed request"), ref_q ? *ref_q : "<declined>")
-            << "seed " << seed;
+        EXPECT_EQ(RunLog(in, "auth failed request"), ref_q ? *ref_q : "<declined>") << "seed " << seed;
       }
     }
   }
@@ -306,16 +301,15 @@ TEST(LogCompressor, OneHugeLineAmongShortOnes) {
 // other; a kept line of the same template does.
 std::string PackageLog(size_t lines, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  const char* actions[] = {"status installed", "status unpacked", "status half-configured",
-                           "configure"};
-  const char* syllables[] = {"lib", "gtk", "perl", "xml", "ssl", "cups", "font", "zlib", "dev",
-                             "core", "util", "tools"};
+  const char* actions[] = {"status installed", "status unpacked", "status half-configured", "configure"};
+  const char* syllables[] = {"lib",  "gtk",  "perl", "xml",  "ssl",  "cups",
+                             "font", "zlib", "dev",  "core", "util", "tools"};
   std::string s;
   for (size_t i = 0; i < lines; ++i) {
     std::string pkg;
     for (int k = 0; k < 3; ++k) pkg += syllables[rng() % 12];
-    s += "2026-05-09 07:29:" + std::to_string(10 + i % 50) + " " + actions[rng() % 4] + " " + pkg +
-         ":amd64 1." + std::to_string(rng() % 40) + "-1\n";
+    s += "2026-05-09 07:29:" + std::to_string(10 + i % 50) + " " + actions[rng() % 4] + " " + pkg + ":amd64 1." +
+         std::to_string(rng() % 40) + "-1\n";
   }
   return s;
 }
@@ -345,7 +339,8 @@ TEST(LogTemplateGrouping, TemplateTableIsCappedAndOutputStillValid) {
   // Every line a different token count and first word: > 512 templates requested.
   std::string in;
   for (int i = 0; i < 3000; ++i) {
-    in += "w" + std::string(1, static_cast<char>('a' + i % 26)) + std::string(1, static_cast<char>('a' + (i / 26) % 26));
+    in +=
+        "w" + std::string(1, static_cast<char>('a' + i % 26)) + std::string(1, static_cast<char>('a' + (i / 26) % 26));
     for (int k = 0; k < i % 60; ++k) in += " t";
     in += "\n";
   }
@@ -394,8 +389,8 @@ std::string GenerateRepetitiveLog(uint64_t seed, size_t lines, bool crlf, bool f
   return s;
 }
 
-std::string CollapseLog(std::string_view in, std::string_view query = {},
-                        size_t read_size = 256 * 1024, bool grouping = false) {
+std::string CollapseLog(std::string_view in, std::string_view query = {}, size_t read_size = 256 * 1024,
+                        bool grouping = false) {
   return RunLog(in, query, read_size, grouping, /*collapse=*/true);
 }
 
@@ -414,8 +409,7 @@ TEST(LogIdenticalRuns, CollapsesRunsLikeRepetition) {
   // A log that is one repeated line: the head keeps it, the marker carries the count.
   std::string same;
   for (int i = 0; i < 10; ++i) same += "retrying ...\r\n";
-  EXPECT_EQ(CollapseLog(same),
-            "retrying ...\r\n\xE2\x80\xA6 caveman: 9 identical lines elided \xE2\x80\xA6\r\n");
+  EXPECT_EQ(CollapseLog(same), "retrying ...\r\n\xE2\x80\xA6 caveman: 9 identical lines elided \xE2\x80\xA6\r\n");
 }
 
 TEST(LogIdenticalRuns, DroppedRunCountsEveryRepeatedLine) {
@@ -451,8 +445,7 @@ TEST(LogIdenticalRuns, CountsAddUpAndErrorsSurvive) {
     const std::string out = CollapseLog(in, {}, 256 * 1024, /*grouping=*/seed % 2 == 0);
     ASSERT_NE(out, "<declined>");
     ASSERT_LT(out.size(), in.size());
-    EXPECT_EQ(LinesRepresented(out, /*with_repeat_markers=*/true),
-              internal::SplitLines(in).lines.size())
+    EXPECT_EQ(LinesRepresented(out, /*with_repeat_markers=*/true), internal::SplitLines(in).lines.size())
         << "seed " << seed;
     // Every keep-pattern line of the input appears at least once.
     for (std::string_view l : internal::SplitLines(in).lines) {

@@ -20,19 +20,16 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
-TEST(NarrowForQuery, MarkerIsTheSpecBytes) {
-  EXPECT_EQ(kM.size(), 31u);
-}
+TEST(NarrowForQuery, MarkerIsTheSpecBytes) { EXPECT_EQ(kM.size(), 31u); }
 
 // --- JSON ---------------------------------------------------------------------------------
 
 TEST(NarrowForQuery, JsonOneGroupRendersHitElementWithCji) {
   // Units: "", five elements, "". Member order in the output is sorted, nested values indented.
-  const std::string original =
-      R"({"meta":{"note":"n"},"items":[{"name":"alpha","id":1},)"
-      R"({"name":"beta","tags":["x",{"deep":true,"e":[],"o":{}}],"id":2},)"
-      R"({"name":"gamma","id":3},{"name":"delta","id":4},{"name":"epsilon","id":5},)"
-      R"({"name":"zeta","id":6},{"name":"eta","id":7}]})";
+  const std::string original = R"({"meta":{"note":"n"},"items":[{"name":"alpha","id":1},)"
+                               R"({"name":"beta","tags":["x",{"deep":true,"e":[],"o":{}}],"id":2},)"
+                               R"({"name":"gamma","id":3},{"name":"delta","id":4},{"name":"epsilon","id":5},)"
+                               R"({"name":"zeta","id":6},{"name":"eta","id":7}]})";
   const std::string element =
       "{\n"
       "  \"id\": 2,\n"
@@ -52,26 +49,23 @@ TEST(NarrowForQuery, JsonOneGroupRendersHitElementWithCji) {
 TEST(NarrowForQuery, JsonTwoGroupsAreSeparatedByAnEmptyUnit) {
   // Sorted walk: a.list (group 1), then b (group 2); c holds scalars and is not a group.
   // Units: 0 "", 1 uno, 2 beta dos, 3 "", 4 beta one, 5 two, 6 three, 7 "".
-  const std::string original =
-      R"({"c":[1,2,"beta"],"b":[{"k":"beta one"},{"k":"two"},{"k":"three"}],)"
-      R"("a":{"list":[{"k":"uno"},{"k":"beta dos"}]},)"
-      R"("pad":"lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor )"
-      R"(incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"})";
+  const std::string original = R"({"c":[1,2,"beta"],"b":[{"k":"beta one"},{"k":"two"},{"k":"three"}],)"
+                               R"("a":{"list":[{"k":"uno"},{"k":"beta dos"}]},)"
+                               R"("pad":"lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor )"
+                               R"(incididunt ut labore et dolore magna aliqua ut enim ad minim veniam quis nostrud"})";
   const std::string u2 = "{\n  \"k\": \"beta dos\"\n}";
   const std::string u4 = "{\n  \"k\": \"beta one\"\n}";
   const std::string u5 = "{\n  \"k\": \"two\"\n}";
   // The last element of group 1 and the first of group 2 are never adjacent (unit 3 between).
-  EXPECT_EQ(NarrowForQuery(original, "beta"),
-            kM + "\n\n" + u2 + "\n\n" + kM + "\n\n" + u4 + "\n\n" + kM);
+  EXPECT_EQ(NarrowForQuery(original, "beta"), kM + "\n\n" + u2 + "\n\n" + kM + "\n\n" + u4 + "\n\n" + kM);
   // Adjacent hits inside one group are joined by a blank line only.
   EXPECT_EQ(NarrowForQuery(original, "beta two"),
             kM + "\n\n" + u2 + "\n\n" + kM + "\n\n" + u4 + "\n\n" + u5 + "\n\n" + kM);
 }
 
 TEST(NarrowForQuery, JsonMixedArrayIsDescendedIntoItsObjects) {
-  const std::string original =
-      R"([{"x":[{"q":"hit here"},{"q":"miss"}]},5,)"
-      R"({"pad":"lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod"}])";
+  const std::string original = R"([{"x":[{"q":"hit here"},{"q":"miss"}]},5,)"
+                               R"({"pad":"lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod"}])";
   EXPECT_EQ(NarrowForQuery(original, "hit"), kM + "\n\n{\n  \"q\": \"hit here\"\n}\n\n" + kM);
 }
 
@@ -97,9 +91,8 @@ TEST(NarrowForQuery, CsvPrintsHeaderFirst) {
   EXPECT_EQ(NarrowForQuery(original, "gamma"),
             "id,name,note\n" + kM + "\n\n3,gamma,third row with some padding text\n\n" + kM);
   // First data record is unit 0: no leading marker; last record: no trailing marker.
-  EXPECT_EQ(NarrowForQuery(original, "alpha epsilon"),
-            "id,name,note\n1,alpha,first row with some padding text\n\n" + kM +
-                "\n\n5,epsilon,fifth row with some padding text");
+  EXPECT_EQ(NarrowForQuery(original, "alpha epsilon"), "id,name,note\n1,alpha,first row with some padding text\n\n" +
+                                                           kM + "\n\n5,epsilon,fifth row with some padding text");
 }
 
 TEST(NarrowForQuery, CsvUnitsAreByteRangesBetweenRecordEnds) {
@@ -125,18 +118,15 @@ TEST(NarrowForQuery, TsvUsesTabDelimiter) {
       "2\tconsectetur\tadipiscing, elit, sed\n"
       "3\tdo\teiusmod tempor incididunt ut labore et dolore magna aliqua\n";
   EXPECT_EQ(NarrowForQuery(original, "consectetur"),
-            "id\tname\tnote, with comma\n" + kM + "\n\n2\tconsectetur\tadipiscing, elit, sed\n\n" +
-                kM);
+            "id\tname\tnote, with comma\n" + kM + "\n\n2\tconsectetur\tadipiscing, elit, sed\n\n" + kM);
 }
 
 TEST(NarrowForQuery, TableNeedsTwoDataRecordsElseText) {
   // One data record: text units split on LF, so no header line is printed.
-  const std::string original =
-      "id,name,lorem ipsum dolor sit amet consectetur adipiscing elit\n1,beta,x\n";
+  const std::string original = "id,name,lorem ipsum dolor sit amet consectetur adipiscing elit\n1,beta,x\n";
   EXPECT_EQ(NarrowForQuery(original, "beta"), kM + "\n\n1,beta,x");
   // A table-like payload whose TRIM starts with '[' (not JSON) is text too.
-  const std::string bracket =
-      "  [x,y,z\n1,beta,2\n3,lorem ipsum dolor sit amet consectetur adipiscing elit,4\n";
+  const std::string bracket = "  [x,y,z\n1,beta,2\n3,lorem ipsum dolor sit amet consectetur adipiscing elit,4\n";
   EXPECT_EQ(NarrowForQuery(bracket, "beta"), kM + "\n\n1,beta,2\n\n" + kM);
 }
 
@@ -148,8 +138,7 @@ TEST(NarrowForQuery, TextSplitsOnBlankLinesWhenPresent) {
       "gamma four amet\nmore gamma consectetur\n\n\n\ndelta adipiscing elit";
   // Units: "alpha one…\nalpha two…", "beta three", "gamma…\nmore gamma…", "delta…".
   EXPECT_EQ(NarrowForQuery(original, "beta"), kM + "\n\nbeta three\n\n" + kM);
-  EXPECT_EQ(NarrowForQuery(original, "gamma"),
-            kM + "\n\ngamma four amet\nmore gamma consectetur\n\n" + kM);
+  EXPECT_EQ(NarrowForQuery(original, "gamma"), kM + "\n\ngamma four amet\nmore gamma consectetur\n\n" + kM);
 }
 
 TEST(NarrowForQuery, TextSplitsOnLinesOtherwise) {
@@ -190,8 +179,7 @@ TEST(NarrowForQuery, KeepsTwentyBestHitsInSourceOrder) {
   for (int i = 0; i < 21; ++i) units.push_back("needle zz");
   units.push_back("nothing relevant");
   std::vector<std::string> kept(units.begin() + 5, units.begin() + 25);
-  EXPECT_EQ(NarrowForQuery(Join(units, "\n"), "needle"),
-            kM + "\n\n" + Join(kept, "\n\n") + "\n\n" + kM);
+  EXPECT_EQ(NarrowForQuery(Join(units, "\n"), "needle"), kM + "\n\n" + Join(kept, "\n\n") + "\n\n" + kM);
 }
 
 TEST(NarrowForQuery, NoHitReturnsOriginal) {

@@ -41,7 +41,9 @@ std::string GenerateLog(uint64_t seed, int lines) {
   for (int i = 0; i < lines; ++i) {
     std::string line;
     switch (rng() % 23) {
-      case 0: line = "2026-12-03T10:00:0" + std::to_string(i % 10) + "Z ERROR db timeout id=" + std::to_string(rng() % 1000); break;
+      case 0:
+        line = "2026-12-03T10:00:0" + std::to_string(i % 10) + "Z ERROR db timeout id=" + std::to_string(rng() % 1000);
+        break;
       case 1: line = "    at com.example.Service.call(Service.java:" + std::to_string(rng() % 400) + ")"; break;
       case 2: line = "WARNING: disk usage " + std::to_string(rng() % 100) + "%"; break;
       case 3: {
@@ -52,11 +54,17 @@ std::string GenerateLog(uint64_t seed, int lines) {
         break;
       }
       case 4: line = ""; break;
-      case 5: line = R"({"level":"info","ts":")" + std::to_string(i) + R"(","msg":"request served","status":200,"ms":)" + std::to_string(rng() % 90) + "}"; break;
-      case 6: line = "segfault in worker " + std::to_string(rng() % 4) + " (core dumped) " + std::string(1, static_cast<char>('a' + rng() % 26)); break;
+      case 5:
+        line = R"({"level":"info","ts":")" + std::to_string(i) + R"(","msg":"request served","status":200,"ms":)" +
+               std::to_string(rng() % 90) + "}";
+        break;
+      case 6:
+        line = "segfault in worker " + std::to_string(rng() % 4) + " (core dumped) " +
+               std::string(1, static_cast<char>('a' + rng() % 26));
+        break;
       default:
-        line = "2026-12-03T10:00:00Z INFO [build] compiling src/module_" + std::to_string(rng() % 40) +
-               ".cc (" + std::to_string(i) + "/5000) step=" + std::to_string(rng() % 7);
+        line = "2026-12-03T10:00:00Z INFO [build] compiling src/module_" + std::to_string(rng() % 40) + ".cc (" +
+               std::to_string(i) + "/5000) step=" + std::to_string(rng() % 7);
     }
     s += line;
     if (i + 1 < lines || seed % 3 != 0) s += eol;
@@ -120,16 +128,20 @@ Accounting Account(const std::string& input, const std::string& output) {
     } else if (RE2::FullMatch(line, kRun, &n) || RE2::FullMatch(line, kRepeat, &n)) {
       i += n;
     } else if (line.substr(0, std::string_view("\xE2\x80\xA6 caveman: elided ").size()) ==
-                   "\xE2\x80\xA6 caveman: elided " && k + 1 == out.lines.size()) {
+                   "\xE2\x80\xA6 caveman: elided " &&
+               k + 1 == out.lines.size()) {
       // the contract note
     } else {
-      return Accounting{false, "output line " + std::to_string(k) + " is neither input line " +
-                                   std::to_string(i) + " nor a marker: " + std::string(line), {}};
+      return Accounting{false,
+                        "output line " + std::to_string(k) + " is neither input line " + std::to_string(i) +
+                            " nor a marker: " + std::string(line),
+                        {}};
     }
     if (i > in.lines.size()) return Accounting{false, "markers claim more lines than the input has", {}};
   }
   if (i != in.lines.size()) {
-    return Accounting{false, "accounted " + std::to_string(i) + " of " + std::to_string(in.lines.size()) + " lines", {}};
+    return Accounting{
+        false, "accounted " + std::to_string(i) + " of " + std::to_string(in.lines.size()) + " lines", {}};
   }
   return a;
 }
@@ -178,8 +190,7 @@ TEST(OnlineStage, MarkersAccountForEveryLineAndForcedLinesAreKept) {
         // A pattern line is written itself or, when it repeats the line before, in that line's
         // identical-run marker.
         const bool repeat = i > 0 && in.lines[i] == in.lines[i - 1];
-        ASSERT_TRUE(kept[i] || repeat) << "pattern line " << i << " dropped, seed " << seed << ": "
-                                       << in.lines[i];
+        ASSERT_TRUE(kept[i] || repeat) << "pattern line " << i << " dropped, seed " << seed << ": " << in.lines[i];
       }
     }
   }
@@ -279,7 +290,9 @@ TEST(OnlineStage, JsonLinesGroupByLevelAndMessage) {
     in += R"({"level":"info","ts":"2026-12-03T10:00:)" + std::to_string(10 + i % 50) +
           R"(Z","msg":"request served","path":"/api/v1/items/)" + std::to_string(i) + R"(","ms":)" +
           std::to_string(i % 17) + "}\n";
-    if (i == 120) in += R"({"level":"info","ts":"2026-12-03T10:01:00Z","msg":"cache rebuilt","entries":4096})" "\n";
+    if (i == 120)
+      in += R"({"level":"info","ts":"2026-12-03T10:01:00Z","msg":"cache rebuilt","entries":4096})"
+            "\n";
   }
   stage->PushLines(in, 0, out);
   stage->Finish("", in.size(), false, out);

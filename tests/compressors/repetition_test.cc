@@ -34,14 +34,11 @@ TEST(RepetitionCompressor, SeedPytestLogGivesSpecOutput) {
   auto out = Repetition(in);
   ASSERT_TRUE(out.has_value());
   EXPECT_EQ(out->size(), 466u);
-  EXPECT_EQ(Sha256::Hex(Sha256::Digest(*out)),
-            "5cee90cbcd6a139a210bd1af62342c7d11b4c782cbac8c27d6b688ed5f398731");
+  EXPECT_EQ(Sha256::Hex(Sha256::Digest(*out)), "5cee90cbcd6a139a210bd1af62342c7d11b4c782cbac8c27d6b688ed5f398731");
   EXPECT_NE(out->find("\xE2\x80\xA6 caveman: 27 identical lines elided \xE2\x80\xA6\n"), std::string::npos);
 }
 
-TEST(RepetitionCompressor, DeclinesShortInput) {
-  EXPECT_FALSE(Repetition("a\na\na\na\n").has_value());
-}
+TEST(RepetitionCompressor, DeclinesShortInput) { EXPECT_FALSE(Repetition("a\na\na\na\n").has_value()); }
 
 TEST(RepetitionCompressor, DeclinesInvalidUtf8) {
   std::string in(300, 'x');
@@ -69,12 +66,12 @@ TEST(RepetitionCompressor, BlankRunsAndMarkerLinesAreNeverCollapsed) {
   std::string pad(200, 'p');
   std::string marker = "\xE2\x80\xA6 caveman: 5 identical lines elided \xE2\x80\xA6";
   std::string x(80, 'x');
-  std::string in = pad + "\n\n\n\n\n \t\n \t\n \t\n" + marker + "\n" + marker + "\n" + marker +
-                   "\n" + x + "\n" + x + "\n" + x + "\n" + x + "\n";
+  std::string in = pad + "\n\n\n\n\n \t\n \t\n \t\n" + marker + "\n" + marker + "\n" + marker + "\n" + x + "\n" + x +
+                   "\n" + x + "\n" + x + "\n";
   auto out = Repetition(in);
   ASSERT_TRUE(out.has_value());
-  EXPECT_EQ(*out, pad + "\n\n\n\n\n \t\n \t\n \t\n" + marker + "\n" + marker + "\n" + marker +
-                      "\n" + x + "\n\xE2\x80\xA6 caveman: 3 identical lines elided \xE2\x80\xA6\n");
+  EXPECT_EQ(*out, pad + "\n\n\n\n\n \t\n \t\n \t\n" + marker + "\n" + marker + "\n" + marker + "\n" + x +
+                      "\n\xE2\x80\xA6 caveman: 3 identical lines elided \xE2\x80\xA6\n");
 }
 
 TEST(RepetitionCompressor, UnicodeWhiteSpaceLineCountsAsBlank) {
@@ -84,8 +81,8 @@ TEST(RepetitionCompressor, UnicodeWhiteSpaceLineCountsAsBlank) {
   std::string in = pad + "\n" + nbsp + "\n" + nbsp + "\n" + nbsp + "\n" + q + "\n" + q + "\n" + q + "\n";
   auto out = Repetition(in);
   ASSERT_TRUE(out.has_value());
-  EXPECT_EQ(*out, pad + "\n" + nbsp + "\n" + nbsp + "\n" + nbsp +
-                      "\n" + q + "\n\xE2\x80\xA6 caveman: 2 identical lines elided \xE2\x80\xA6\n");
+  EXPECT_EQ(*out, pad + "\n" + nbsp + "\n" + nbsp + "\n" + nbsp + "\n" + q +
+                      "\n\xE2\x80\xA6 caveman: 2 identical lines elided \xE2\x80\xA6\n");
 }
 
 TEST(RepetitionCompressor, CrStaysPartOfLine) {
@@ -117,8 +114,8 @@ TEST(RepetitionCompressor, LongLinesCompareByDigestAcrossChunks) {
   std::string long_b = long_a;
   long_b.back() = 'b';
   std::string in = long_a + "\n" + long_a + "\n" + long_a + "\n" + long_b + "\n" + long_b + "\nend\n";
-  std::string expected = long_a + "\n\xE2\x80\xA6 caveman: 2 identical lines elided \xE2\x80\xA6\n" +
-                         long_b + "\n" + long_b + "\nend\n";
+  std::string expected =
+      long_a + "\n\xE2\x80\xA6 caveman: 2 identical lines elided \xE2\x80\xA6\n" + long_b + "\n" + long_b + "\nend\n";
   auto out = Repetition(in);
   ASSERT_TRUE(out.has_value());
   EXPECT_TRUE(*out == expected);

@@ -12,8 +12,7 @@ namespace {
 std::string Grep(int n) {
   std::string s;
   for (int i = 0; i < n; ++i) {
-    s += "src/module_" + std::to_string(i % 3) + "/file.cc:" + std::to_string(10 + i) +
-         ":    return compute(value);\n";
+    s += "src/module_" + std::to_string(i % 3) + "/file.cc:" + std::to_string(10 + i) + ":    return compute(value);\n";
   }
   return s;
 }

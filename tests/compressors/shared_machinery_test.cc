@@ -78,8 +78,9 @@ TEST(Profile, UnicodeDigitsAndLettersAndCap) {
   std::vector<std::string> t = ProfileTokenStrings("\xC3\x89t\xD9\xA3\xD9\xA3", &masked);
   EXPECT_EQ(t, (std::vector<std::string>{"\xC3\xA9t#"}));
   std::string many;
-  for (int i = 0; i < 300; ++i) many += "w" + std::string(1, static_cast<char>('a' + i % 26)) +
-                                        std::string(1, static_cast<char>('a' + i / 26)) + " ";
+  for (int i = 0; i < 300; ++i)
+    many +=
+        "w" + std::string(1, static_cast<char>('a' + i % 26)) + std::string(1, static_cast<char>('a' + i / 26)) + " ";
   EXPECT_EQ(ProfileTokenStrings(many, &masked).size(), kMaxProfileTokens);
   EXPECT_EQ(ComputeProfile(many).tokens.size(), kMaxProfileTokens);
 }
@@ -89,7 +90,7 @@ TEST(Redundancy, NinetyPercentRule) {
   EXPECT_EQ(RepresentedNeed(1), 1u);
   EXPECT_EQ(RepresentedNeed(20), 18u);
   std::vector<Profile> classes = {ComputeProfile("a b c d e f g h i j")};
-  EXPECT_TRUE(IsRepresented(ComputeProfile("a b c d e f g h i zz"), classes));   // 9 of 10
+  EXPECT_TRUE(IsRepresented(ComputeProfile("a b c d e f g h i zz"), classes));    // 9 of 10
   EXPECT_FALSE(IsRepresented(ComputeProfile("a b c d e f g h yy zz"), classes));  // 8 of 10
   EXPECT_TRUE(IsRepresented(ComputeProfile("..."), classes));                     // empty
   // Kinds never mix: an unmasked profile is not represented by a masked class.
@@ -111,8 +112,7 @@ TEST(Redundancy, SeedStepAndPromotions) {
   EXPECT_TRUE(RedundancyGuard::IsSeed(126, 130));
   EXPECT_FALSE(RedundancyGuard::IsSeed(128, 130));  // would be the 65th seed
 
-  std::vector<std::string> store = {"alpha beta", "gamma delta", "alpha beta", "zeta eta",
-                                    "zeta eta", "gamma delta"};
+  std::vector<std::string> store = {"alpha beta", "gamma delta", "alpha beta", "zeta eta", "zeta eta", "gamma delta"};
   std::vector<std::string_view> units(store.begin(), store.end());
   std::vector<bool> keep = {true, false, false, false, false, false};
   KeepNonRedundant(units, &keep);
@@ -124,8 +124,8 @@ TEST(Redundancy, AfterMaxPromotionsEverythingIsKept) {
   RedundancyGuard g;
   g.AddSeed("seed");
   for (size_t i = 0; i < kMaxPromotions; ++i) {
-    std::string u = "tok" + std::string(1, static_cast<char>('a' + i % 26)) +
-                    std::string(1, static_cast<char>('a' + i / 26));
+    std::string u =
+        "tok" + std::string(1, static_cast<char>('a' + i % 26)) + std::string(1, static_cast<char>('a' + i / 26));
     EXPECT_TRUE(g.Test(u));
   }
   EXPECT_EQ(g.promotions(), kMaxPromotions);
@@ -173,7 +173,7 @@ TEST(Bm25, QueryFillOrderThresholdAndLimit) {
 // ---------------------------------------------------------------- invariants (§4.4)
 
 std::vector<FieldList> Units(const std::vector<std::vector<std::pair<std::string, std::string>>>& in,
-                          std::vector<std::string>* store) {
+                             std::vector<std::string>* store) {
   store->clear();
   store->reserve(1024);
   std::vector<FieldList> out;
@@ -200,7 +200,9 @@ TEST(Invariants, ConstantRangeAndEnum) {
                       {{"kind", "pod"}, {"cpu", "5"}, {"phase", "Running"}}},
                      &st);
   EXPECT_EQ(Summarize(units, 0),
-            "all kind=pod; phase: Running\xC3\x97" "5 Pending\xC3\x97" "1; range cpu=1.5..10");
+            "all kind=pod; phase: Running\xC3\x97"
+            "5 Pending\xC3\x97"
+            "1; range cpu=1.5..10");
   EXPECT_EQ(Summarize({units[0]}, 0), "");  // fewer than 2 units
 }
 
@@ -209,24 +211,32 @@ TEST(Invariants, WeakEnumAndAbsent) {
   auto units = Units({{{"s", "a"}}, {{"s", "a"}}, {{"s", "b"}}, {{"t", "x"}}}, &st);
   // s: a×2 b×1 absent×1 → 3 buckets, 2 × 3 ≥ 4 → weak (still rendered).
   EXPECT_EQ(Summarize(units, 0),
-            "s: a\xC3\x97" "2 b\xC3\x97" "1 absent\xC3\x97" "1; t: x\xC3\x97" "1 absent\xC3\x97" "3");
+            "s: a\xC3\x97"
+            "2 b\xC3\x97"
+            "1 absent\xC3\x97"
+            "1; t: x\xC3\x97"
+            "1 absent\xC3\x97"
+            "3");
   // Every bucket of count 1: rejected; coverage takes over (bounded, absent counted).
   auto units2 = Units({{{"s", "a"}}, {{"s", "b"}}, {{"t", "x"}}}, &st);
   EXPECT_EQ(Summarize(units2, 0),
-            "s: 2 distinct, a..b, absent\xC3\x97" "1; t: x\xC3\x97" "1 absent\xC3\x97" "2");
+            "s: 2 distinct, a..b, absent\xC3\x97"
+            "1; t: x\xC3\x97"
+            "1 absent\xC3\x97"
+            "2");
 }
 
 TEST(Invariants, DenseAndBoundedCoverage) {
   std::vector<std::string> st;
   std::vector<std::vector<std::pair<std::string, std::string>>> raw;
   for (int i = 0; i < 12; ++i) {
-    raw.push_back({{"id", "n-" + std::to_string(10 + i)}, {"name", "host" + std::string(1, 'a' + i)},
+    raw.push_back({{"id", "n-" + std::to_string(10 + i)},
+                   {"name", "host" + std::string(1, 'a' + i)},
                    {"zone", "z" + std::to_string(i)}});
   }
   auto units = Units(raw, &st);
   // id is dense; name is bounded; zone would be a third coverage entry (at most 2).
-  EXPECT_EQ(Summarize(units, 0),
-            "id: n-10..n-21 all 12 present; name: 12 distinct, hosta..hostl");
+  EXPECT_EQ(Summarize(units, 0), "id: n-10..n-21 all 12 present; name: 12 distinct, hosta..hostl");
   // A gap makes the dense form impossible.
   raw[3][0].second = "n-99";
   units = Units(raw, &st);
@@ -237,9 +247,7 @@ TEST(Invariants, NoFieldsOrUnusableValues) {
   std::vector<std::string> st;
   auto units = Units({{{"a", "1"}}, {}}, &st);
   EXPECT_EQ(Summarize(units, 0), "");
-  auto units2 = Units({{{"msg", "caveman here"}, {"api_key", "k"}},
-                       {{"msg", "caveman here"}, {"api_key", "k"}}},
-                      &st);
+  auto units2 = Units({{{"msg", "caveman here"}, {"api_key", "k"}}, {{"msg", "caveman here"}, {"api_key", "k"}}}, &st);
   EXPECT_EQ(Summarize(units2, 0), "");  // unusable constant, secret name
   EXPECT_TRUE(IsSkippedFieldName("X-Session-Id"));
   EXPECT_TRUE(IsSkippedFieldName(""));
@@ -254,8 +262,8 @@ TEST(Invariants, NoFieldsOrUnusableValues) {
 TEST(Invariants, BudgetSheddingAndOmittedNotice) {
   EXPECT_EQ(SummaryBudget(0), 160u);
   EXPECT_EQ(SummaryBudget(7432), 160u);
-  EXPECT_EQ(SummaryBudget(300), 96u);   // min(160, 150, max(96, 75))
-  EXPECT_EQ(SummaryBudget(100), 50u);   // min(160, 50, 96)
+  EXPECT_EQ(SummaryBudget(300), 96u);  // min(160, 150, max(96, 75))
+  EXPECT_EQ(SummaryBudget(100), 50u);  // min(160, 50, 96)
   // The orders.json run 1 of §12.2: 188 bytes, shed total_cents then region, notice after.
   std::vector<std::string> st;
   std::vector<std::vector<std::pair<std::string, std::string>>> raw;
@@ -272,8 +280,7 @@ TEST(Invariants, BudgetSheddingAndOmittedNotice) {
   auto units = Units(raw, &st);
   std::string s = Summarize(units, 7432);
   EXPECT_EQ(s.substr(0, 36), "all currency=EUR; customer: cust-200");
-  EXPECT_NE(s.find("order_id: ord-1003..ord-1062 all 60 present; status: fulfilled"),
-            std::string::npos);
+  EXPECT_NE(s.find("order_id: ord-1003..ord-1062 all 60 present; status: fulfilled"), std::string::npos);
   EXPECT_EQ(s.substr(s.size() - 12), "; +2 omitted");
   EXPECT_EQ(s.find("region"), std::string::npos);
   EXPECT_EQ(s.find("total_cents"), std::string::npos);
@@ -296,16 +303,24 @@ TEST(Invariants, SheddingKindOrder) {
   }
   auto units = Units(raw, &st);
   std::string full = Summarize(units, 0);
-  EXPECT_EQ(full, "all c1=constant-value-one c2=constant-value-two; w: x\xC3\x97" "3 y\xC3\x97"
-                  "2 z\xC3\x97" "1; e: up\xC3\x97" "5 down\xC3\x97" "1; range r=0..35");
+  EXPECT_EQ(full,
+            "all c1=constant-value-one c2=constant-value-two; w: x\xC3\x97"
+            "3 y\xC3\x97"
+            "2 z\xC3\x97"
+            "1; e: up\xC3\x97"
+            "5 down\xC3\x97"
+            "1; range r=0..35");
   EXPECT_EQ(full.size(), 99u);
   // Budget 96 (elided 300): drop the weak enumeration w → 80 bytes.
   EXPECT_EQ(Summarize(units, 300),
-            "all c1=constant-value-one c2=constant-value-two; e: up\xC3\x97" "5 down\xC3\x97"
+            "all c1=constant-value-one c2=constant-value-two; e: up\xC3\x97"
+            "5 down\xC3\x97"
             "1; range r=0..35; +1 omitted");
   // Budget 50 (elided 100): w, then the range, then the last constant c2 → 43 bytes.
   EXPECT_EQ(Summarize(units, 100),
-            "all c1=constant-value-one; e: up\xC3\x97" "5 down\xC3\x97" "1; +3 omitted");
+            "all c1=constant-value-one; e: up\xC3\x97"
+            "5 down\xC3\x97"
+            "1; +3 omitted");
   // Budget 8 (elided 16): everything shed → "".
   EXPECT_EQ(Summarize(units, 16), "");
 }
@@ -371,8 +386,7 @@ TEST(Elision, WorthElidingAndNote) {
 }
 
 TEST(Elision, MarkerTextWithAndWithoutSummary) {
-  EXPECT_EQ(ElisionMarker(7, "lines elided (caveman)"),
-            "\xE2\x80\xA6 7 lines elided (caveman) \xE2\x80\xA6");
+  EXPECT_EQ(ElisionMarker(7, "lines elided (caveman)"), "\xE2\x80\xA6 7 lines elided (caveman) \xE2\x80\xA6");
   EXPECT_EQ(ElisionMarker(3, "rows elided (caveman)", "level=info"),
             "\xE2\x80\xA6 3 rows elided (caveman): level=info \xE2\x80\xA6");
 }
@@ -385,14 +399,11 @@ TEST(Elision, ReplaceDroppedRunsOneMarkerPerMaximalRun) {
     runs.emplace_back(from, to);
     return "m" + std::to_string(to - from);
   };
-  EXPECT_EQ(ReplaceDroppedRuns(units, keep, false, marker),
-            (std::vector<std::string>{"a", "m2", "d", "m1", "f"}));
+  EXPECT_EQ(ReplaceDroppedRuns(units, keep, false, marker), (std::vector<std::string>{"a", "m2", "d", "m1", "f"}));
   EXPECT_EQ(runs, (std::vector<std::pair<size_t, size_t>>{{1, 3}, {4, 5}}));
   // Only synthesized lines get the CR of a majority-CRLF input; kept lines stay as they are.
-  EXPECT_EQ(ReplaceDroppedRuns(units, keep, true, marker),
-            (std::vector<std::string>{"a", "m2\r", "d", "m1\r", "f"}));
-  EXPECT_EQ(ReplaceDroppedRuns(units, std::vector<bool>(6, false), false, marker),
-            (std::vector<std::string>{"m6"}));
+  EXPECT_EQ(ReplaceDroppedRuns(units, keep, true, marker), (std::vector<std::string>{"a", "m2\r", "d", "m1\r", "f"}));
+  EXPECT_EQ(ReplaceDroppedRuns(units, std::vector<bool>(6, false), false, marker), (std::vector<std::string>{"m6"}));
   EXPECT_EQ(ReplaceDroppedRuns(units, std::vector<bool>(6, true), false, marker),
             std::vector<std::string>(units.begin(), units.end()));
 }
@@ -404,10 +415,11 @@ TEST(JsonTree, StrictParsingAndCanonicalOutput) {
   ASSERT_TRUE(t.Parse(" {\"b\":[1,2.50e+3,-0],\"a\":\"<&>\\u2028\\n\\u00e9\\ud83d\\ude00/\"} "));
   std::string out;
   AppendCanonicalJson(t, t.root(), &out);
-  EXPECT_EQ(out, "{\"a\":\"\\u003c\\u0026\\u003e\\u2028\\n\xC3\xA9\xF0\x9F\x98\x80/\",\"b\":[1,"
-                 "2.50e+3,-0]}");
-  for (const char* bad : {"", "01", "1.", "[1,]", "{\"a\"}", "\"\\ud800\"", "\"\xff\"", "[1] x",
-                          "tru", "\"a\tb\"", "{\"a\":1,}", "-", "1e", "[", "nul"}) {
+  EXPECT_EQ(out,
+            "{\"a\":\"\\u003c\\u0026\\u003e\\u2028\\n\xC3\xA9\xF0\x9F\x98\x80/\",\"b\":[1,"
+            "2.50e+3,-0]}");
+  for (const char* bad : {"", "01", "1.", "[1,]", "{\"a\"}", "\"\\ud800\"", "\"\xff\"", "[1] x", "tru", "\"a\tb\"",
+                          "{\"a\":1,}", "-", "1e", "[", "nul"}) {
     EXPECT_FALSE(t.Parse(bad)) << bad;
   }
   EXPECT_TRUE(t.Parse("[]"));

@@ -52,7 +52,8 @@ TEST(SliceTest, LinesAnyChunking) {
   for (bool lf : {true, false}) {
     std::string in = Sample(lf);
     auto lines = Lines(in);
-    for (auto [a, b] : std::vector<std::pair<uint64_t, uint64_t>>{{1, 1}, {5, 40}, {300, UINT64_MAX}, {1, UINT64_MAX}, {400, 500}}) {
+    for (auto [a, b] :
+         std::vector<std::pair<uint64_t, uint64_t>>{{1, 1}, {5, 40}, {300, UINT64_MAX}, {1, UINT64_MAX}, {400, 500}}) {
       std::string want;
       for (uint64_t n = a; n <= std::min<uint64_t>(b, lines.size()); ++n) want += lines[n - 1];
       for (size_t piece : {1, 2, 7, 4096}) {
@@ -67,7 +68,8 @@ TEST(SliceTest, LinesAnyChunking) {
 
 TEST(SliceTest, BytesAnyChunking) {
   std::string in = Sample(false);
-  for (auto [a, b] : std::vector<std::pair<uint64_t, uint64_t>>{{0, 1}, {10, 999}, {in.size() - 3, UINT64_MAX}, {in.size() + 5, UINT64_MAX}, {7, 7}}) {
+  for (auto [a, b] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {0, 1}, {10, 999}, {in.size() - 3, UINT64_MAX}, {in.size() + 5, UINT64_MAX}, {7, 7}}) {
     std::string want = a < in.size() ? in.substr(a, b == UINT64_MAX ? std::string::npos : b - a) : "";
     for (size_t piece : {1, 3, 64, 100000}) {
       StringSink out;
@@ -81,7 +83,8 @@ TEST(SliceTest, BytesAnyChunking) {
 TEST(SliceTest, GrepContextAndSeparatorsAnyChunking) {
   std::string in = Sample(false) + "\nERROR at the very end";
   auto lines = Lines(in);
-  for (std::optional<uint64_t> ctx : {std::optional<uint64_t>(), std::optional<uint64_t>(0), std::optional<uint64_t>(2)}) {
+  for (std::optional<uint64_t> ctx :
+       {std::optional<uint64_t>(), std::optional<uint64_t>(0), std::optional<uint64_t>(2)}) {
     // Reference: mark matches, expand by context, print with grep -n conventions.
     uint64_t c = ctx.value_or(0);
     std::vector<int> show(lines.size(), 0);  // 0 no, 1 context, 2 match
@@ -123,7 +126,8 @@ std::string V(std::string_view doc, std::string_view pointer) {
 }
 
 TEST(SliceTest, JsonPointerExactBytes) {
-  std::string doc = R"({"a/b": {"x~y": [1, 2.50, "s\u0041"]}, "orders": [ {"id": 1} , {"id" : 2, "t": true} ], "n": null } )";
+  std::string doc =
+      R"({"a/b": {"x~y": [1, 2.50, "s\u0041"]}, "orders": [ {"id": 1} , {"id" : 2, "t": true} ], "n": null } )";
   EXPECT_EQ(V(doc, "/a~1b/x~0y/1"), "2.50");
   EXPECT_EQ(V(doc, "/a~1b/x~0y/2"), R"("s\u0041")");
   EXPECT_EQ(V(doc, "/orders/1"), R"({"id" : 2, "t": true})");

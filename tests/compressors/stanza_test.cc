@@ -26,15 +26,16 @@ TEST(Stanzas, RealToolOutputIsRecognised) {
 }
 
 TEST(Stanzas, OtherShapesAreNot) {
-  EXPECT_FALSE(internal::LooksLikeStanzas("Package: one\nVersion: 1\nArchitecture: all\nDepends: x\n"
-                                          "Section: a\nPriority: b\nMaintainer: c\nHomepage: d\n"));  // 1 stanza
+  EXPECT_FALSE(
+      internal::LooksLikeStanzas("Package: one\nVersion: 1\nArchitecture: all\nDepends: x\n"
+                                 "Section: a\nPriority: b\nMaintainer: c\nHomepage: d\n"));  // 1 stanza
   std::string prose;
   for (int i = 0; i < 10; ++i) prose += "Note: this is item " + std::to_string(i) + "\nand more prose here\n\n";
   EXPECT_FALSE(internal::LooksLikeStanzas(prose));
   std::string gitlog;
   for (int i = 0; i < 10; ++i) {
-    gitlog += "commit " + std::string(40, 'a') + "\nAuthor: A <a@b>\nDate:   Mon\n\n    subject " +
-              std::to_string(i) + "\n\n";
+    gitlog += "commit " + std::string(40, 'a') + "\nAuthor: A <a@b>\nDate:   Mon\n\n    subject " + std::to_string(i) +
+              "\n\n";
   }
   EXPECT_FALSE(internal::LooksLikeStanzas(gitlog));
 }

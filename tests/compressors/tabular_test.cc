@@ -60,9 +60,7 @@ TEST(TableRowCount, MarkdownRejectsBadSeparatorOrWidth) {
   EXPECT_EQ(TableRowCount("| a |\n|---|\n| 1 |\n"), std::nullopt);
 }
 
-TEST(TableRowCount, RejectsInvalidUtf8) {
-  EXPECT_EQ(TableRowCount("a,b\n\xff,2\n"), std::nullopt);
-}
+TEST(TableRowCount, RejectsInvalidUtf8) { EXPECT_EQ(TableRowCount("a,b\n\xff,2\n"), std::nullopt); }
 
 }  // namespace
 }  // namespace caveman
@@ -73,8 +71,7 @@ namespace {
 std::string Csv(int rows, const char* eol = "\n", bool final_eol = true) {
   std::string s = std::string("name,region,revenue,status") + eol;
   for (int i = 0; i < rows; ++i) {
-    s += "customer-" + std::to_string(100 + i) + "," + (i % 2 ? "eu" : "us") + "," +
-         std::to_string(1000 + i) + ",ok";
+    s += "customer-" + std::to_string(100 + i) + "," + (i % 2 ? "eu" : "us") + "," + std::to_string(1000 + i) + ",ok";
     if (i + 1 < rows || final_eol) s += eol;
   }
   return s;
@@ -136,9 +133,8 @@ std::string HashTable(int rows) {
     x ^= x >> 7;
     x ^= x << 17;
     char buf[64];
-    std::snprintf(buf, sizeof buf, "obj-%d,%016llx%08x,%s\n", 1000 + i,
-                  static_cast<unsigned long long>(x), static_cast<unsigned>(x >> 11),
-                  i % 2 ? "alice" : "bob");
+    std::snprintf(buf, sizeof buf, "obj-%d,%016llx%08x,%s\n", 1000 + i, static_cast<unsigned long long>(x),
+                  static_cast<unsigned>(x >> 11), i % 2 ? "alice" : "bob");
     s += buf;
   }
   return s;

@@ -21,10 +21,13 @@ TEST(CleanTerminalLine, DeletesCsiOscAndTwoByteEscapes) {
   EXPECT_EQ(CleanTerminalLine("\x1b[?25lx\x1b[2K"), "x");
   EXPECT_EQ(CleanTerminalLine("\x1b]0;title\x07y"), "y");
   EXPECT_EQ(CleanTerminalLine("\x1b]8;;http://x\x1b\\link"), "link");
-  EXPECT_EQ(CleanTerminalLine("\x1b" "7z"), "\x1b" "7z");  // '7' is outside [@-Z\x5c-_]
+  EXPECT_EQ(CleanTerminalLine("\x1b"
+                              "7z"),
+            "\x1b"
+            "7z");  // '7' is outside [@-Z\x5c-_]
   EXPECT_EQ(CleanTerminalLine("\x1bMup"), "up");
   EXPECT_EQ(CleanTerminalLine("\x1b]unterminated"), "unterminated");  // falls back to ESC ]
-  EXPECT_EQ(CleanTerminalLine("\x1b[12"), "\x1b[12");  // no final byte, '[' is no 2-byte escape
+  EXPECT_EQ(CleanTerminalLine("\x1b[12"), "\x1b[12");                 // no final byte, '[' is no 2-byte escape
 }
 
 TEST(TerminalCompressor, CleanupAloneIsAcceptedForShortInputs) {

@@ -73,8 +73,8 @@ TEST(TestReportTest, RejectsUndefinedEntitiesAndBadXml) {
 TEST(TestReportTest, TrimStackOmitsMiddleFrames) {
   std::string frames;
   for (int i = 0; i < 10; ++i) frames += "  at f" + std::to_string(i) + " (a.js:" + std::to_string(i) + ")\nnoise\n";
-  std::string xml = "<testsuite><testcase name='t'><failure message='m'>" + frames +
-                    "</failure></testcase></testsuite>";
+  std::string xml =
+      "<testsuite><testcase name='t'><failure message='m'>" + frames + "</failure></testcase></testsuite>";
   EXPECT_EQ(Compress(xml),
             "TEST SUMMARY: 1 failed\n\nFAILED: t\n  m\n"
             "  at f0 (a.js:0)\n  at f1 (a.js:1)\n  at f2 (a.js:2)\n"
@@ -138,8 +138,8 @@ TEST(TestReportTest, LargeJUnitShrinksNinetyPercentWithExactCounts) {
     xml += "  <testsuite name=\"suite" + std::to_string(s) + "\" tests=\"100\" time=\"0.5\">\n";
     for (int i = 0; i < 100; ++i) {
       int n = s * 100 + i;
-      xml += "    <testcase classname=\"com.example.Suite" + std::to_string(s) +
-             "\" name=\"testCase" + std::to_string(n) + "\" time=\"0.005\"";
+      xml += "    <testcase classname=\"com.example.Suite" + std::to_string(s) + "\" name=\"testCase" +
+             std::to_string(n) + "\" time=\"0.005\"";
       if (n % 997 == 500) {
         ++failed;
         xml += "><failure message=\"expected &lt;" + std::to_string(n) +
@@ -161,9 +161,9 @@ TEST(TestReportTest, LargeJUnitShrinksNinetyPercentWithExactCounts) {
   }
   xml += "</testsuites>\n";
   std::string out = Compress(xml);
-  std::string expected_head = "TEST SUMMARY: " + std::to_string(passed) + " passed, " +
-                              std::to_string(failed) + " failed, " + std::to_string(errors) +
-                              " errors, " + std::to_string(skipped) + " skipped (15.0s)\n";
+  std::string expected_head = "TEST SUMMARY: " + std::to_string(passed) + " passed, " + std::to_string(failed) +
+                              " failed, " + std::to_string(errors) + " errors, " + std::to_string(skipped) +
+                              " skipped (15.0s)\n";
   EXPECT_EQ(out.substr(0, expected_head.size()), expected_head);
   EXPECT_EQ(passed + failed + skipped + errors, 3000);
   EXPECT_NE(out.find("FAILED: com.example.Suite5::testCase500\n  expected <500>\n"), std::string::npos);
@@ -202,8 +202,8 @@ TEST(TestReportTest, SkipsWithoutAnyReasonAddNoLine) {
 TEST(TestReportTest, SkipReasonGroupsAreCappedAndLongReasonsCut) {
   std::string xml = "<testsuite>";
   for (int i = 0; i < 12; ++i) {
-    xml += "<testcase name='t" + std::to_string(i) + "'><skipped message='reason " +
-           std::to_string(i) + "'/></testcase>";
+    xml +=
+        "<testcase name='t" + std::to_string(i) + "'><skipped message='reason " + std::to_string(i) + "'/></testcase>";
   }
   xml += "<testcase name='long'><skipped message='" + std::string(200, 'x') + "'/></testcase>";
   xml += "</testsuite>";
@@ -212,10 +212,9 @@ TEST(TestReportTest, SkipReasonGroupsAreCappedAndLongReasonsCut) {
   EXPECT_NE(out.find(", 1 \xC3\x97 reason 9, +3 more (3 skipped)\n"), std::string::npos) << out;
   // The 200-byte reason is the 13th group: beyond the cap, so it only counts.
   EXPECT_EQ(out.find("xxxxx"), std::string::npos);
-  std::string one = Compress("<testsuite><testcase name='long'><skipped message='" +
-                             std::string(200, 'x') + "'/></testcase></testsuite>");
-  EXPECT_NE(one.find("1 \xC3\x97 " + std::string(120, 'x') + "\xE2\x80\xA6\n"), std::string::npos)
-      << one;
+  std::string one = Compress("<testsuite><testcase name='long'><skipped message='" + std::string(200, 'x') +
+                             "'/></testcase></testsuite>");
+  EXPECT_NE(one.find("1 \xC3\x97 " + std::string(120, 'x') + "\xE2\x80\xA6\n"), std::string::npos) << one;
 }
 
 TEST(TestReportTest, PytestSkipReasonFromTheSetupLongrepr) {

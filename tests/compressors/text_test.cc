@@ -170,9 +170,8 @@ TEST(TextTemplateGrouping, ListingRowsAreRepresentedByAKeptRowOfTheirTemplate) {
   const char* words[] = {"ant", "bee", "cat", "dog", "eel", "fox", "gnu", "hen"};
   std::string in = "total 4242\n";
   for (int i = 0; i < 300; ++i) {
-    in += std::string(i % 3 ? "-rw-r--r--" : "-rwxr-xr-x") + " 1 root root " +
-          std::to_string(1000 + i * 37) + " Nov 27 12:12 " + words[i % 8] + words[(i / 8) % 8] +
-          words[(i / 64) % 8] + ".bin\n";
+    in += std::string(i % 3 ? "-rw-r--r--" : "-rwxr-xr-x") + " 1 root root " + std::to_string(1000 + i * 37) +
+          " Nov 27 12:12 " + words[i % 8] + words[(i / 8) % 8] + words[(i / 64) % 8] + ".bin\n";
   }
   auto spec = RunOnString(*NewTextCompressor(TextOptions{false}), in);
   auto grouped = RunOnString(*NewTextCompressor(), in);

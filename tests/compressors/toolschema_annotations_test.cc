@@ -25,8 +25,7 @@ TEST(ToolschemaAnnotationsTest, DeletesExactSpans) {
   EXPECT_EQ(Compress(R"({"inputSchema": { "title": "T" }})"), R"({"inputSchema": { }})");
   EXPECT_EQ(Compress(R"({"inputSchema":{"a":1,"title":"x","examples":[1],"b":2}})"),
             R"({"inputSchema":{"a":1,"b":2}})");
-  EXPECT_EQ(Compress(R"({"inputSchema":{"title":"x","examples":[1],"b":2}})"),
-            R"({"inputSchema":{"b":2}})");
+  EXPECT_EQ(Compress(R"({"inputSchema":{"title":"x","examples":[1],"b":2}})"), R"({"inputSchema":{"b":2}})");
 }
 
 TEST(ToolschemaAnnotationsTest, WalksOnlySchemaPositions) {
@@ -34,8 +33,7 @@ TEST(ToolschemaAnnotationsTest, WalksOnlySchemaPositions) {
   // keys are skipped entirely; "description" and unknown members are left alone.
   EXPECT_EQ(Compress(R"({"title":"env","parameters":{"properties":{"title":{"title":"t"}},"x":{"title":"y"}}})"),
             R"({"title":"env","parameters":{"properties":{"title":{}},"x":{"title":"y"}}})");
-  EXPECT_EQ(Compress(R"({"other":{"inputSchema":{"title":"t"}}})"),
-            R"({"other":{"inputSchema":{"title":"t"}}})");
+  EXPECT_EQ(Compress(R"({"other":{"inputSchema":{"title":"t"}}})"), R"({"other":{"inputSchema":{"title":"t"}}})");
   EXPECT_EQ(Compress("[1, 2]"), "[1, 2]");
   EXPECT_EQ(Compress("{\"inputSchema\":{\"title\":1}"), "<declined>");
 }

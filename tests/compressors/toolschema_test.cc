@@ -53,8 +53,9 @@ TEST(ToolschemaTest, AbbreviationsDoNotEndSentences) {
 TEST(ToolschemaTest, CapCutsAtValidUtf8AndLastSpace) {
   // 79 ASCII bytes then a 2-byte character straddling byte 80; no space after byte 40.
   std::string first = std::string(30, 'a') + " " + std::string(48, 'b') + "\xC3\xA9" + "cd.";
-  std::string d = first + " Another sentence without rules that is long enough to pass the "
-                          "one hundred and sixty byte budget.";
+  std::string d = first +
+                  " Another sentence without rules that is long enough to pass the "
+                  "one hundred and sixty byte budget.";
   EXPECT_EQ(CompressToolDescription(d), std::string(30, 'a') + " " + std::string(48, 'b'));
 }
 
@@ -96,8 +97,7 @@ TEST(ToolschemaTest, ReferenceFixtures) {
   EXPECT_LE(ratio, 0.85);
 
   std::string in = testing::ReadAbsolute(ref_dir + "toolschema_constraints_catalog.json");
-  std::string golden =
-      testing::ReadAbsolute(ref_dir + "toolschema_constraints_catalog.golden.json");
+  std::string golden = testing::ReadAbsolute(ref_dir + "toolschema_constraints_catalog.golden.json");
   std::optional<internal::JsonValue> want = internal::ParseJson(golden);
   std::optional<internal::JsonValue> got = internal::ParseJson(Compress(in));
   ASSERT_TRUE(want && got);

@@ -64,19 +64,19 @@ TEST(ToonTest, DecoderIsStrict) {
   EXPECT_EQ(Dec("a: 1\n\n"), R"({"a":1})");
   EXPECT_EQ(Dec(""), "<error>");
   EXPECT_EQ(Dec("\n\n"), "<error>");
-  EXPECT_EQ(Dec("a: 1\n\nb: 2"), "<error>");          // blank line
-  EXPECT_EQ(Dec(" a: 1"), "<error>");                 // odd indentation / indented first
-  EXPECT_EQ(Dec("a: 1\n  b: 2"), "<error>");          // deeper line without an opener
-  EXPECT_EQ(Dec("a:"), "<error>");                    // opener without child
-  EXPECT_EQ(Dec("a: 1\na: 2"), "<error>");            // duplicate key
-  EXPECT_EQ(Dec("a[2]: 1"), "<error>");               // count mismatch
+  EXPECT_EQ(Dec("a: 1\n\nb: 2"), "<error>");  // blank line
+  EXPECT_EQ(Dec(" a: 1"), "<error>");         // odd indentation / indented first
+  EXPECT_EQ(Dec("a: 1\n  b: 2"), "<error>");  // deeper line without an opener
+  EXPECT_EQ(Dec("a:"), "<error>");            // opener without child
+  EXPECT_EQ(Dec("a: 1\na: 2"), "<error>");    // duplicate key
+  EXPECT_EQ(Dec("a[2]: 1"), "<error>");       // count mismatch
   EXPECT_EQ(Dec("a[0]: x"), "<error>");
   EXPECT_EQ(Dec("a[0]: []"), R"({"a":[]})");
-  EXPECT_EQ(Dec("a[2]{x,y}:\n  1,2"), "<error>");     // too few rows
-  EXPECT_EQ(Dec("a[1]{x,x}:\n  1,2"), "<error>");     // duplicate fields
-  EXPECT_EQ(Dec("a[1]{x,y}:\n  1"), "<error>");       // cell count
+  EXPECT_EQ(Dec("a[2]{x,y}:\n  1,2"), "<error>");  // too few rows
+  EXPECT_EQ(Dec("a[1]{x,x}:\n  1,2"), "<error>");  // duplicate fields
+  EXPECT_EQ(Dec("a[1]{x,y}:\n  1"), "<error>");    // cell count
   EXPECT_EQ(Dec("a[1]{x,y}:\n  \"p,q\",2"), R"({"a":[{"x":"p,q","y":2}]})");
-  EXPECT_EQ(Dec("a:  x"), "<error>");                 // surrounding whitespace
+  EXPECT_EQ(Dec("a:  x"), "<error>");  // surrounding whitespace
   EXPECT_EQ(Dec("\"a\\u003cb\""), R"("a\u003cb")");
   EXPECT_EQ(Dec("[3]: 1,\"a\\\",b\",c"), R"([1,"a\",b","c"])");
   EXPECT_EQ(Dec("hello"), R"("hello")");
@@ -91,7 +91,8 @@ class Gen {
   explicit Gen(uint64_t seed) : rng_(seed) {}
   std::string Value(int depth) {
     switch (Pick(depth > 3 ? 2 : 5)) {
-      case 0: case 1: return Scalar();
+      case 0:
+      case 1: return Scalar();
       case 2: return Object(depth);
       case 3: return ScalarArray();
       default: return Table();
@@ -114,10 +115,10 @@ class Gen {
     return kKeys[Pick(Pick(10) == 0 ? 10 : 8)];
   }
   std::string Scalar() {
-    static const char* kStrings[] = {"", "plain", "two words", " lead", "trail ", "a,b", "a:b",
-                                     "true", "null", "123", "-1", "1e5", "[x", "{y", "\"q\"",
-                                     "tab\there", "line\nbreak", "<tag>&", "ünï", "x\\y", "#",
-                                     "0x10", "Infinity", "\u2028", "1.5x"};
+    static const char* kStrings[] = {"",      "plain",     "two words",   " lead",  "trail ", "a,b",  "a:b",
+                                     "true",  "null",      "123",         "-1",     "1e5",    "[x",   "{y",
+                                     "\"q\"", "tab\there", "line\nbreak", "<tag>&", "ünï",    "x\\y", "#",
+                                     "0x10",  "Infinity",  "\u2028",      "1.5x"};
     switch (Pick(6)) {
       case 0: return "null";
       case 1: return Pick(2) ? "true" : "false";
@@ -170,8 +171,7 @@ TEST(ToonTest, PropertyDecodeOfEncodeIsCanonicalJson) {
 TEST(ToonTest, CompressorReportsToonMethodAndIsIdempotent) {
   auto c = NewToonCompressor();
   TransformMeta meta;
-  std::optional<std::string> out =
-      RunOnString(*c, R"({"rows":[{"id":1,"v":"a"},{"id":2,"v":"b"}]})", {}, &meta);
+  std::optional<std::string> out = RunOnString(*c, R"({"rows":[{"id":1,"v":"a"},{"id":2,"v":"b"}]})", {}, &meta);
   ASSERT_TRUE(out.has_value());
   EXPECT_EQ(*out, "rows[2]{id,v}:\n  1,a\n  2,b");
   EXPECT_EQ(meta.method, "toon");
@@ -212,8 +212,7 @@ TEST(ToonTest, ReferenceFixtures) {
   EXPECT_LE(ratio, 0.80);
   std::printf("toon-tabular ratio %.3f\n", ratio);
 
-  EXPECT_FALSE(
-      RunOnString(*c, testing::ReadAbsolute(ref_dir + "toon_nested_passthrough.json")).has_value());
+  EXPECT_FALSE(RunOnString(*c, testing::ReadAbsolute(ref_dir + "toon_nested_passthrough.json")).has_value());
 
   std::string strings = testing::ReadAbsolute(ref_dir + "toon_strings.json");
   out = RunOnString(*c, strings);

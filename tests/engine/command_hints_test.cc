@@ -40,12 +40,30 @@ TEST(CommandHintsTest, LogsOfRunningThings) {
 }
 
 TEST(CommandHintsTest, BuildsAndTests) {
-  for (const char* line : {"make -j8", "ninja -C build", "cmake --build build -j 2", "cargo build --release",
-                           "cargo +nightly test", "go build ./...", "go test ./...", "npm test", "npm run build",
-                           "yarn lint", "pnpm run test", "mvn -q package", "./gradlew check", "gradle build",
-                           "pytest -q tests/", "tox -e py311", "ctest --output-on-failure", "gcc -c x.c",
-                           "g++ -O2 x.cc", "clang -c x.c", "clang++ x.cc", "/usr/bin/g++-12 x.cc",
-                           "gcc-12 -c x.c", "x86_64-linux-gnu-gcc-12 x.c"}) {
+  for (const char* line : {"make -j8",
+                           "ninja -C build",
+                           "cmake --build build -j 2",
+                           "cargo build --release",
+                           "cargo +nightly test",
+                           "go build ./...",
+                           "go test ./...",
+                           "npm test",
+                           "npm run build",
+                           "yarn lint",
+                           "pnpm run test",
+                           "mvn -q package",
+                           "./gradlew check",
+                           "gradle build",
+                           "pytest -q tests/",
+                           "tox -e py311",
+                           "ctest --output-on-failure",
+                           "gcc -c x.c",
+                           "g++ -O2 x.cc",
+                           "clang -c x.c",
+                           "clang++ x.cc",
+                           "/usr/bin/g++-12 x.cc",
+                           "gcc-12 -c x.c",
+                           "x86_64-linux-gnu-gcc-12 x.c"}) {
     // The cross compiler's basename is not in the table: no hint.
     std::string want = std::string(line).starts_with("x86_64") ? "" : "log";
     EXPECT_EQ(HintOf(line), want) << line;
@@ -163,8 +181,8 @@ TEST(CommandHintsTest, TableIsConsistent) {
     if (!row.hint.empty()) {
       EXPECT_EQ(types.count(std::string(row.hint)), 1u) << row.program << " " << row.hint;
     }
-    EXPECT_EQ(closed.count(std::string(row.program)), 0u) << "row after the catch-all: " << row.program << " "
-                                                          << row.words << " " << row.flags;
+    EXPECT_EQ(closed.count(std::string(row.program)), 0u)
+        << "row after the catch-all: " << row.program << " " << row.words << " " << row.flags;
     if (row.words.empty() && row.flags.empty()) closed.emplace(row.program);
   }
 }

@@ -29,8 +29,8 @@ std::string MakeLog(size_t bytes, uint64_t seed) {
   for (int i = 0; s.size() < bytes; ++i) {
     const uint64_t r = rng() % 10;
     if (r < 5) {
-      s += "2026-11-01T00:00:00Z INFO [orders] compiling src/orders_" + std::to_string(rng() % 400) +
-           ".cc (" + std::to_string(i) + "/4000)\n";
+      s += "2026-11-01T00:00:00Z INFO [orders] compiling src/orders_" + std::to_string(rng() % 400) + ".cc (" +
+           std::to_string(i) + "/4000)\n";
     } else if (r < 8) {
       for (uint64_t k = rng() % 40; k > 0; --k) s += "2026-11-02T10:00:00Z WARN  [pool] re-established\n";
     } else if (r < 9) {

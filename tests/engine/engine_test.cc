@@ -135,8 +135,7 @@ TEST(Engine, PassThroughReasons) {
   EXPECT_EQ(reason(seed, record, engine), PassThroughReason::kRecordMode);
   EXPECT_EQ(reason("", Forced(""), engine), PassThroughReason::kEmptyInput);
   EXPECT_EQ(reason(seed, Forced("no-such-type"), engine), PassThroughReason::kNoCompressor);
-  EXPECT_EQ(reason("one line of prose, nothing repeats\n", Forced("repetition"), engine),
-            PassThroughReason::kDeclined);
+  EXPECT_EQ(reason("one line of prose, nothing repeats\n", Forced("repetition"), engine), PassThroughReason::kDeclined);
   Engine no_store;
   EXPECT_EQ(reason(seed, Forced("repetition"), no_store), PassThroughReason::kNoStore);
   FailingStore failing(Status::ResourceExhausted("ccr: storage budget exceeded"));
@@ -318,7 +317,10 @@ TEST(Engine, OutputAndReportIndependentOfChunking) {
         size_t n = std::min(cap, p.size());
         std::memcpy(buf, p.data(), n);
         off += n;
-        if (off == (*pieces)[i].size()) { ++i; off = 0; }
+        if (off == (*pieces)[i].size()) {
+          ++i;
+          off = 0;
+        }
         return n;
       }
     } src;

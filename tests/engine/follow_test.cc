@@ -42,10 +42,12 @@ std::string GenerateLog(uint64_t seed, int lines) {
     switch (rng() % 19) {
       case 0: s += "2026-12-03T10:00:00Z ERROR request failed id=" + std::to_string(rng() % 10000) + "\n"; break;
       case 1: s += "    at handler (server.js:" + std::to_string(rng() % 300) + ":7)\n"; break;
-      case 2: for (int k = 0; k < 5; ++k) s += "WARN retrying upstream\n"; break;
+      case 2:
+        for (int k = 0; k < 5; ++k) s += "WARN retrying upstream\n";
+        break;
       default:
-        s += "2026-12-03T10:00:00Z INFO [ci] step " + std::to_string(i) + " ok duration_ms=" +
-             std::to_string(rng() % 500) + " worker=" + std::to_string(rng() % 4) + "\n";
+        s += "2026-12-03T10:00:00Z INFO [ci] step " + std::to_string(i) +
+             " ok duration_ms=" + std::to_string(rng() % 500) + " worker=" + std::to_string(rng() % 4) + "\n";
     }
   }
   return s;
@@ -252,8 +254,9 @@ TEST(Follow, CeilingKeepsEveryWrittenMarkerCoveredAndPassesTheRestThrough) {
   std::string input;
   std::mt19937_64 rng(3);
   for (int i = 0; i < 20000; ++i) {
-    input += (i % 997 == 0) ? "ERROR boom " + std::to_string(i) + "\n"
-                            : "INFO request " + std::to_string(rng()) + " served in " + std::to_string(rng() % 1000) + "ms\n";
+    input += (i % 997 == 0)
+                 ? "ERROR boom " + std::to_string(i) + "\n"
+                 : "INFO request " + std::to_string(rng()) + " served in " + std::to_string(rng() % 1000) + "ms\n";
   }
   auto store = MemoryStore(/*capacity=*/96 * 1024);
   FollowConfig config;
@@ -332,7 +335,9 @@ TEST(Follow, KeptLineArrivesBeforeTheInputEnds) {
     }
   });
   std::thread writer([&] {
-    auto put = [&](const std::string& s) { ASSERT_EQ(::write(in[1], s.data(), s.size()), static_cast<ssize_t>(s.size())); };
+    auto put = [&](const std::string& s) {
+      ASSERT_EQ(::write(in[1], s.data(), s.size()), static_cast<ssize_t>(s.size()));
+    };
     for (int i = 0; i < 300; ++i) put("2026-12-03 INFO [ci] step " + std::to_string(i) + " ok\n");
     put("2026-12-03 ERROR [ci] linker failed: undefined reference to `main'\n");
     const auto guard = std::chrono::steady_clock::now() + std::chrono::seconds(30);

@@ -23,9 +23,8 @@ struct Fixture {
   const char* type;
 };
 constexpr Fixture kFixtures[] = {
-    {"fixtures/git/log.txt", "log"},       {"fixtures/git/log_stat.txt", "log"},
-    {"fixtures/git/log_fuller.txt", "log"}, {"fixtures/git/log_p.txt", "diff"},
-    {"fixtures/git/show.txt", "diff"},
+    {"fixtures/git/log.txt", "log"},    {"fixtures/git/log_stat.txt", "log"}, {"fixtures/git/log_fuller.txt", "log"},
+    {"fixtures/git/log_p.txt", "diff"}, {"fixtures/git/show.txt", "diff"},
 };
 
 // Header lines found independently of GitHistoryTracker: commit lines, `Key: value` lines
@@ -66,8 +65,7 @@ std::vector<std::string> ExpectedHeaders(const std::string& text) {
 }
 
 // Every expected header appears in `view` as a whole line, in order.
-void ExpectHeadersInOrder(const std::vector<std::string>& headers, const std::string& view,
-                          const char* what) {
+void ExpectHeadersInOrder(const std::vector<std::string>& headers, const std::string& view, const char* what) {
   internal::SplitResult split = internal::SplitLines(view);
   size_t k = 0;
   for (std::string_view line : split.lines) {

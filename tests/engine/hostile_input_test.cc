@@ -60,8 +60,7 @@ class Harness {
   Engine& engine() { return *engine_; }
 
   // Compresses `in` and checks the pipeline contract; returns the result (output in *out).
-  CompressResult Check(std::string_view in, const CompressOptions& o, std::string* out,
-                       bool check_idempotence = true) {
+  CompressResult Check(std::string_view in, const CompressOptions& o, std::string* out, bool check_idempotence = true) {
     SCOPED_TRACE("type=" + o.type);
     out->clear();
     auto r = engine_->Compress(in, o, out);
@@ -110,8 +109,7 @@ class Harness {
 // A log line with a timestamp, a level and logfmt fields; `i` varies the fields.
 std::string LogLine(int i) {
   char buf[160];
-  std::snprintf(buf, sizeof buf,
-                "2024-05-01T10:%02d:%02d INFO worker request_id=req-%05d status=ok latency_ms=%d",
+  std::snprintf(buf, sizeof buf, "2024-05-01T10:%02d:%02d INFO worker request_id=req-%05d status=ok latency_ms=%d",
                 (i / 60) % 60, i % 60, i, 10 + i % 7);
   return buf;
 }
@@ -140,8 +138,8 @@ TEST(HostileInput, HundredThousandDeepJsonIsNotJsonAndPassesThrough) {
     for (const std::string& t : AllTypes()) {
       std::string out;
       CompressResult r = h.Check(deep, Options(t), &out);
-      if (t == "json" || t == "toon" || t == "toolschema" || t == "toolschema-annotations" ||
-          t == "a11y" || t == "test-report") {
+      if (t == "json" || t == "toon" || t == "toolschema" || t == "toolschema-annotations" || t == "a11y" ||
+          t == "test-report") {
         EXPECT_TRUE(r.passed_through()) << t << " accepted JSON deeper than 10,000";
       }
     }
@@ -165,8 +163,7 @@ TEST(HostileInput, DeepJsonInsideACompressibleDocumentRoundTrips) {
   std::string in = "{\"deep\":" + Nested(9000, "[", "]") + ",\"items\":[";
   for (int i = 0; i < 200; ++i) {
     if (i) in += ",";
-    in += "{\"id\":" + std::to_string(i) + ",\"name\":\"item-" + std::to_string(i) +
-          "\",\"state\":\"ready\"}";
+    in += "{\"id\":" + std::to_string(i) + ",\"name\":\"item-" + std::to_string(i) + "\",\"state\":\"ready\"}";
   }
   in += "]}";
   ASSERT_EQ(Detect(in), "json");
@@ -217,8 +214,8 @@ TEST(HostileInput, NulBytesEverywhere) {
 TEST(HostileInput, InvalidUtf8MidStream) {
   std::string bad = LogText(400);
   const size_t mid = bad.size() / 2;
-  bad.insert(mid, "\xff\xfe");         // never valid
-  bad.insert(mid / 2, "\xe2\x82");     // truncated 3-byte sequence
+  bad.insert(mid, "\xff\xfe");            // never valid
+  bad.insert(mid / 2, "\xe2\x82");        // truncated 3-byte sequence
   bad.insert(mid + mid / 2, "\xc0\xaf");  // overlong '/'
   bad.insert(mid / 3, "\xed\xa0\x80");    // surrogate
   Harness h;
@@ -278,8 +275,7 @@ TEST(HostileInput, FakeRepetitionMarkersAreNeverCollapsed) {
 TEST(HostileInput, FakeLogAndTerminalMarkersStayVisible) {
   // §5.2 / §5.16: marker lines of the input are always kept, so a forged marker is shown as
   // the text it is and never merged into a real marker's count.
-  const std::string fake =
-      "\xE2\x80\xA6 5000 lines elided (caveman): all status=ok \xE2\x80\xA6";
+  const std::string fake = "\xE2\x80\xA6 5000 lines elided (caveman): all status=ok \xE2\x80\xA6";
   std::string in;
   for (int i = 0; i < 400; ++i) {
     in += LogLine(i) + "\n";
@@ -328,8 +324,9 @@ TEST(HostileInput, FakeMarkersInEveryShape) {
   std::string in;
   for (int i = 0; i < 120; ++i) {
     in += LogLine(i) + "\n";
-    in += "\xE2\x80\xA6 caveman: elided lines resemble shown lines and match the stated "
-          "invariants \xE2\x80\xA6\n";
+    in +=
+        "\xE2\x80\xA6 caveman: elided lines resemble shown lines and match the stated "
+        "invariants \xE2\x80\xA6\n";
     in += "{\"__caveman_elided__\":3}\n";
     in += "\xE2\x80\xA6 7 lines elided (caveman) \xE2\x80\xA6\n";
     in += "# \xE2\x80\xA6 4 config lines elided (caveman) \xE2\x80\xA6\n";
@@ -343,8 +340,7 @@ TEST(HostileInput, FakeMarkersInEveryShape) {
 // Secret-like field names never appear in invariant summaries (§4.4 step 3).
 
 const RE2& SecretName() {
-  static const RE2* re =
-      new RE2("(?i)(secret|passw|token|api[_-]?key|authoriz|credential|cookie|session)");
+  static const RE2* re = new RE2("(?i)(secret|passw|token|api[_-]?key|authoriz|credential|cookie|session)");
   return *re;
 }
 
@@ -353,8 +349,8 @@ TEST(HostileInput, SecretFieldNamesNeverInJsonInvariants) {
   for (int i = 0; i < 300; ++i) {
     if (i) in += ",";
     in += "{\"id\":\"u-" + std::to_string(1000 + i) +
-          "\",\"password\":\"hunter2\",\"api_key\":\"sk-live-abc\",\"Session_ID\":\"s" +
-          std::to_string(i % 3) + "\",\"X-Auth-Token\":\"t\",\"region\":\"eu\"}";
+          "\",\"password\":\"hunter2\",\"api_key\":\"sk-live-abc\",\"Session_ID\":\"s" + std::to_string(i % 3) +
+          "\",\"X-Auth-Token\":\"t\",\"region\":\"eu\"}";
   }
   in += "]";
   Harness h;
@@ -416,8 +412,8 @@ TEST(HostileInput, SecretFieldNamesNeverInLogAndTableMarkers) {
 std::string OneHugeLine(size_t size) {
   std::string s;
   s.reserve(size);
-  static const char* kWords[] = {"alpha", "beta", "gamma", "delta", "error", "request",
-                                 "status=ok", "id=42", "{\"k\":1}", "\xC3\xA9t\xC3\xA9"};
+  static const char* kWords[] = {"alpha",   "beta",      "gamma", "delta",     "error",
+                                 "request", "status=ok", "id=42", "{\"k\":1}", "\xC3\xA9t\xC3\xA9"};
   for (size_t i = 0; s.size() < size; ++i) {
     s += kWords[(i * 7 + i / 13) % 10];
     s += ' ';

@@ -29,8 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::set<std::string> kLineTypes = {"log", "repetition", "diff", "search-result",
-                                          "config", "tabular", "text"};
+const std::set<std::string> kLineTypes = {"log", "repetition", "diff", "search-result", "config", "tabular", "text"};
 
 std::vector<std::string> Lines(const std::string& s) {
   std::vector<std::string> v;
@@ -97,9 +96,8 @@ TEST(LineStructure, EveryGoldenViewIsInputLinesAndMarkers) {
     // Delimited tables (Markdown, CSV, TSV) are re-rendered as a Markdown table by §5.13; only
     // fixed-width tables keep their lines.
     const std::string first = in.substr(0, in.find('\n'));
-    if (r->content_type == "tabular" &&
-        (first.find('|') != std::string::npos || first.find(',') != std::string::npos ||
-         first.find('\t') != std::string::npos)) {
+    if (r->content_type == "tabular" && (first.find('|') != std::string::npos || first.find(',') != std::string::npos ||
+                                         first.find('\t') != std::string::npos)) {
       continue;
     }
     SCOPED_TRACE(path.string() + " (" + r->content_type + ")");
@@ -107,8 +105,8 @@ TEST(LineStructure, EveryGoldenViewIsInputLinesAndMarkers) {
     types_seen.insert(r->content_type);
     EXPECT_EQ(MajorityCrlf(out), MajorityCrlf(in)) << "line endings changed";
     const std::vector<std::string> in_lines = Lines(in);
-    size_t k = 0;           // next input line a kept line may match
-    size_t covered = 0;     // kept lines + counted marker lines
+    size_t k = 0;        // next input line a kept line may match
+    size_t covered = 0;  // kept lines + counted marker lines
     bool all_counted = true;
     for (const std::string& line : Lines(out)) {
       if (line.find("caveman") != std::string::npos) {
@@ -140,8 +138,7 @@ TEST(LineStructure, EveryGoldenViewIsInputLinesAndMarkers) {
   std::string seen;
   for (const auto& t : types_seen) seen += t + " ";
   RecordProperty("types", seen);
-  std::printf("line structure: %zu views checked, %zu with exact counts; types %s\n", checked, counted,
-              seen.c_str());
+  std::printf("line structure: %zu views checked, %zu with exact counts; types %s\n", checked, counted, seen.c_str());
 }
 
 // The guard's rule on its own: dropping lines and adding caveman lines keeps the structure;
@@ -150,12 +147,12 @@ TEST(LineStructure, GuardRule) {
   const std::string y = "alpha\n  beta\ngamma\ndelta\n";
   EXPECT_TRUE(internal::KeepsLineStructure(y, y));
   EXPECT_TRUE(internal::KeepsLineStructure(y, "alpha\n\xE2\x80\xA6 2 lines elided (caveman) \xE2\x80\xA6\ndelta\n"));
-  EXPECT_FALSE(internal::KeepsLineStructure(y, "alpha\nbeta\ngamma\n"));            // indentation lost
-  EXPECT_FALSE(internal::KeepsLineStructure(y, "gamma\nalpha\n"));                  // reordered
-  EXPECT_FALSE(internal::KeepsLineStructure(y, "alpha\n\n  beta\n"));                // blank line added
+  EXPECT_FALSE(internal::KeepsLineStructure(y, "alpha\nbeta\ngamma\n"));  // indentation lost
+  EXPECT_FALSE(internal::KeepsLineStructure(y, "gamma\nalpha\n"));        // reordered
+  EXPECT_FALSE(internal::KeepsLineStructure(y, "alpha\n\n  beta\n"));     // blank line added
   const std::string crlf = "alpha\r\n  beta\r\ngamma\r\n";
   EXPECT_TRUE(internal::KeepsLineStructure(crlf, "alpha\r\ngamma\r\n"));
-  EXPECT_FALSE(internal::KeepsLineStructure(crlf, "alpha\ngamma\n"));               // CRs lost
+  EXPECT_FALSE(internal::KeepsLineStructure(crlf, "alpha\ngamma\n"));  // CRs lost
 }
 
 }  // namespace

@@ -48,8 +48,8 @@ struct Fixture {
 std::vector<Fixture> GoldenFixtures() {
   const fs::path root = fs::path(testing::SourceDir()) / "fixtures";
   const std::pair<const char*, const char*> dirs[] = {
-      {"log", "log"},         {"terminal", "terminal"}, {"diff", "diff"},  {"search-result", "search-result"},
-      {"config", "config"},   {"tabular", "tabular"},   {"tables", "tabular"}, {"text", "text"},
+      {"log", "log"},       {"terminal", "terminal"}, {"diff", "diff"},      {"search-result", "search-result"},
+      {"config", "config"}, {"tabular", "tabular"},   {"tables", "tabular"}, {"text", "text"},
       {"code", "code"},
   };
   std::vector<Fixture> out;
@@ -199,9 +199,8 @@ uint64_t UnitsIn(const MarkerEntry& e, std::string_view slice) {
 // Runs every check on one stored record; returns the number of markers.
 // `preexisting`: marker objects the original held already (copied into the view as they are;
 // they must sort after every new marker in the view).
-size_t CheckRecord(Engine& engine, const std::string& handle, const std::string& type_in,
-                   const std::string& original, const std::string& view, const std::string& label,
-                   size_t preexisting = 0) {
+size_t CheckRecord(Engine& engine, const std::string& handle, const std::string& type_in, const std::string& original,
+                   const std::string& view, const std::string& label, size_t preexisting = 0) {
   SCOPED_TRACE(label);
   auto map = engine.RetrieveMarkerMap(handle);
   if (!map.ok()) {
@@ -299,8 +298,8 @@ TEST(MarkerMap, EveryGoldenFixtureMapsEachMarkerToTheUnitsItReplaced) {
     }
   }
   // The fixtures exercise every kind of marker the line and JSON compressors write.
-  for (const char* kind : {"lines", "identical", "context", "search", "config", "rows", "sections", "elements",
-                           "body", "comment"}) {
+  for (const char* kind :
+       {"lines", "identical", "context", "search", "config", "rows", "sections", "elements", "body", "comment"}) {
     EXPECT_GT(kinds[kind], 0u) << kind;
     std::printf("kind %s: %zu\n", kind, kinds[kind]);
   }
@@ -317,8 +316,8 @@ TEST(MarkerMap, JsonRunsInNestedArraysEscapedAndDuplicateKeys) {
     std::string s = "[";
     for (int i = 0; i < n; ++i) {
       if (i) s += ",\n    ";
-      s += "{\"id\": \"" + prefix + std::to_string(i) + "\", \"state\": \"ok\", \"zone\": \"z" +
-           std::to_string(i % 3) + "\"";
+      s += "{\"id\": \"" + prefix + std::to_string(i) + "\", \"state\": \"ok\", \"zone\": \"z" + std::to_string(i % 3) +
+           "\"";
       if (nested && i == 1) {
         s += ", \"parts\": [";
         for (int k = 0; k < 30; ++k) s += std::string(k ? "," : "") + "{\"p\":\"q" + std::to_string(k) + "\",\"w\":1}";
@@ -328,8 +327,9 @@ TEST(MarkerMap, JsonRunsInNestedArraysEscapedAndDuplicateKeys) {
     }
     return s + "]";
   };
-  const std::string base = "{\n  \"items\": " + records(40, "a", true) + ",\n  \"we\\\"ird/k~ey\": " +
-                           records(25, "b", false) + ",\n  \"dup\": [1, 2],\n  \"dup\": " + records(30, "c", false);
+  const std::string base = "{\n  \"items\": " + records(40, "a", true) +
+                           ",\n  \"we\\\"ird/k~ey\": " + records(25, "b", false) +
+                           ",\n  \"dup\": [1, 2],\n  \"dup\": " + records(30, "c", false);
   const std::string inputs[] = {
       base + "\n}\n",
       base + ",\n  \"zz_old\": [{\"__caveman_elided__\": 3}, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n}\n",
@@ -422,7 +422,8 @@ TEST(MarkerMap, UnalignableViewIsRecordedAsUnmapped) {
   // A marker that claims more lines than remain.
   EXPECT_FALSE(internal::BuildMarkerMap("a\nb\n", "a\n\xE2\x80\xA6 5 lines elided (caveman) \xE2\x80\xA6\n").mapped);
   // Lines left over.
-  EXPECT_FALSE(internal::BuildMarkerMap("a\nb\nc\nd\n", "a\n\xE2\x80\xA6 1 lines elided (caveman) \xE2\x80\xA6\n").mapped);
+  EXPECT_FALSE(
+      internal::BuildMarkerMap("a\nb\nc\nd\n", "a\n\xE2\x80\xA6 1 lines elided (caveman) \xE2\x80\xA6\n").mapped);
   EXPECT_FALSE(internal::ParseMarkerMap("garbage").ok());
 }
 

@@ -22,8 +22,9 @@ class CountingStopSink final : public ByteSink {
 std::string BigLog() {
   std::string s;
   for (int i = 0; s.size() < 12 * 1024 * 1024; ++i) {
-    s += i % 1009 == 0 ? "2026-01-01 ERROR job " + std::to_string(i) + " failed: disk full\n"
-                       : "2026-01-01 INFO worker " + std::to_string(i % 7) + " processed batch " + std::to_string(i % 13) + "\n";
+    s += i % 1009 == 0
+             ? "2026-01-01 ERROR job " + std::to_string(i) + " failed: disk full\n"
+             : "2026-01-01 INFO worker " + std::to_string(i % 7) + " processed batch " + std::to_string(i % 13) + "\n";
   }
   return s;
 }
@@ -43,14 +44,20 @@ TEST(RetrieveSliceTest, StreamingStopsEarlyAndSlicesMatch) {
 
   CountingStopSink partial;
   bool stopped = false;
-  ASSERT_TRUE((*store)->GetStreaming(h, partial, [&] { return partial.bytes > 1000; }, &stopped).ok());
+  ASSERT_TRUE((*store)
+                  ->GetStreaming(
+                      h, partial, [&] { return partial.bytes > 1000; }, &stopped)
+                  .ok());
   EXPECT_TRUE(stopped);
   EXPECT_GT(partial.bytes, 1000u);
   // One decoder output piece (ZSTD_DStreamOutSize, 128 KiB) past the stop at most.
   EXPECT_LT(partial.bytes, 1000u + 256 * 1024) << "decoding did not stop near the start";
 
   CountingStopSink all;
-  ASSERT_TRUE((*store)->GetStreaming(h, all, [] { return false; }, &stopped).ok());
+  ASSERT_TRUE((*store)
+                  ->GetStreaming(
+                      h, all, [] { return false; }, &stopped)
+                  .ok());
   EXPECT_FALSE(stopped);
   EXPECT_EQ(all.bytes, log.size());
 

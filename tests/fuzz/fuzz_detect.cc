@@ -18,9 +18,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace caveman;
-  static const std::set<std::string_view> kAuto = {
-      "json", "log", "code", "diff", "search-result", "text",
-      "html", "tabular", "config", "test-report", "terminal"};
+  static const std::set<std::string_view> kAuto = {"json", "log",     "code",   "diff",        "search-result", "text",
+                                                   "html", "tabular", "config", "test-report", "terminal"};
   std::string_view in = fuzz::AsView(data, size);
   std::string_view type = Detect(in);
   FUZZ_CHECK(kAuto.count(type) == 1, "Detect returned '%.*s'", (int)type.size(), type.data());

@@ -51,10 +51,8 @@ struct State {
     auto s = OpenMemoryStore();
     FUZZ_CHECK(s.ok(), "%s", s.status().ToString().c_str());
     store = std::move(s).value();
-    plain = std::make_unique<Engine>(
-        EngineOptions{.store = store.get()});
-    best_of = std::make_unique<Engine>(
-        EngineOptions{.store = store.get(), .json_best_of = true});
+    plain = std::make_unique<Engine>(EngineOptions{.store = store.get()});
+    best_of = std::make_unique<Engine>(EngineOptions{.store = store.get(), .json_best_of = true});
     runs = 0;
   }
 
@@ -92,8 +90,7 @@ std::string CanonicalJson(std::string_view json) {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   using namespace caveman;
   State& st = GetState();
-  const std::string warm =
-      "2024-05-01T10:00:00 INFO a=1\n2024-05-01T10:00:01 ERROR b=2\n[{\"a\":1}]\n";
+  const std::string warm = "2024-05-01T10:00:00 INFO a=1\n2024-05-01T10:00:01 ERROR b=2\n[{\"a\":1}]\n";
   for (const std::string& type : st.types) {
     CompressOptions o;
     o.mode = Mode::kCompress;
@@ -132,13 +129,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Size gate.
   if (res.passed_through()) {
     FUZZ_CHECK(out == in, "type=%s: pass-through output differs from the input", type.c_str());
-    FUZZ_CHECK(res.tokens_after == res.tokens_before, "type=%s: pass-through changed tokens",
-               type.c_str());
+    FUZZ_CHECK(res.tokens_after == res.tokens_before, "type=%s: pass-through changed tokens", type.c_str());
     FUZZ_CHECK(res.recovery_handle.empty(), "type=%s: pass-through with a handle", type.c_str());
   } else {
-    FUZZ_CHECK(res.tokens_after < res.tokens_before, "type=%s: gate let %llu >= %llu through",
-               type.c_str(), (unsigned long long)res.tokens_after,
-               (unsigned long long)res.tokens_before);
+    FUZZ_CHECK(res.tokens_after < res.tokens_before, "type=%s: gate let %llu >= %llu through", type.c_str(),
+               (unsigned long long)res.tokens_after, (unsigned long long)res.tokens_before);
     FUZZ_CHECK(out != in, "type=%s: accepted output equals the input", type.c_str());
     FUZZ_CHECK(res.tokens_after == engine.counter().Count(out),
                "type=%s: tokens_after %llu is not the count of the output", type.c_str(),
@@ -146,20 +141,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(o.external_recovery == res.recovery_handle.empty(),
                "type=%s: handle presence does not follow external_recovery", type.c_str());
   }
-  FUZZ_CHECK(res.tokens_before == engine.counter().Count(in), "type=%s: tokens_before wrong",
-             type.c_str());
+  FUZZ_CHECK(res.tokens_before == engine.counter().Count(in), "type=%s: tokens_before wrong", type.c_str());
 
   // UTF-8 in → UTF-8 out.
   if (internal::IsValidUtf8(in)) {
-    FUZZ_CHECK(internal::IsValidUtf8(out), "type=%s ct=%s: invalid UTF-8 output for UTF-8 input",
-               type.c_str(), res.content_type.c_str());
+    FUZZ_CHECK(internal::IsValidUtf8(out), "type=%s ct=%s: invalid UTF-8 output for UTF-8 input", type.c_str(),
+               res.content_type.c_str());
   }
 
   // Structured outputs.
   if (!res.passed_through() && StartsLikeJson(in)) {
     const std::string& ct = res.content_type;
-    const bool json_out = (ct == "json" && res.method == "elision") || ct == "toolschema" ||
-                          ct == "toolschema-annotations";
+    const bool json_out =
+        (ct == "json" && res.method == "elision") || ct == "toolschema" || ct == "toolschema-annotations";
     if (json_out) {
       simdjson::dom::parser parser(internal::kJsonTreeMaxDepth + 1);
       simdjson::padded_string padded(out);
@@ -168,9 +162,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // literally from the input; for those the spec's strict parser decides.
       internal::JsonTree tree;
       const bool number_error = doc.error() == simdjson::NUMBER_ERROR;
-      FUZZ_CHECK(doc.error() == simdjson::SUCCESS || (number_error && tree.Parse(out)), "ct=%s method=%s: output is not JSON: %s\n%.*s",
-                 ct.c_str(), res.method.c_str(), simdjson::error_message(doc.error()),
-                 static_cast<int>(std::min<size_t>(out.size(), 4000)), out.data());
+      FUZZ_CHECK(doc.error() == simdjson::SUCCESS || (number_error && tree.Parse(out)),
+                 "ct=%s method=%s: output is not JSON: %s\n%.*s", ct.c_str(), res.method.c_str(),
+                 simdjson::error_message(doc.error()), static_cast<int>(std::min<size_t>(out.size(), 4000)),
+                 out.data());
     }
     if (res.method == "toon") {
       auto decoded = DecodeToon(out);
@@ -187,9 +182,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string out2;
     auto r2 = engine.Compress(out, again, &out2);
     FUZZ_CHECK(r2.ok(), "type=%s: %s", type.c_str(), r2.status().ToString().c_str());
-    FUZZ_CHECK(r2->passed_through(), "type=%s ct=%s: not idempotent (%llu -> %llu tokens)",
-               type.c_str(), r2->content_type.c_str(), (unsigned long long)r2->tokens_before,
-               (unsigned long long)r2->tokens_after);
+    FUZZ_CHECK(r2->passed_through(), "type=%s ct=%s: not idempotent (%llu -> %llu tokens)", type.c_str(),
+               r2->content_type.c_str(), (unsigned long long)r2->tokens_before, (unsigned long long)r2->tokens_after);
   }
 
   // Chunk-size invariance of the streaming path.
@@ -201,8 +195,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto rs = engine.Compress(*source, streamed, sink);
     FUZZ_CHECK(rs.ok(), "type=%s: %s", type.c_str(), rs.status().ToString().c_str());
     FUZZ_CHECK(sink.data() == out, "type=%s: chunked read changed the output", type.c_str());
-    FUZZ_CHECK(rs->tokens_after == res.tokens_after && rs->method == res.method &&
-                   rs->content_type == res.content_type,
+    FUZZ_CHECK(rs->tokens_after == res.tokens_after && rs->method == res.method && rs->content_type == res.content_type,
                "type=%s: chunked read changed the report", type.c_str());
   }
 

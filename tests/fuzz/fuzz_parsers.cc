@@ -35,20 +35,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         FUZZ_CHECK(recs->record_ends.size() >= 2, "fewer than 2 records accepted");
         size_t prev = 0;
         for (size_t end : recs->record_ends) {
-          FUZZ_CHECK(end > prev && end <= in.size(), "record end %zu after %zu (size %zu)", end,
-                     prev, in.size());
+          FUZZ_CHECK(end > prev && end <= in.size(), "record end %zu after %zu (size %zu)", end, prev, in.size());
           prev = end;
         }
         FUZZ_CHECK(recs->delimiter == ',' || recs->delimiter == '\t', "bad delimiter");
       }
       break;
     }
-    case 2:
-      (void)IsConfig(in);
-      break;
-    case 3:
-      (void)ParsesAsTestReport(in);
-      break;
+    case 2: (void)IsConfig(in); break;
+    case 3: (void)ParsesAsTestReport(in); break;
   }
   return 0;
 }

@@ -43,8 +43,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Status s = (*w)->Append(in.substr(pos, piece));
       FUZZ_CHECK(s.ok(), "%s", s.ToString().c_str());
     }
-    RecordInfo info{.content_type = "text", .compressor = "text", .tokens_before = 2,
-                    .tokens_after = 1, .metadata = std::string(in.substr(0, 16))};
+    RecordInfo info{.content_type = "text",
+                    .compressor = "text",
+                    .tokens_before = 2,
+                    .tokens_after = 1,
+                    .metadata = std::string(in.substr(0, 16))};
     Status s = (*w)->Commit(handle, info);
     FUZZ_CHECK(s.ok(), "commit: %s", s.ToString().c_str());
   }
@@ -60,8 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(w.ok(), "%s", w.status().ToString().c_str());
   FUZZ_CHECK((*w)->Append(in).ok(), "append");
   std::string wrong = HandleOf(std::string(in) + "x");
-  FUZZ_CHECK(!(*w)->Commit(wrong, RecordInfo{.content_type = "text"}).ok(),
-             "commit accepted a handle of other bytes");
+  FUZZ_CHECK(!(*w)->Commit(wrong, RecordInfo{.content_type = "text"}).ok(), "commit accepted a handle of other bytes");
   (*w)->Abandon();
   return 0;
 }

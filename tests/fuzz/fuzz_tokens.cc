@@ -37,13 +37,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint64_t whole = c.Count(in);
   FUZZ_CHECK(Streamed(c, in, seed) == whole, "streaming count differs from whole count");
   FUZZ_CHECK(O200kEncode(in).size() == whole, "encode size differs from count");
-  FUZZ_CHECK(in.empty() == (whole == 0), "count %llu for %zu bytes", (unsigned long long)whole,
-             in.size());
+  FUZZ_CHECK(in.empty() == (whole == 0), "count %llu for %zu bytes", (unsigned long long)whole, in.size());
   size_t cut = LastSafeCut(in);
   if (cut != 0) {
     FUZZ_CHECK(cut < in.size(), "cut at the end");
-    FUZZ_CHECK(c.Count(in.substr(0, cut)) + c.Count(in.substr(cut)) == whole,
-               "LastSafeCut %zu is not additive", cut);
+    FUZZ_CHECK(c.Count(in.substr(0, cut)) + c.Count(in.substr(cut)) == whole, "LastSafeCut %zu is not additive", cut);
   }
   const TokenCounter& a = ApproxTokenCounter();
   FUZZ_CHECK(Streamed(a, in, seed) == a.Count(in), "approx streaming differs");

@@ -29,8 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string cj;
     FUZZ_CHECK(Canonical(in, &cj), "EncodeToon accepted input that is not JSON");
     auto back = DecodeToon(*toon);
-    FUZZ_CHECK(back.ok(), "DecodeToon rejects EncodeToon output: %s",
-               back.status().ToString().c_str());
+    FUZZ_CHECK(back.ok(), "DecodeToon rejects EncodeToon output: %s", back.status().ToString().c_str());
     FUZZ_CHECK(*back == cj, "TOON round trip changed the value");
   }
 

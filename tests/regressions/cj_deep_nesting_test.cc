@@ -33,8 +33,7 @@ TEST(CjDeepNesting, LimitIsExactlyTenThousand) {
 }
 
 TEST(CjDeepNesting, BracketsInsideStringsDoNotCount) {
-  const std::string deep_text = "\"" + std::string(20000, '[') + "\\\"" +
-                                std::string(20000, '{') + "\"";
+  const std::string deep_text = "\"" + std::string(20000, '[') + "\\\"" + std::string(20000, '{') + "\"";
   auto v = ParseJson("{\"s\":" + deep_text + "}");
   ASSERT_TRUE(v.has_value());
 }

@@ -62,8 +62,7 @@ TEST(ToonDeepNesting, CompressorsDeclineAndEnginePassesThrough) {
 }
 
 TEST(ToonDeepNesting, BoundDoesNotChangeOrdinaryResults) {
-  const std::string in =
-      "{\"items\":[{\"id\":1,\"name\":\"a\"},{\"id\":2,\"name\":\"b\"}],\"meta\":{\"page\":1}}";
+  const std::string in = "{\"items\":[{\"id\":1,\"name\":\"a\"},{\"id\":2,\"name\":\"b\"}],\"meta\":{\"page\":1}}";
   auto bounded = EncodeToon(in, kMaxTokenBytes * in.size());
   auto full = EncodeToon(in);
   ASSERT_TRUE(bounded.ok());

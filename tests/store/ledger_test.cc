@@ -64,8 +64,12 @@ int64_t RawInt(const std::string& path, const std::string& sql) {
 }
 
 LedgerEntry Entry(int64_t at, std::string type, uint64_t before, uint64_t after, std::string handle = "") {
-  return {.unix_time = at, .content_type = std::move(type), .command = "", .tokens_before = before,
-          .tokens_after = after, .handle = std::move(handle)};
+  return {.unix_time = at,
+          .content_type = std::move(type),
+          .command = "",
+          .tokens_before = before,
+          .tokens_after = after,
+          .handle = std::move(handle)};
 }
 
 TEST(Ledger, AppendsEveryRowAndReadsThemOldestFirst) {

@@ -99,8 +99,7 @@ void RunWriters(int writers, size_t size) {
   for (size_t i = 0; i < pids.size(); ++i) {
     int status = 0;
     ASSERT_EQ(::waitpid(pids[i], &status, 0), pids[i]);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        << "writer " << i << " status " << status;
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer " << i << " status " << status;
   }
   StoreOptions o;
   o.path = dir.db();

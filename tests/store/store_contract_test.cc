@@ -119,7 +119,8 @@ TEST_P(StoreContract, RoundTripsSizesIncludingMultiChunkFrames) {
   auto store = Open();
   ASSERT_TRUE(store);
   // 3 MiB of random bytes: an incompressible frame of four ≤ 1 MiB chunk rows.
-  for (const std::string& data : {std::string(), std::string("x"), CiText(200 * 1024), RandomBytes(3 * 1024 * 1024 + 17, 7)}) {
+  for (const std::string& data :
+       {std::string(), std::string("x"), CiText(200 * 1024), RandomBytes(3 * 1024 * 1024 + 17, 7)}) {
     auto h = Put(*store, data);
     ASSERT_TRUE(h.ok()) << h.status().message();
     StringSink out;
@@ -218,7 +219,10 @@ TEST_P(StoreContract, RangeStreamingAndMarkerMaps) {
   EXPECT_EQ(store->GetRange(*h, data.size() - 1, 2, outside).code(), StatusCode::kInvalidArgument);
   StringSink head;
   bool stopped = false;
-  ASSERT_TRUE(store->GetStreaming(*h, head, [&] { return head.data().size() >= 100; }, &stopped).ok());
+  ASSERT_TRUE(store
+                  ->GetStreaming(
+                      *h, head, [&] { return head.data().size() >= 100; }, &stopped)
+                  .ok());
   EXPECT_TRUE(stopped);
   EXPECT_LT(head.data().size(), data.size());
   EXPECT_EQ(head.data(), data.substr(0, head.data().size()));

@@ -27,8 +27,8 @@ namespace {
 
 enum class Fault { kNone, kWriteIoErr, kReadIoErr, kBusy };
 std::atomic<Fault> g_fault{Fault::kNone};
-std::atomic<int> g_busy_left{0};     // kBusy: how many WAL write-lock attempts still fail
-std::atomic<int> g_injected{0};      // faults returned so far
+std::atomic<int> g_busy_left{0};  // kBusy: how many WAL write-lock attempts still fail
+std::atomic<int> g_injected{0};   // faults returned so far
 
 sqlite3_vfs* g_real = nullptr;
 sqlite3_vfs g_vfs;
@@ -93,12 +93,25 @@ int Fetch(sqlite3_file* f, sqlite3_int64 off, int n, void** p) {
 }
 int Unfetch(sqlite3_file* f, sqlite3_int64 off, void* p) { return SQLITE_OK; }
 
-const sqlite3_io_methods kMethods = {
-    .iVersion = 3, .xClose = Close, .xRead = Read, .xWrite = Write, .xTruncate = Truncate, .xSync = Sync,
-    .xFileSize = FileSize, .xLock = Lock, .xUnlock = Unlock, .xCheckReservedLock = CheckReservedLock,
-    .xFileControl = FileControl, .xSectorSize = SectorSize, .xDeviceCharacteristics = DeviceCharacteristics,
-    .xShmMap = ShmMap, .xShmLock = ShmLock, .xShmBarrier = ShmBarrier, .xShmUnmap = ShmUnmap, .xFetch = Fetch,
-    .xUnfetch = Unfetch};
+const sqlite3_io_methods kMethods = {.iVersion = 3,
+                                     .xClose = Close,
+                                     .xRead = Read,
+                                     .xWrite = Write,
+                                     .xTruncate = Truncate,
+                                     .xSync = Sync,
+                                     .xFileSize = FileSize,
+                                     .xLock = Lock,
+                                     .xUnlock = Unlock,
+                                     .xCheckReservedLock = CheckReservedLock,
+                                     .xFileControl = FileControl,
+                                     .xSectorSize = SectorSize,
+                                     .xDeviceCharacteristics = DeviceCharacteristics,
+                                     .xShmMap = ShmMap,
+                                     .xShmLock = ShmLock,
+                                     .xShmBarrier = ShmBarrier,
+                                     .xShmUnmap = ShmUnmap,
+                                     .xFetch = Fetch,
+                                     .xUnfetch = Unfetch};
 
 int Open(sqlite3_vfs*, const char* name, sqlite3_file* f, int flags, int* out_flags) {
   auto* ff = reinterpret_cast<FaultFile*>(f);
@@ -111,7 +124,9 @@ int Open(sqlite3_vfs*, const char* name, sqlite3_file* f, int flags, int* out_fl
 }
 int Delete(sqlite3_vfs*, const char* n, int sync) { return g_real->xDelete(g_real, n, sync); }
 int Access(sqlite3_vfs*, const char* n, int flags, int* out) { return g_real->xAccess(g_real, n, flags, out); }
-int FullPathname(sqlite3_vfs*, const char* n, int size, char* out) { return g_real->xFullPathname(g_real, n, size, out); }
+int FullPathname(sqlite3_vfs*, const char* n, int size, char* out) {
+  return g_real->xFullPathname(g_real, n, size, out);
+}
 
 void RegisterFaultVfs() {
   if (g_real != nullptr) return;

@@ -32,9 +32,8 @@ std::string CiText(size_t n) {
   std::string s;
   uint64_t i = 0;
   while (s.size() < n) {
-    s += "2024-05-01T12:00:" + std::to_string(10 + i % 50) + "Z [INFO] test_module_" +
-         std::to_string(i % 37) + "::case_" + std::to_string(i) +
-         (i % 11 == 0 ? " FAILED: assertion left == right\n" : " ... ok\n");
+    s += "2024-05-01T12:00:" + std::to_string(10 + i % 50) + "Z [INFO] test_module_" + std::to_string(i % 37) +
+         "::case_" + std::to_string(i) + (i % 11 == 0 ? " FAILED: assertion left == right\n" : " ... ok\n");
     ++i;
   }
   s.resize(n);
@@ -43,8 +42,7 @@ std::string CiText(size_t n) {
 
 std::string HandleOf(std::string_view data) { return HandleFromDigest(Sha256::Digest(data)); }
 
-RecordInfo Info(std::string type = "log", uint64_t before = 100, uint64_t after = 10,
-                std::string metadata = "") {
+RecordInfo Info(std::string type = "log", uint64_t before = 100, uint64_t after = 10, std::string metadata = "") {
   RecordInfo info;
   info.content_type = std::move(type);
   info.compressor = "log";
@@ -54,8 +52,8 @@ RecordInfo Info(std::string type = "log", uint64_t before = 100, uint64_t after 
   return info;
 }
 
-Status PutPieces(RecoveryStore& store, const std::vector<std::string_view>& pieces,
-                 const std::string& handle, const RecordInfo& info) {
+Status PutPieces(RecoveryStore& store, const std::vector<std::string_view>& pieces, const std::string& handle,
+                 const RecordInfo& info) {
   auto w = store.BeginRecord();
   if (!w.ok()) return w.status();
   for (std::string_view p : pieces) CAVEMAN_RETURN_IF_ERROR((*w)->Append(p));
@@ -177,10 +175,16 @@ class ScopedEnv {
     const char* old = std::getenv(name);
     if (old) old_ = old;
     had_ = old != nullptr;
-    if (value) ::setenv(name, value, 1); else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
   }
   ~ScopedEnv() {
-    if (had_) ::setenv(name_.c_str(), old_.c_str(), 1); else ::unsetenv(name_.c_str());
+    if (had_)
+      ::setenv(name_.c_str(), old_.c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
   }
 
  private:
@@ -193,8 +197,8 @@ class ScopedEnv {
 TEST(RecoveryStore, RoundTripsVariousSizesInMemory) {
   auto store = OpenMemoryStore();
   ASSERT_TRUE(store.ok()) << store.status().message();
-  for (const std::string& data : {std::string(), std::string("x"), CiText(64 * 1024),
-                                  RandomBytes(3 * 1024 * 1024 + 17, 7)}) {
+  for (const std::string& data :
+       {std::string(), std::string("x"), CiText(64 * 1024), RandomBytes(3 * 1024 * 1024 + 17, 7)}) {
     auto h = Put(**store, data);
     ASSERT_TRUE(h.ok()) << h.status().message();
     StringSink out;
@@ -401,23 +405,22 @@ TEST(RecoveryStore, TruncatedOrExtendedFramesAreCorruption) {
   RawDb raw(dir.db());
   // Last chunk row deleted (stored_bytes adjusted so only the frame check can catch it).
   raw.Exec("DELETE FROM chunks WHERE handle='" + *h_random + "' AND seq=2");
-  raw.Exec("UPDATE recoveries SET stored_bytes=(SELECT sum(length(data)) FROM chunks WHERE handle='" +
-           *h_random + "') WHERE handle='" + *h_random + "'");
+  raw.Exec("UPDATE recoveries SET stored_bytes=(SELECT sum(length(data)) FROM chunks WHERE handle='" + *h_random +
+           "') WHERE handle='" + *h_random + "'");
   // Frame cut short by 3 bytes inside one row.
   raw.Exec("UPDATE chunks SET data=substr(data, 1, length(data)-3) WHERE handle='" + *h_a + "'");
   raw.Exec("UPDATE recoveries SET stored_bytes=stored_bytes-3 WHERE handle='" + *h_a + "'");
   // Trailing bytes after the frame: a second valid frame appended as an extra row.
   raw.Exec("INSERT INTO chunks SELECT '" + *h_b + "', 1, data FROM chunks WHERE handle='" + *h_c + "'");
-  raw.Exec("UPDATE recoveries SET stored_bytes=(SELECT sum(length(data)) FROM chunks WHERE handle='" +
-           *h_b + "') WHERE handle='" + *h_b + "'");
+  raw.Exec("UPDATE recoveries SET stored_bytes=(SELECT sum(length(data)) FROM chunks WHERE handle='" + *h_b +
+           "') WHERE handle='" + *h_b + "'");
   // Recorded length disagrees with the frame.
   raw.Exec("UPDATE recoveries SET original_bytes=original_bytes+1 WHERE handle='" + *h_c + "'");
   // A valid frame of other bytes under this handle (SHA-256 prefix mismatch).
-  raw.Exec("UPDATE chunks SET data=(SELECT data FROM chunks WHERE handle='" + *h_a +
-           "') WHERE handle='" + *h_d + "'");
+  raw.Exec("UPDATE chunks SET data=(SELECT data FROM chunks WHERE handle='" + *h_a + "') WHERE handle='" + *h_d + "'");
   raw.Exec("UPDATE recoveries SET original_bytes=" + std::to_string(a.size()) +
-           ", stored_bytes=(SELECT sum(length(data)) FROM chunks WHERE handle='" + *h_d +
-           "') WHERE handle='" + *h_d + "'");
+           ", stored_bytes=(SELECT sum(length(data)) FROM chunks WHERE handle='" + *h_d + "') WHERE handle='" + *h_d +
+           "'");
   for (const std::string& h : {*h_random, *h_a, *h_b, *h_c, *h_d}) {
     StringSink out;
     Status s = store->Get(h, out);
@@ -431,10 +434,9 @@ TEST(RecoveryStore, UnknownOrMalformedHandleIsNotFound) {
   auto store = OpenMemoryStore();
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE(Put(**store, "something").ok());
-  for (std::string h : {std::string("ccr_00000000000000000000000000000000"), std::string("ccr_"),
-                        std::string("nope"), std::string(""), "CCR_" + HandleOf("something").substr(4),
-                        HandleOf("something") + "0", "ccr_" + std::string(32, 'A'),
-                        std::string("ccr_' OR 1=1 --________________")}) {
+  for (std::string h : {std::string("ccr_00000000000000000000000000000000"), std::string("ccr_"), std::string("nope"),
+                        std::string(""), "CCR_" + HandleOf("something").substr(4), HandleOf("something") + "0",
+                        "ccr_" + std::string(32, 'A'), std::string("ccr_' OR 1=1 --________________")}) {
     StringSink out;
     Status s = (*store)->Get(h, out);
     EXPECT_EQ(s.code(), StatusCode::kNotFound) << h;
@@ -634,7 +636,8 @@ TEST(RecoveryStore, GcRemovesOldRecordsAndOrphanChunks) {
   raw.Exec("UPDATE recoveries SET created_at='yesterday' WHERE handle='" + *odd + "'");
   raw.Exec("INSERT INTO chunks VALUES ('ccr_ffffffffffffffffffffffffffffffff', 0, x'00112233')");
   raw.Exec("INSERT INTO chunks VALUES ('ccr_ffffffffffffffffffffffffffffffff', 1, x'44')");
-  int64_t old_sizes = raw.Int("SELECT sum(stored_bytes) FROM recoveries WHERE handle IN ('" + *old1 + "','" + *old2 + "')");
+  int64_t old_sizes =
+      raw.Int("SELECT sum(stored_bytes) FROM recoveries WHERE handle IN ('" + *old1 + "','" + *old2 + "')");
 
   auto dry = store->Gc(3600, /*dry_run=*/true);
   ASSERT_TRUE(dry.ok()) << dry.status().message();
@@ -757,7 +760,6 @@ TEST(RecoveryStore, SpilledSpoolsRoundTrip) {
   ASSERT_TRUE((*store)->Get(*h, out).ok());
   EXPECT_EQ(out.data(), data);
 }
-
 
 // ---------------------------------------------------------------------------------------
 // Stream records (follow mode): partial records, finalisation, capacity, gc, migration.
@@ -895,8 +897,7 @@ TEST(StreamRecord, GcRemovesPartialsOfGoneWritersOnly) {
     // A process that no longer exists on this host (pid 1 never has start time 1).
     char host[256] = {0};
     gethostname(host, sizeof host - 1);
-    raw.Exec("UPDATE partials SET writer='" + std::string(host) + ":1:1' WHERE id='" +
-             dead->partial_id() + "'");
+    raw.Exec("UPDATE partials SET writer='" + std::string(host) + ":1:1' WHERE id='" + dead->partial_id() + "'");
   }
   auto list = store->ListPartials().value();
   ASSERT_EQ(list.size(), 2u);
@@ -931,8 +932,7 @@ TEST(StreamRecord, TamperedPartialIsCorrupt) {
   StringSink sink;
   EXPECT_EQ(store->GetPartial(w->partial_id(), sink).code(), StatusCode::kCorruption);
   EXPECT_TRUE(sink.data().empty());
-  EXPECT_EQ(store->GetPartial("part_00000000000000000000000000000000", sink).code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(store->GetPartial("part_00000000000000000000000000000000", sink).code(), StatusCode::kNotFound);
   EXPECT_EQ(store->GetPartial("bogus", sink).code(), StatusCode::kNotFound);
 }
 
@@ -947,9 +947,10 @@ TEST(StreamRecord, VersionOneDatabaseIsMigratedAndKeepsItsRecords) {
   }
   {
     RawDb raw(dir.db());
-    raw.Exec("DROP TABLE partials; DROP INDEX recoveries_chunk_key;"
-             "ALTER TABLE recoveries DROP COLUMN chunk_key; ALTER TABLE recoveries DROP COLUMN command;"
-             "ALTER TABLE recoveries DROP COLUMN marker_map; DROP TABLE ledger; PRAGMA user_version = 1;");
+    raw.Exec(
+        "DROP TABLE partials; DROP INDEX recoveries_chunk_key;"
+        "ALTER TABLE recoveries DROP COLUMN chunk_key; ALTER TABLE recoveries DROP COLUMN command;"
+        "ALTER TABLE recoveries DROP COLUMN marker_map; DROP TABLE ledger; PRAGMA user_version = 1;");
   }
   auto store = MustOpen(dir.db());
   StringSink got;

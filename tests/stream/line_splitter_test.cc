@@ -11,9 +11,7 @@ namespace {
 std::string Pieces(const std::vector<std::string_view>& chunks) {
   LineSplitter s;
   std::string out;
-  auto fn = [&](std::string_view p, bool terminated) {
-    out += "[" + std::string(p) + "]" + (terminated ? "T" : "F");
-  };
+  auto fn = [&](std::string_view p, bool terminated) { out += "[" + std::string(p) + "]" + (terminated ? "T" : "F"); };
   for (auto c : chunks) s.Push(c, fn);
   s.Finish(fn);
   return out;
@@ -45,9 +43,7 @@ TEST(LineSplitter, KeepsCarriageReturns) {
   EXPECT_EQ(Pieces({"a\r", "\nb"}), "[a\r]T[b]F");
 }
 
-TEST(LineSplitter, LinesSpanningChunks) {
-  EXPECT_EQ(Pieces({"ab", "c\nd", "e", "f\n"}), "[abc]T[def]T[]F");
-}
+TEST(LineSplitter, LinesSpanningChunks) { EXPECT_EQ(Pieces({"ab", "c\nd", "e", "f\n"}), "[abc]T[def]T[]F"); }
 
 TEST(LineSplitter, ChunkingInvariant) {
   std::string in = "first line\r\nsecond\n\nthird without newline at the end \xE2\x80\xA6";
@@ -75,7 +71,10 @@ TEST(LineSplitter, FragmentModeBoundsBuffer) {
                     [&](std::string_view, bool, bool, bool) { ++parts; });
     EXPECT_LE(s.buffered(), 8192u + 4096u);
   }
-  s.FinishFragments([&](std::string_view, bool, bool last, bool) { EXPECT_TRUE(last); ++parts; });
+  s.FinishFragments([&](std::string_view, bool, bool last, bool) {
+    EXPECT_TRUE(last);
+    ++parts;
+  });
   EXPECT_GT(parts, 100u);
 }
 

@@ -92,8 +92,8 @@ bool ParseJsonString(std::string_view lit, std::string* out) {
         i += 4;
         if (cp >= 0xD800 && cp <= 0xDBFF) {
           uint32_t lo;
-          if (i + 2 >= s.size() || s[i + 1] != '\\' || s[i + 2] != 'u' ||
-              !ParseHex4(s, i + 3, &lo) || lo < 0xDC00 || lo > 0xDFFF) {
+          if (i + 2 >= s.size() || s[i + 1] != '\\' || s[i + 2] != 'u' || !ParseHex4(s, i + 3, &lo) || lo < 0xDC00 ||
+              lo > 0xDFFF) {
             return false;
           }
           i += 6;
@@ -104,8 +104,7 @@ bool ParseJsonString(std::string_view lit, std::string* out) {
         AppendUtf8(cp, out);
         break;
       }
-      default:
-        return false;
+      default: return false;
     }
   }
   return true;
@@ -175,8 +174,7 @@ TEST(O200k, EmbeddedVocabularyVerifiesAndIsTheDefault) {
   EXPECT_EQ((*r)->name(), "o200k_base");
   EXPECT_EQ(DefaultTokenCounter().name(), "o200k_base");
   EXPECT_EQ(&DefaultTokenCounter(), *r);
-  EXPECT_EQ(internal::EmbeddedO200kVocabulary(),
-            testing::ReadFile("third_party/o200k/o200k_base.tiktoken"));
+  EXPECT_EQ(internal::EmbeddedO200kVocabulary(), testing::ReadFile("third_party/o200k/o200k_base.tiktoken"));
 }
 
 TEST(O200k, AllVectorsMatchIdsAndCounts) {
@@ -200,15 +198,16 @@ TEST(O200k, InvalidBytesBecomeOneReplacementCharEach) {
   const TokenCounter& counter = O200k();
   const std::string fffd = "\xEF\xBF\xBD";
   EXPECT_EQ(O200kEncode("\xFF"), O200kEncode(fffd));
-  EXPECT_EQ(O200kEncode("a\x80" "b"), O200kEncode("a" + fffd + "b"));
+  EXPECT_EQ(O200kEncode("a\x80"
+                        "b"),
+            O200kEncode("a" + fffd + "b"));
   // A truncated 3-byte sequence is two ill-formed bytes, hence two U+FFFD.
   EXPECT_EQ(O200kEncode("x\xE2\x82 y"), O200kEncode("x" + fffd + fffd + " y"));
-  EXPECT_EQ(O200kEncode("\xC0\xAF"), O200kEncode(fffd + fffd));         // overlong '/'
+  EXPECT_EQ(O200kEncode("\xC0\xAF"), O200kEncode(fffd + fffd));             // overlong '/'
   EXPECT_EQ(O200kEncode("\xED\xA0\x80"), O200kEncode(fffd + fffd + fffd));  // surrogate
   EXPECT_EQ(counter.Count("ok \xF0\x9F\x98 end"), counter.Count("ok " + fffd + fffd + fffd + " end"));
   // U+FFFD is a symbol (So): it joins a leading space and a run of symbols.
-  EXPECT_EQ(internal::O200kPieces(" " + fffd + fffd + "a"),
-            (std::vector<std::string_view>{" " + fffd + fffd, "a"}));
+  EXPECT_EQ(internal::O200kPieces(" " + fffd + fffd + "a"), (std::vector<std::string_view>{" " + fffd + fffd, "a"}));
 }
 
 TEST(O200k, PreTokenizerFollowsThePattern) {
@@ -288,8 +287,8 @@ TEST(O200k, LineMemoCountsEqualTheEncoder) {
   // Random lines over the characters that decide piece boundaries around an LF (white space
   // of every kind, '/', punctuation, letters, digits, a non-ASCII space and letter), a pool
   // of them repeated so that the memo hits.
-  const std::vector<std::string> alphabet = {" ", " ", "\t", "\n", "\r", "/", ",", "{", "\"",
-                                             "a", "B", "7", "'s", "\xC2\xA0", "\xC3\xA9", "\x0B"};
+  const std::vector<std::string> alphabet = {" ",  " ", "\t", "\n", "\r", "/",        ",",        "{",
+                                             "\"", "a", "B",  "7",  "'s", "\xC2\xA0", "\xC3\xA9", "\x0B"};
   for (int round = 0; round < 40; ++round) {
     std::vector<std::string> pool;
     for (int k = 0; k < 30; ++k) {
@@ -346,14 +345,13 @@ TEST(O200k, EmbeddedTablesAreTheParsedVocabulary) {
   ASSERT_TRUE(parsed.ok());
   std::string tables;
   (*parsed)->SerializeTables(&tables);
-  EXPECT_TRUE(tables == internal::EmbeddedO200kTables()) << "sizes " << tables.size() << " vs "
-                                                         << internal::EmbeddedO200kTables().size();
+  EXPECT_TRUE(tables == internal::EmbeddedO200kTables())
+      << "sizes " << tables.size() << " vs " << internal::EmbeddedO200kTables().size();
   const internal::CodePointClasses built = internal::CodePointClasses::Build();
   const internal::CodePointClasses& embedded = internal::CodePointClasses::Get();
   ASSERT_EQ(built.leaf_bytes(), embedded.leaf_bytes());
   EXPECT_EQ(std::memcmp(built.leaves(), embedded.leaves(), built.leaf_bytes()), 0);
-  EXPECT_EQ(std::memcmp(built.index(), embedded.index(),
-                        internal::CodePointClasses::kBlocks * sizeof(uint16_t)), 0);
+  EXPECT_EQ(std::memcmp(built.index(), embedded.index(), internal::CodePointClasses::kBlocks * sizeof(uint16_t)), 0);
   for (uint32_t cp : {0x41u, 0x61u, 0x20u, 0x0Au, 0x2Fu, 0x4E2Du, 0x0301u, 0x1F600u, 0x10FFFFu}) {
     EXPECT_EQ(built.Of(cp), embedded.Of(cp)) << cp;
   }
@@ -370,8 +368,8 @@ TEST(O200k, EmbeddedTablesAreTheParsedVocabulary) {
 TEST(O200k, CorruptTablesAreRejected) {
   const std::string good(internal::EmbeddedO200kTables());
   ASSERT_TRUE(internal::O200kTokenizer::FromTables(good).ok());
-  std::vector<std::string> bad = {"", good.substr(0, 63), good.substr(0, good.size() - 1),
-                                  good + "x", good, good, good};
+  std::vector<std::string> bad = {"",  good.substr(0, 63), good.substr(0, good.size() - 1), good + "x", good, good,
+                                  good};
   bad[4][0] ^= 1;       // magic
   bad[5][8] ^= 1;       // version
   bad[6][20] = '\x03';  // slot_count (bytes 20..23) no longer a power of two
@@ -397,8 +395,13 @@ TEST(ApproxTokens, FollowsTheFallbackFormula) {
   EXPECT_EQ(ApproxTokenCount(euros), 2u);
   // Every ill-formed byte is one code point, continuation bytes included.
   EXPECT_EQ(ApproxTokenCount("\x80\x80\x80\x80\x80\x80\x80\x80"), 2u);
-  EXPECT_EQ(ApproxTokenCount("\xE2\x82" "ab\xE2\x82" "cd"), 2u);  // 8 code points
-  EXPECT_EQ(internal::CountCodePoints("\xE2\x82" "ab"), 4u);
+  EXPECT_EQ(ApproxTokenCount("\xE2\x82"
+                             "ab\xE2\x82"
+                             "cd"),
+            2u);  // 8 code points
+  EXPECT_EQ(internal::CountCodePoints("\xE2\x82"
+                                      "ab"),
+            4u);
 }
 
 TEST(StreamingTokenCount, MatchesWholeCountForAnyChunking) {
@@ -410,8 +413,7 @@ TEST(StreamingTokenCount, MatchesWholeCountForAnyChunking) {
       text, [&](const std::vector<std::string_view>& pieces) { return StreamCount(counter, pieces); });
   for (uint64_t seed = 2; seed < 6; ++seed) {
     testing::ExpectChunkingInvariant(
-        text, [&](const std::vector<std::string_view>& p) { return StreamCount(counter, p); },
-        seed);
+        text, [&](const std::vector<std::string_view>& p) { return StreamCount(counter, p); }, seed);
   }
 }
 
@@ -419,12 +421,28 @@ TEST(StreamingTokenCount, MatchesWholeCountOnVectorsAndRandomText) {
   const TokenCounter& counter = O200k();
   std::string all;
   for (const Vector& v : LoadVectors()) all += v.text + "\n";
-  EXPECT_EQ(StreamCount(counter, testing::RandomSplit(all, 7, 5)),
-            std::to_string(counter.Count(all)));
+  EXPECT_EQ(StreamCount(counter, testing::RandomSplit(all, 7, 5)), std::to_string(counter.Count(all)));
   // Random soup of the characters that matter at line starts.
-  const std::vector<std::string> atoms = {"\n", "\r\n", "\r", " ", "\t", "/", "//", "x", "Ab",
-                                          "1", ";", "\xC2\xA0", "\xE3\x80\x80", "\xFF", "\x80",
-                                          "\xE2\x82", "é", "'s", "\xF0\x9F\x91\x8D", "\xCC\x81"};
+  const std::vector<std::string> atoms = {"\n",
+                                          "\r\n",
+                                          "\r",
+                                          " ",
+                                          "\t",
+                                          "/",
+                                          "//",
+                                          "x",
+                                          "Ab",
+                                          "1",
+                                          ";",
+                                          "\xC2\xA0",
+                                          "\xE3\x80\x80",
+                                          "\xFF",
+                                          "\x80",
+                                          "\xE2\x82",
+                                          "é",
+                                          "'s",
+                                          "\xF0\x9F\x91\x8D",
+                                          "\xCC\x81"};
   std::mt19937 rng(42);
   for (int round = 0; round < 30; ++round) {
     std::string t;
@@ -432,8 +450,7 @@ TEST(StreamingTokenCount, MatchesWholeCountOnVectorsAndRandomText) {
     for (int k = 0; k < n; ++k) t += atoms[rng() % atoms.size()];
     const std::string expected = std::to_string(counter.Count(t));
     for (size_t max_piece : {1, 2, 5, 17}) {
-      EXPECT_EQ(StreamCount(counter, testing::RandomSplit(t, round * 10 + max_piece, max_piece)),
-                expected)
+      EXPECT_EQ(StreamCount(counter, testing::RandomSplit(t, round * 10 + max_piece, max_piece)), expected)
           << "round " << round << " max_piece " << max_piece;
     }
   }
@@ -498,17 +515,17 @@ TEST(SafeCut, FollowsTheRule) {
   EXPECT_EQ(LastSafeCut("abc"), 0u);
   EXPECT_EQ(LastSafeCut("a\nb"), 2u);
   EXPECT_EQ(LastSafeCut("a\nb\nc"), 4u);
-  EXPECT_EQ(LastSafeCut("a\nb\n"), 2u);   // what follows the final LF is unknown
+  EXPECT_EQ(LastSafeCut("a\nb\n"), 2u);    // what follows the final LF is unknown
   EXPECT_EQ(LastSafeCut("a\nb\n c"), 2u);  // whitespace after LF
   EXPECT_EQ(LastSafeCut("a\nb\n\n"), 2u);
   EXPECT_EQ(LastSafeCut("a\nb\n\tc"), 2u);
   EXPECT_EQ(LastSafeCut("a\nb\r\nc"), 5u);
   EXPECT_EQ(LastSafeCut("a\nb\n/c"), 2u);
-  EXPECT_EQ(LastSafeCut("a\n\xC2\xA0"), 0u);        // NBSP is White_Space
-  EXPECT_EQ(LastSafeCut("a\n\xE3\x80\x80z"), 0u);   // U+3000 is White_Space
-  EXPECT_EQ(LastSafeCut("a\n\xE6\x97\xA5"), 2u);    // 日
-  EXPECT_EQ(LastSafeCut("a\n\xE6\x97"), 0u);        // cut off: not yet known
-  EXPECT_EQ(LastSafeCut("a\n\x80"), 2u);            // ill-formed byte = U+FFFD, a symbol
+  EXPECT_EQ(LastSafeCut("a\n\xC2\xA0"), 0u);       // NBSP is White_Space
+  EXPECT_EQ(LastSafeCut("a\n\xE3\x80\x80z"), 0u);  // U+3000 is White_Space
+  EXPECT_EQ(LastSafeCut("a\n\xE6\x97\xA5"), 2u);   // 日
+  EXPECT_EQ(LastSafeCut("a\n\xE6\x97"), 0u);       // cut off: not yet known
+  EXPECT_EQ(LastSafeCut("a\n\x80"), 2u);           // ill-formed byte = U+FFFD, a symbol
   EXPECT_EQ(LastSafeCut("a\n\xFF"), 2u);
   EXPECT_EQ(LastSafeCut("a\n}"), 2u);
 }
@@ -524,8 +541,7 @@ TEST(SafeCut, EverySafeCutIsCountAdditive) {
   cuts.erase(0);
   const size_t checked = cuts.size();
   for (size_t p : cuts) {
-    EXPECT_EQ(counter.Count(text.substr(0, p)) + counter.Count(text.substr(p)), whole)
-        << "cut at " << p;
+    EXPECT_EQ(counter.Count(text.substr(0, p)) + counter.Count(text.substr(p)), whole) << "cut at " << p;
   }
   EXPECT_GT(checked, 15u);
 }
@@ -572,10 +588,9 @@ std::string Generate(const std::string& kind, size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::string s;
   auto pick = [&](std::string_view alphabet) { return alphabet[rng() % alphabet.size()]; };
-  const std::string base64 =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const std::string words[] = {"Hello", "World", "the", "HTTP", "Server", "xml", "Parser",
-                               "ing", "tion", "QUIC", "ly", "Über", "naïve"};
+  const std::string base64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const std::string words[] = {"Hello", "World", "the",  "HTTP", "Server", "xml",  "Parser",
+                               "ing",   "tion",  "QUIC", "ly",   "Über",   "naïve"};
   while (s.size() < n) {
     if (kind == "lower") {
       s += static_cast<char>('a' + rng() % 26);
@@ -614,8 +629,8 @@ std::string Generate(const std::string& kind, size_t n, uint64_t seed) {
 
 const std::vector<std::string>& Kinds() {
   static const std::vector<std::string> kinds = {
-      "lower", "base64", "bytes", "run", "period", "mixed-case", "digits-letters", "cjk",
-      "cyrillic", "two-letters", "spaces", "punct", "upper-lower"};
+      "lower", "base64",   "bytes",       "run",    "period", "mixed-case", "digits-letters",
+      "cjk",   "cyrillic", "two-letters", "spaces", "punct",  "upper-lower"};
   return kinds;
 }
 

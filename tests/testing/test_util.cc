@@ -31,8 +31,7 @@ std::string ReferenceDir() {
   return "";
 }
 
-std::string Nested(size_t depth, std::string_view open, std::string_view close,
-                   std::string_view leaf) {
+std::string Nested(size_t depth, std::string_view open, std::string_view close, std::string_view leaf) {
   std::string s;
   s.reserve(depth * (open.size() + close.size()) + leaf.size());
   for (size_t i = 0; i < depth; ++i) s += open;
@@ -80,9 +79,9 @@ std::vector<std::string_view> RandomSplit(std::string_view data, uint64_t seed, 
   return out;
 }
 
-void ExpectChunkingInvariant(
-    std::string_view input,
-    const std::function<std::string(const std::vector<std::string_view>&)>& run, uint64_t seed) {
+void ExpectChunkingInvariant(std::string_view input,
+                             const std::function<std::string(const std::vector<std::string_view>&)>& run,
+                             uint64_t seed) {
   std::vector<std::string_view> whole;
   if (!input.empty()) whole.push_back(input);
   const std::string expected = run(whole);

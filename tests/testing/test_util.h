@@ -25,8 +25,7 @@ std::string ReadAbsolute(const std::string& path);
 
 // `open` repeated `depth` times, then `leaf`, then `close` repeated `depth` times: deeply
 // nested JSON for depth-limit tests, e.g. Nested(10001, "[", "]").
-std::string Nested(size_t depth, std::string_view open, std::string_view close,
-                   std::string_view leaf = "1");
+std::string Nested(size_t depth, std::string_view open, std::string_view close, std::string_view leaf = "1");
 
 // `n` pseudo-random bytes (mt19937_64 from `seed`, little-endian words): incompressible data.
 std::string RandomBytes(size_t n, uint64_t seed);
@@ -36,10 +35,9 @@ std::vector<std::string_view> RandomSplit(std::string_view data, uint64_t seed, 
 
 // Runs `run(pieces)` on the whole input, on several random splits with pieces down to 1 byte,
 // and on an all-1-byte split, and EXPECTs every result to equal the whole-input one.
-void ExpectChunkingInvariant(
-    std::string_view input,
-    const std::function<std::string(const std::vector<std::string_view>&)>& run,
-    uint64_t seed = 1);
+void ExpectChunkingInvariant(std::string_view input,
+                             const std::function<std::string(const std::vector<std::string_view>&)>& run,
+                             uint64_t seed = 1);
 
 }  // namespace caveman::testing
 
