@@ -10,8 +10,8 @@
 
 #include <unicode/uchar.h>
 
-#include "compressors/internal/cj.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/cj.h"
+#include "compressors/text_util.h"
 
 namespace caveman {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "compressors/internal/grammars.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 #include "compressors/internal/ts_budget.h"
 
 namespace caveman {

@@ -1,6 +1,6 @@
 #include "compressors/compressor.h"
 
-#include "compressors/internal/large_stack.h"
+#include "compressors/large_stack.h"
 
 #include <cstring>
 

@@ -18,9 +18,9 @@
 #include "compressors/config.h"
 #include "compressors/internal/detect_scan.h"
 #include "compressors/internal/fixed_width.h"
-#include "compressors/internal/log_rules.h"
+#include "compressors/log_rules.h"
 #include "compressors/internal/json_validity.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 #include "compressors/tabular.h"
 #include "compressors/test_report.h"
 

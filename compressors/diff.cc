@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "compressors/internal/elision.h"
+#include "compressors/elision.h"
 #include "compressors/internal/line_skeleton.h"
-#include "compressors/internal/lines.h"
-#include "compressors/internal/log_rules.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/lines.h"
+#include "compressors/log_rules.h"
+#include "compressors/text_util.h"
 
 namespace caveman {
 namespace {

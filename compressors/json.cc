@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "compressors/internal/elision.h"
+#include "compressors/elision.h"
 #include "compressors/internal/invariants.h"
 #include "compressors/internal/json_select.h"
 #include "compressors/internal/json_tree.h"

@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "compressors/internal/bm25.h"
-#include "compressors/internal/elision.h"
+#include "compressors/elision.h"
 #include "compressors/internal/invariants.h"
-#include "compressors/internal/lines.h"
-#include "compressors/internal/log_rules.h"
+#include "compressors/lines.h"
+#include "compressors/log_rules.h"
 #include "compressors/internal/redundancy.h"
 #include "compressors/internal/templates.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 #include "compressors/repetition.h"
 #include "stream/line_splitter.h"
 #include "stream/spool.h"

@@ -10,7 +10,7 @@
 #include "compressors/internal/bm25.h"
 #include "compressors/internal/csv.h"
 #include "compressors/internal/json_tree.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 
 namespace caveman {
 namespace {

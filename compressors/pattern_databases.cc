@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "compressors/internal/detect_scan.h"
-#include "compressors/internal/log_rules.h"
+#include "compressors/log_rules.h"
 
 namespace caveman {
 

@@ -12,7 +12,7 @@
 #include "compressors/tabular.h"
 #include "compressors/terminal.h"
 #include "compressors/text.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 #include "compressors/a11y.h"
 #include "compressors/html.h"
 #include "compressors/repetition.h"

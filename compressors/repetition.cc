@@ -3,7 +3,7 @@
 #include <array>
 #include <vector>
 
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 #include "stream/chunk_buffer.h"
 #include "stream/line_splitter.h"
 #include "stream/sha256.h"

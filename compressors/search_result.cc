@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "compressors/internal/bm25.h"
-#include "compressors/internal/elision.h"
+#include "compressors/elision.h"
 #include "compressors/internal/line_skeleton.h"
-#include "compressors/internal/lines.h"
+#include "compressors/lines.h"
 #include "compressors/internal/redundancy.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 
 namespace caveman {
 namespace {

@@ -11,13 +11,13 @@
 
 #include "compressors/internal/bm25.h"
 #include "compressors/internal/csv.h"
-#include "compressors/internal/elision.h"
+#include "compressors/elision.h"
 #include "compressors/internal/fixed_width.h"
 #include "compressors/internal/invariants.h"
-#include "compressors/internal/lines.h"
+#include "compressors/lines.h"
 #include "compressors/internal/redundancy.h"
 #include "compressors/internal/templates.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 
 namespace caveman {
 namespace {

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "compressors/internal/elision.h"
+#include "compressors/elision.h"
 #include "compressors/internal/line_skeleton.h"
-#include "compressors/internal/lines.h"
+#include "compressors/lines.h"
 #include "compressors/internal/redundancy.h"
 #include "compressors/internal/templates.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 
 namespace caveman {
 namespace {

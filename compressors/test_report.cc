@@ -11,7 +11,7 @@
 #include <pugixml.hpp>
 #include <simdjson.h>
 
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 
 namespace caveman {
 namespace {

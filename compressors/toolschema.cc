@@ -6,8 +6,8 @@
 #include <re2/re2.h>
 #include <unicode/uchar.h>
 
-#include "compressors/internal/cj.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/cj.h"
+#include "compressors/text_util.h"
 
 namespace caveman {
 namespace {

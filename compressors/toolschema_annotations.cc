@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "compressors/internal/cj.h"
+#include "compressors/cj.h"
 
 namespace caveman {
 namespace {

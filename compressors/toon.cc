@@ -1,6 +1,6 @@
 #include "compressors/toon.h"
 
-#include "compressors/internal/large_stack.h"
+#include "compressors/large_stack.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,8 +9,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "compressors/internal/cj.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/cj.h"
+#include "compressors/text_util.h"
 
 namespace caveman {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "compressors/detect.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 
 namespace caveman {
 namespace {

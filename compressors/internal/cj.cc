@@ -1,10 +1,10 @@
-#include "compressors/internal/cj.h"
+#include "compressors/cj.h"
 
 #include <algorithm>
 #include <numeric>
 
 #include "compressors/internal/json_tree.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 
 namespace caveman::internal {
 namespace {

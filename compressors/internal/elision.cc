@@ -1,4 +1,4 @@
-#include "compressors/internal/elision.h"
+#include "compressors/elision.h"
 
 namespace caveman::internal {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 
 namespace caveman::internal {
 namespace {

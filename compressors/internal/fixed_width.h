@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compressors/internal/lines.h"
+#include "compressors/lines.h"
 
 namespace caveman::internal {
 

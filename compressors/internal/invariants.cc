@@ -5,7 +5,7 @@
 
 #include <re2/re2.h>
 
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 
 namespace caveman::internal {
 namespace {

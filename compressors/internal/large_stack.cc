@@ -1,4 +1,4 @@
-#include "compressors/internal/large_stack.h"
+#include "compressors/large_stack.h"
 
 #include <pthread.h>
 

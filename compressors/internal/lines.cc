@@ -1,4 +1,4 @@
-#include "compressors/internal/lines.h"
+#include "compressors/lines.h"
 
 #include <cstring>
 

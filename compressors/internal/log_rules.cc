@@ -1,14 +1,14 @@
-#include "compressors/internal/log_rules.h"
+#include "compressors/log_rules.h"
 
 #include <hs/hs.h>
 #include <re2/re2.h>
 
 #include <cstring>
 
-#include "compressors/internal/elision.h"
+#include "compressors/elision.h"
 #include "compressors/internal/hs_cache.h"
-#include "compressors/internal/lines.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/lines.h"
+#include "compressors/text_util.h"
 
 namespace caveman::internal {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <unicode/uchar.h>
 
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 
 namespace caveman::internal {
 namespace {

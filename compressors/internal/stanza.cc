@@ -8,8 +8,8 @@
 #include <optional>
 #include <set>
 
-#include "compressors/internal/lines.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/lines.h"
+#include "compressors/text_util.h"
 
 namespace caveman::internal {
 namespace {

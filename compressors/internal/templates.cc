@@ -5,7 +5,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "compressors/internal/elision.h"
+#include "compressors/elision.h"
 #include "compressors/internal/redundancy.h"
 
 namespace caveman::internal {

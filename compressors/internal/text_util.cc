@@ -1,4 +1,4 @@
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 
 #include <cerrno>
 #include <cmath>

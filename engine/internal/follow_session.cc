@@ -6,8 +6,8 @@
 
 #include "compressors/detect.h"
 #include "engine/internal/stages.h"
-#include "compressors/internal/elision.h"
-#include "compressors/internal/log_rules.h"
+#include "compressors/elision.h"
+#include "compressors/log_rules.h"
 #include "stream/check.h"
 
 namespace caveman::internal {

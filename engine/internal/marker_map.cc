@@ -6,10 +6,10 @@
 #include <unordered_map>
 #include <utility>
 
-#include "compressors/internal/cj.h"
-#include "compressors/internal/large_stack.h"
-#include "compressors/internal/lines.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/cj.h"
+#include "compressors/large_stack.h"
+#include "compressors/lines.h"
+#include "compressors/text_util.h"
 #include "compressors/terminal.h"
 #include "compressors/text.h"
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "compressors/internal/lines.h"
+#include "compressors/lines.h"
 #include "stream/chunk_buffer.h"
 #include "stream/sha256.h"
 

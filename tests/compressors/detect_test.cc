@@ -10,7 +10,7 @@
 
 #include <random>
 
-#include "compressors/internal/cj.h"
+#include "compressors/cj.h"
 #include "compressors/internal/json_validity.h"
 #include "stream/spool.h"
 #include "tests/testing/test_util.h"

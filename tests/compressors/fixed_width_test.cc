@@ -14,7 +14,7 @@
 
 #include "compressors/compressor.h"
 #include "compressors/detect.h"
-#include "compressors/internal/lines.h"
+#include "compressors/lines.h"
 #include "compressors/tabular.h"
 #include "tests/testing/test_util.h"
 

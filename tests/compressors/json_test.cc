@@ -12,7 +12,7 @@
 #include "compressors/internal/invariants.h"
 #include "compressors/internal/json_select.h"
 #include "compressors/internal/json_tree.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 #include "compressors/registry.h"
 #include "stream/sha256.h"
 #include "caveman/stream/tokens.h"

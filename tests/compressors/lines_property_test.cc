@@ -13,7 +13,7 @@
 
 #include "compressors/compressor.h"
 #include "compressors/diff.h"
-#include "compressors/internal/lines.h"
+#include "compressors/lines.h"
 #include "compressors/search_result.h"
 #include "compressors/tabular.h"
 #include "compressors/terminal.h"

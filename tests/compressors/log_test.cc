@@ -9,11 +9,11 @@
 
 #include "compressors/compressor.h"
 #include "compressors/internal/bm25.h"
-#include "compressors/internal/elision.h"
+#include "compressors/elision.h"
 #include "compressors/internal/invariants.h"
-#include "compressors/internal/lines.h"
+#include "compressors/lines.h"
 #include "compressors/internal/redundancy.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 #include "stream/spool.h"
 #include "tests/testing/test_util.h"
 

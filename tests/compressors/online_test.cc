@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "compressors/compressor.h"
-#include "compressors/internal/lines.h"
+#include "compressors/lines.h"
 #include "compressors/log.h"
 #include "tests/testing/test_util.h"
 

@@ -7,11 +7,11 @@
 #include <gtest/gtest.h>
 
 #include "compressors/internal/bm25.h"
-#include "compressors/internal/cj.h"
-#include "compressors/internal/elision.h"
+#include "compressors/cj.h"
+#include "compressors/elision.h"
 #include "compressors/internal/invariants.h"
 #include "compressors/internal/json_tree.h"
-#include "compressors/internal/lines.h"
+#include "compressors/lines.h"
 #include "compressors/internal/redundancy.h"
 
 namespace caveman::internal {

@@ -10,7 +10,7 @@
 #include "compressors/compressor.h"
 #include "compressors/config.h"
 #include "compressors/detect.h"
-#include "compressors/internal/lines.h"
+#include "compressors/lines.h"
 #include "tests/testing/test_util.h"
 
 namespace caveman {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "compressors/compressor.h"
-#include "compressors/internal/cj.h"
+#include "compressors/cj.h"
 #include "tests/testing/test_util.h"
 
 namespace caveman {

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "compressors/compressor.h"
-#include "compressors/internal/cj.h"
+#include "compressors/cj.h"
 #include "caveman/stream/tokens.h"
 #include "tests/testing/test_util.h"
 

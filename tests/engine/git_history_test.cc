@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "compressors/detect.h"
-#include "compressors/internal/lines.h"
-#include "compressors/internal/log_rules.h"
+#include "compressors/lines.h"
+#include "compressors/log_rules.h"
 #include "compressors/online.h"
 #include "caveman/engine/engine.h"
 #include "tests/testing/test_util.h"

@@ -20,7 +20,7 @@
 
 #include "compressors/detect.h"
 #include "compressors/internal/json_tree.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 #include "compressors/registry.h"
 #include "caveman/engine/engine.h"
 #include "caveman/store/store.h"

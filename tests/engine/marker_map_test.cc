@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "compressors/internal/cj.h"
+#include "compressors/cj.h"
 #include "compressors/terminal.h"
 #include "compressors/text.h"
 #include "caveman/engine/engine.h"

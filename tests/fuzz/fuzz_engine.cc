@@ -23,7 +23,7 @@
 #include <simdjson.h>
 
 #include "compressors/internal/json_tree.h"
-#include "compressors/internal/text_util.h"
+#include "compressors/text_util.h"
 #include "compressors/registry.h"
 #include "compressors/toon.h"
 #include "caveman/engine/engine.h"

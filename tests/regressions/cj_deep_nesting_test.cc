@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "compressors/internal/cj.h"
+#include "compressors/cj.h"
 
 namespace caveman::internal {
 namespace {

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "compressors/compressor.h"
-#include "compressors/internal/large_stack.h"
+#include "compressors/large_stack.h"
 #include "compressors/registry.h"
 
 namespace caveman {

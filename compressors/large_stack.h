@@ -2,8 +2,8 @@
 // recurse per nesting level (gumbo frees its tree recursively; our JSON walks recurse up to the
 // 10,000-level limit) cannot overflow the caller's stack — a library user's worker thread may
 // have 256 KiB, and the CLI's main thread whatever `ulimit -s` says.
-#ifndef CAVEMAN_COMPRESSORS_INTERNAL_LARGE_STACK_H_
-#define CAVEMAN_COMPRESSORS_INTERNAL_LARGE_STACK_H_
+#ifndef CAVEMAN_COMPRESSORS_LARGE_STACK_H_
+#define CAVEMAN_COMPRESSORS_LARGE_STACK_H_
 
 #include <cstddef>
 #include <functional>
@@ -22,4 +22,4 @@ void RunWithStack(size_t stack_bytes, const std::function<void()>& fn);
 
 }  // namespace caveman::internal
 
-#endif  // CAVEMAN_COMPRESSORS_INTERNAL_LARGE_STACK_H_
+#endif  // CAVEMAN_COMPRESSORS_LARGE_STACK_H_

@@ -6,8 +6,8 @@
 //
 // Thread-safety: the compiled pattern database is built once per process and immutable; a
 // KeepMatcher (scratch) and a DroppedRun belong to one payload.
-#ifndef CAVEMAN_COMPRESSORS_INTERNAL_LOG_RULES_H_
-#define CAVEMAN_COMPRESSORS_INTERNAL_LOG_RULES_H_
+#ifndef CAVEMAN_COMPRESSORS_LOG_RULES_H_
+#define CAVEMAN_COMPRESSORS_LOG_RULES_H_
 
 #include <cstdint>
 #include <optional>
@@ -107,4 +107,4 @@ class DroppedRun {
 
 }  // namespace caveman::internal
 
-#endif  // CAVEMAN_COMPRESSORS_INTERNAL_LOG_RULES_H_
+#endif  // CAVEMAN_COMPRESSORS_LOG_RULES_H_

@@ -1,7 +1,7 @@
 // Text rules of §0.2/§0.3 shared by every compressor: UTF-8 validity and decoding, TRIM,
 // FIELDS, LOWER, White_Space, NUMBER. Unicode properties come from ICU (Unicode 15).
-#ifndef CAVEMAN_COMPRESSORS_INTERNAL_TEXT_UTIL_H_
-#define CAVEMAN_COMPRESSORS_INTERNAL_TEXT_UTIL_H_
+#ifndef CAVEMAN_COMPRESSORS_TEXT_UTIL_H_
+#define CAVEMAN_COMPRESSORS_TEXT_UTIL_H_
 
 #include <cstdint>
 #include <optional>
@@ -62,4 +62,4 @@ bool Contains(std::string_view s, std::string_view p);
 
 }  // namespace caveman::internal
 
-#endif  // CAVEMAN_COMPRESSORS_INTERNAL_TEXT_UTIL_H_
+#endif  // CAVEMAN_COMPRESSORS_TEXT_UTIL_H_

@@ -4,8 +4,8 @@
 // duplicates and byte spans, and the CJ / CJI writers of §0.3.
 //
 // Thread-safety: plain values and pure functions.
-#ifndef CAVEMAN_COMPRESSORS_INTERNAL_CJ_H_
-#define CAVEMAN_COMPRESSORS_INTERNAL_CJ_H_
+#ifndef CAVEMAN_COMPRESSORS_CJ_H_
+#define CAVEMAN_COMPRESSORS_CJ_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -69,4 +69,4 @@ JsonValue JsonObject();
 
 }  // namespace caveman::internal
 
-#endif  // CAVEMAN_COMPRESSORS_INTERNAL_CJ_H_
+#endif  // CAVEMAN_COMPRESSORS_CJ_H_

@@ -2,8 +2,8 @@
 // compressors (log, terminal, diff, search-result, config, text, tabular).
 //
 // Thread-safety: free functions are pure; a CrlfCounter belongs to one stream.
-#ifndef CAVEMAN_COMPRESSORS_INTERNAL_LINES_H_
-#define CAVEMAN_COMPRESSORS_INTERNAL_LINES_H_
+#ifndef CAVEMAN_COMPRESSORS_LINES_H_
+#define CAVEMAN_COMPRESSORS_LINES_H_
 
 #include <cstdint>
 #include <string>
@@ -76,4 +76,4 @@ std::vector<std::string> ReplaceDroppedRuns(const std::vector<std::string_view>&
 
 }  // namespace caveman::internal
 
-#endif  // CAVEMAN_COMPRESSORS_INTERNAL_LINES_H_
+#endif  // CAVEMAN_COMPRESSORS_LINES_H_

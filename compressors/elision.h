@@ -1,7 +1,7 @@
 // worthEliding (§4.5), the contract note (§4.6) and the run marker text, shared by the
 // compressors that elide runs of units.
-#ifndef CAVEMAN_COMPRESSORS_INTERNAL_ELISION_H_
-#define CAVEMAN_COMPRESSORS_INTERNAL_ELISION_H_
+#ifndef CAVEMAN_COMPRESSORS_ELISION_H_
+#define CAVEMAN_COMPRESSORS_ELISION_H_
 
 #include <cstdint>
 #include <string>
@@ -30,4 +30,4 @@ std::string ElisionMarker(uint64_t count, std::string_view what, std::string_vie
 
 }  // namespace caveman::internal
 
-#endif  // CAVEMAN_COMPRESSORS_INTERNAL_ELISION_H_
+#endif  // CAVEMAN_COMPRESSORS_ELISION_H_
