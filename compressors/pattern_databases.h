@@ -18,11 +18,15 @@
 #ifndef CAVEMAN_COMPRESSORS_PATTERN_DATABASES_H_
 #define CAVEMAN_COMPRESSORS_PATTERN_DATABASES_H_
 
+#include <string>
 #include <string_view>
 
 namespace caveman {
 
 void RegisterEmbeddedPatternDatabases(std::string_view blob);
+
+// Appends one blob entry (the layout above) to `blob`. REQUIRES: key.size() == 32.
+void AppendPatternDatabaseEntry(std::string_view key, std::string_view file_bytes, std::string* blob);
 
 // Compiles every Hyperscan pattern database the compressors use (through CompileMultiCached,
 // so into the disk cache directory when one is set). For the build-time generator.

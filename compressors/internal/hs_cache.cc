@@ -169,6 +169,13 @@ hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned
 
 namespace caveman {
 
+void AppendPatternDatabaseEntry(std::string_view key, std::string_view file_bytes, std::string* blob) {
+  blob->append(key);
+  const uint64_t n = file_bytes.size();
+  for (int i = 0; i < 8; ++i) blob->push_back(static_cast<char>((n >> (8 * i)) & 0xFF));
+  blob->append(file_bytes);
+}
+
 void RegisterEmbeddedPatternDatabases(std::string_view blob) {
   internal::embedded_size.store(blob.size(), std::memory_order_release);
   internal::embedded_begin.store(blob.data(), std::memory_order_release);

@@ -58,10 +58,7 @@ int main(int argc, char** argv) {
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     unlink(path.c_str());
     if (!in.good() && !in.eof()) return Fail("cannot read " + path);
-    blob.append(name, 3, 32);
-    uint64_t n = bytes.size();
-    for (int i = 0; i < 8; ++i) blob.push_back(static_cast<char>((n >> (8 * i)) & 0xFF));
-    blob.append(bytes);
+    caveman::AppendPatternDatabaseEntry(std::string_view(name).substr(3, 32), bytes, &blob);
   }
   rmdir(dir.c_str());
   const std::string out = argv[1];

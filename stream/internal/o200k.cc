@@ -182,7 +182,7 @@ uint64_t PairHash(uint64_t key) {
 
 // Line memo of CountWellFormed: exact segment bytes → count, per counting thread. Open
 // addressing over kLineMemoSlots slots, the bytes in one arena; when the arena or the table
-// fills up, everything is forgotten at once (a bounded 1.3 MiB per thread, no eviction
+// fills up, everything is forgotten at once (a bounded 1.5 MiB per thread, no eviction
 // bookkeeping).
 constexpr size_t kLineMemoMinText = 4096;  // shorter texts: straight to CountPieces
 constexpr size_t kLineMemoMinLine = 12;    // shorter segments: counting is as cheap as a probe

@@ -143,10 +143,9 @@ std::string BlobEntry(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string name = file.filename().string();  // hs-<32 hex>.db
-  std::string entry = name.substr(3, 32);
-  const uint64_t n = bytes.size();
-  for (int i = 0; i < 8; ++i) entry.push_back(static_cast<char>((n >> (8 * i)) & 0xFF));
-  return entry + bytes;
+  std::string entry;
+  AppendPatternDatabaseEntry(std::string_view(name).substr(3, 32), bytes, &entry);
+  return entry;
 }
 
 // Build-time databases (issue 19): a registered blob is used before the disk cache (nothing is
@@ -159,7 +158,9 @@ TEST_F(HsCacheTest, RegisteredBlobIsUsedFirstAndADamagedEntryIgnored) {
   static std::string blob;  // must outlive the registration
   const char* const other[] = {"WARN"};
   const unsigned f0[] = {0}, i0[] = {1};
-  blob = "0123456789abcdef0123456789abcdef" + std::string(8, '\0') + BlobEntry(file);  // empty entry first
+  blob.clear();
+  AppendPatternDatabaseEntry("0123456789abcdef0123456789abcdef", "", &blob);  // an empty entry first
+  blob += BlobEntry(file);
   fs::remove(file);
   RegisterEmbeddedPatternDatabases(blob);
 
