@@ -133,7 +133,6 @@ Result<std::unique_ptr<Engine::Impl::Run>> Engine::Impl::RunPipeline(ByteSource&
   auto stages = [&]() -> Result<PassThroughReason> {
     CAVEMAN_RETURN_IF_ERROR(read.Run(in, o.max_input_bytes, config.compress_mode, &run->original));
     r.bytes_in = read.bytes();
-    run->handle = read.handle();
     // Issue 15: running out of memory anywhere after the read (detection, a compressor, the
     // guard, the gate) passes the original through from its spool instead of aborting.
     try {
@@ -155,6 +154,7 @@ Result<std::unique_ptr<Engine::Impl::Run>> Engine::Impl::RunPipeline(ByteSource&
     return why.status();
   }
   r.tokens_before = read.Finish();
+  run->handle = read.handle();
   r.pass_through_reason = *why;
   run->accepted = *why == PassThroughReason::kNone;
   if (!run->accepted) {

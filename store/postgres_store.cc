@@ -322,6 +322,7 @@ class PgRecordWriter final : public RecordWriter {
       : store_(store), enc_(std::move(enc)), frame_(std::move(spool_options)) {}
   Status Append(std::string_view data) override;
   Status Commit(const std::string& handle, const RecordInfo& info) override;
+  std::optional<std::string> AppendedHandle() const override { return HandleFromDigest(sha_.Peek()); }
   void Abandon() override {
     finished_ = true;
     enc_.reset();

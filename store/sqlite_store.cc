@@ -163,6 +163,7 @@ class SqliteRecordWriter final : public RecordWriter {
 
   Status Append(std::string_view data) override;
   Status Commit(const std::string& handle, const RecordInfo& info) override;
+  std::optional<std::string> AppendedHandle() const override { return HandleFromDigest(sha_.Peek()); }
   void Abandon() override {
     finished_ = true;
     enc_.reset();

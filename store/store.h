@@ -93,6 +93,11 @@ class CAVEMAN_EXPORT RecordWriter {
   virtual Status Commit(const std::string& handle, const RecordInfo& info) = 0;
   // Drops everything appended. Idempotent.
   virtual void Abandon() = 0;
+  // The handle (ccr_ + 32 hex of the SHA-256) of every byte appended so far, if this writer
+  // hashes what it is given (the built-in stores' writers do, to check Commit's handle);
+  // std::nullopt if it does not. A caller that needs the handle of the same bytes can take it
+  // from here instead of hashing them a second time. Not concurrently with Append.
+  virtual std::optional<std::string> AppendedHandle() const { return std::nullopt; }
 };
 
 // A record written while its original is still arriving (follow mode, `run`). Appended bytes

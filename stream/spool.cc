@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include <fcntl.h>
@@ -71,27 +72,76 @@ class SpoolReader final : public ByteSource {
  public:
   explicit SpoolReader(const Spool& s) : spool_(s) {}
   Result<size_t> Read(char* buf, size_t cap) override {
-    if (spool_.in_memory()) {
-      std::string_view m = spool_.memory_view();
-      size_t n = std::min<uint64_t>(cap, m.size() - pos_);
-      std::memcpy(buf, m.data() + pos_, n);
-      pos_ += n;
-      return n;
-    }
-    tmp_.clear();
-    CAVEMAN_RETURN_IF_ERROR(spool_.ReadRange(pos_, cap, &tmp_));
-    std::memcpy(buf, tmp_.data(), tmp_.size());
-    pos_ += tmp_.size();
-    return tmp_.size();
+    CAVEMAN_ASSIGN_OR_RETURN(size_t n, spool_.ReadAt(pos_, buf, cap));
+    pos_ += n;
+    return n;
   }
 
  private:
   const Spool& spool_;
   uint64_t pos_ = 0;
-  std::string tmp_;
 };
 
+// Full pread of [offset, offset + len) into dst. Errors: kIoError (also for a short file).
+Status PreadFully(int fd, uint64_t offset, char* dst, size_t len) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = ::pread(fd, dst + done, len - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::IoError(std::string("read spool: ") + (n < 0 ? std::strerror(errno) : "short read"));
+    done += static_cast<size_t>(n);
+  }
+  return Status::OK();
+}
+
 }  // namespace
+
+namespace internal {
+
+void SpoolMemory::Reserve(size_t n) {
+  if (n <= capacity_) return;
+  if (n < kMapBytes) {
+    char* p = static_cast<char*>(std::realloc(data_, n));
+    if (p == nullptr) throw std::bad_alloc();
+    data_ = p;
+    capacity_ = n;
+    return;
+  }
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t want = (n + page - 1) / page * page;
+  void* p;
+  if (mapped_) {
+    p = ::mremap(data_, capacity_, want, MREMAP_MAYMOVE);
+  } else {
+    p = ::mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED && size_ > 0) std::memcpy(p, data_, size_);
+  }
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  if (!mapped_) std::free(data_);
+  data_ = static_cast<char*>(p);
+  capacity_ = want;
+  mapped_ = true;
+}
+
+void SpoolMemory::Append(std::string_view d) {
+  if (d.empty()) return;
+  if (size_ + d.size() > capacity_) Reserve(std::max(size_ + d.size(), 2 * capacity_));
+  std::memcpy(data_ + size_, d.data(), d.size());
+  size_ += d.size();
+}
+
+void SpoolMemory::Release() {
+  if (mapped_) {
+    ::munmap(data_, capacity_);
+  } else {
+    std::free(data_);
+  }
+  data_ = nullptr;
+  size_ = capacity_ = 0;
+  mapped_ = false;
+}
+
+}  // namespace internal
 
 void SetSpoolSpillFailureForTest(bool fail) { g_fail_spill_open.store(fail); }
 void SetSpoolDiskFullForTest(bool fail) { g_fail_spill_write.store(fail); }
@@ -104,8 +154,7 @@ void Spool::Clear() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   spill_failed_ = false;
-  mem_.clear();
-  mem_.shrink_to_fit();
+  mem_.Release();
   size_ = 0;
 }
 
@@ -115,9 +164,9 @@ Status Spool::Write(std::string_view data) {
     // Grow geometrically but never past the limit, so a spool costs at most memory_limit.
     size_t need = mem_.size() + data.size();
     if (need > mem_.capacity()) {
-      mem_.reserve(std::min(options_.memory_limit, std::max(need, 2 * mem_.capacity())));
+      mem_.Reserve(std::min(options_.memory_limit, std::max(need, 2 * mem_.capacity())));
     }
-    mem_.append(data);
+    mem_.Append(data);
     size_ += data.size();
     return Status::OK();
   }
@@ -126,11 +175,10 @@ Status Spool::Write(std::string_view data) {
     // descriptor left) is not fatal: /tmp, then an anonymous memfd, then memory.
     Result<int> fd = OpenSpillFile(options_.temp_dir);
     if (fd.ok()) {
-      Status s = WriteFully(*fd, mem_);
+      Status s = WriteFully(*fd, mem_.view());
       if (s.ok()) {
         fd_ = *fd;
-        mem_.clear();
-        mem_.shrink_to_fit();
+        mem_.Release();
       } else {
         ::close(*fd);
         spill_failed_ = true;
@@ -140,7 +188,7 @@ Status Spool::Write(std::string_view data) {
     }
   }
   if (fd_ < 0) {  // spilling failed: the spool grows in memory
-    mem_.append(data);
+    mem_.Append(data);
     size_ += data.size();
     return Status::OK();
   }
@@ -153,8 +201,10 @@ Status Spool::Write(std::string_view data) {
     ::close(fd_);
     fd_ = -1;
     spill_failed_ = true;
-    mem_ = std::move(back);
-    mem_.append(data);
+    mem_.Release();
+    mem_.Reserve(back.size() + data.size());
+    mem_.Append(back);
+    mem_.Append(data);
   }
   size_ += data.size();
   return Status::OK();
@@ -164,28 +214,31 @@ Status Spool::ReadRange(uint64_t offset, uint64_t len, std::string* out) const {
   if (offset >= size_) return Status::OK();
   len = std::min(len, size_ - offset);
   if (fd_ < 0) {
-    out->append(mem_.data() + offset, len);
+    out->append(mem_.view().substr(offset, len));
     return Status::OK();
   }
-  size_t base = out->size();
+  const size_t base = out->size();
   out->resize(base + len);
-  uint64_t done = 0;
-  while (done < len) {
-    ssize_t n = ::pread(fd_, out->data() + base + done, len - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      out->resize(base + done);
-      return Status::IoError(std::string("read spool: ") + (n < 0 ? std::strerror(errno) : "short read"));
-    }
-    done += static_cast<uint64_t>(n);
+  Status s = PreadFully(fd_, offset, out->data() + base, len);
+  if (!s.ok()) out->resize(base);
+  return s;
+}
+
+Result<size_t> Spool::ReadAt(uint64_t offset, char* buf, size_t cap) const {
+  if (offset >= size_) return size_t{0};
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(cap, size_ - offset));
+  if (fd_ < 0) {
+    std::memcpy(buf, mem_.view().data() + offset, n);
+    return n;
   }
-  return Status::OK();
+  CAVEMAN_RETURN_IF_ERROR(PreadFully(fd_, offset, buf, n));
+  return n;
 }
 
 std::unique_ptr<ByteSource> Spool::NewReader() const { return std::make_unique<SpoolReader>(*this); }
 
 Status Spool::CopyTo(ByteSink& sink) const {
-  if (fd_ < 0) return sink.Write(mem_);
+  if (fd_ < 0) return sink.Write(mem_.view());
   auto r = NewReader();
   return CopyStream(*r, sink);
 }

@@ -726,7 +726,8 @@ Result<MarkerMap> BuildMarkerMap(const Spool& original, const Spool& view, const
 
 std::string MarkerMapBlob(const Spool& original, const Spool& view, const std::vector<ElidedSpan>& spans) {
   Result<MarkerMap> map = BuildMarkerMap(original, view, spans);
-  return SerializeMarkerMap(map.ok() ? *map : Unmapped(map.status().message()));
+  if (!map.ok()) return SerializeMarkerMap(Unmapped(map.status().message()));
+  return SerializeMarkerMap(*map);  // by reference: a large map is not copied first
 }
 
 // ---- blob ----
@@ -777,11 +778,21 @@ std::string SerializeMarkerMap(const MarkerMap& map) {
   out += '\n';
   out += map.mapped ? "mapped" : "unmapped " + EncodeField(map.reason);
   out += '\n';
+  out.reserve(out.size() + map.markers.size() * 64);
+  auto number = [&out](auto v) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    out.append(buf, r.ptr);
+    out += ' ';
+  };
   for (const MarkerEntry& e : map.markers) {
-    out += e.kind + ' ' + std::to_string(e.view_line) + ' ' + std::to_string(e.count) + ' ' +
-           std::to_string(e.first_line) + ' ' + std::to_string(e.last_line) + ' ' + std::to_string(e.byte_begin) + ' ' +
-           std::to_string(e.byte_end) + ' ' + std::to_string(e.first_index) + ' ' + std::to_string(e.last_index) + ' ' +
-           EncodeField(e.pointer) + '\n';
+    out += e.kind;
+    out += ' ';
+    for (uint64_t v : {e.view_line, e.count, e.first_line, e.last_line, e.byte_begin, e.byte_end}) number(v);
+    number(e.first_index);
+    number(e.last_index);
+    out += EncodeField(e.pointer);
+    out += '\n';
   }
   return out;
 }

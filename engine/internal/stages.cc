@@ -236,6 +236,8 @@ std::string StoreError(const Status& s) {
 // ---- Read ----
 
 Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool* original) {
+  // Before the first Offer: the worker has not touched the writer yet.
+  hash_here_ = record_->writer() == nullptr || !record_->writer()->AppendedHandle().has_value();
   Sha256 sha;
   ChunkBuffer buf;
   for (;;) {
@@ -251,12 +253,12 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
     }
     std::string_view chunk(buf.data(), n);
     bytes_ += n;
-    sha.Update(chunk);
+    if (hash_here_) sha.Update(chunk);
     if (probe_.size() < kLayerProbeBytes) probe_.append(chunk.substr(0, kLayerProbeBytes - probe_.size()));
     CAVEMAN_RETURN_IF_ERROR(original->Write(chunk));
     worker_.Offer(chunk);
   }
-  handle_ = HandleFromDigest(sha.Final());
+  if (hash_here_) handle_ = HandleFromDigest(sha.Final());
   input_.emplace(Body::FromSpool(*original));
   if (InputWorker::LooksLikeJson(probe_) && load_json) {
     CAVEMAN_ASSIGN_OR_RETURN(std::string_view whole, input_->View());
@@ -273,6 +275,25 @@ uint64_t ReadStage::Finish() {
   worker_.Help();  // nothing else to do here: count segments the worker has not reached
   worker_.Join();
   tokens_ = worker_.tokens();
+  if (!hash_here_) {
+    if (worker_.writer_status().ok()) {
+      handle_ = record_->writer()->AppendedHandle().value_or(std::string());
+    } else if (input_) {
+      // The writer stopped taking bytes: hash the original from its spool (rare path).
+      Sha256 sha;
+      auto reader = input_->NewReader();
+      ChunkBuffer buf;
+      for (;;) {
+        Result<size_t> n = reader->Read(buf.data(), buf.size());
+        if (!n.ok()) break;
+        if (*n == 0) {
+          handle_ = HandleFromDigest(sha.Final());
+          break;
+        }
+        sha.Update(std::string_view(buf.data(), *n));
+      }
+    }
+  }
   record_->FrameFailed(worker_.writer_status());
   return tokens_;
 }

@@ -96,18 +96,27 @@ class ReadStage {
   bool oversized() const { return oversized_; }
   // After Run:
   uint64_t bytes() const { return bytes_; }
-  const std::string& handle() const { return handle_; }  // ccr_ + 32 hex of the SHA-256
-  std::string_view probe() const { return probe_; }      // the first kLayerProbeBytes
-  const Body& input() const { return *input_; }          // the original spool, re-readable
+  // ccr_ + 32 hex of the input's SHA-256. Valid after Finish(): when the record writer hashes
+  // what it is given (RecordWriter::AppendedHandle), the handle is taken from it and the input
+  // is hashed once, on the worker, instead of twice (issue 19).
+  const std::string& handle() const {
+    CAVEMAN_DCHECK(finished_);
+    return handle_;
+  }
+  std::string_view probe() const { return probe_; }  // the first kLayerProbeBytes
+  const Body& input() const { return *input_; }      // the original spool, re-readable
 
-  // Waits for the worker (counting segments it has not reached meanwhile) and hands a frame
-  // failure to the record. Returns the input's token count. Idempotent.
+  // Waits for the worker (counting segments it has not reached meanwhile), settles the handle
+  // and hands a frame failure to the record. Returns the input's token count. Idempotent.
+  // Errors reading the original back (only when the writer failed and the handle must be
+  // computed from the spool) leave handle() empty; the record is dropped then anyway.
   uint64_t Finish();
   // Stops the worker early (error paths).
   void Cancel() { worker_.Cancel(); }
 
  private:
   CommitStage* record_;
+  bool hash_here_ = true;  // no writer that hashes: Run hashes the input itself
   bool oversized_ = false;
   uint64_t bytes_ = 0;
   std::string handle_;

@@ -254,6 +254,31 @@ TEST(Engine, OtherStoreFailureIsUnavailable) {
   EXPECT_EQ(r->error, "cave_ccr_unavailable");
 }
 
+// Issue 19: the handle is the SHA-256 of the input whoever computes it: the store's writer
+// (AppendedHandle, one hash per run) or the engine itself for a writer that does not hash.
+TEST(Engine, HandleIsTheInputsDigestWithAndWithoutAHashingWriter) {
+  std::string in;
+  for (int i = 0; i < 60000; ++i) {
+    in += "2026-11-02T10:00:00Z INFO worker " + std::to_string(i % 7) + " step " + std::to_string(i) + " ok\n";
+  }
+  in += "2026-11-02T10:00:01Z ERROR worker 3 failed: exit 2\n";
+  const std::string expected = HandleFromDigest(Sha256::Digest(in));
+  auto store = MemoryStore();
+  FailingStore accepting(Status::OK());  // its writer takes every byte and hashes none
+  for (RecoveryStore* s : {store.get(), static_cast<RecoveryStore*>(&accepting)}) {
+    // A 64 KiB spool limit: the original spills and the worker catches up from the spool.
+    Engine engine(EngineOptions{.store = s, .spool_memory_limit = 64 * 1024});
+    std::string out;
+    auto r = engine.Compress(in, Forced("log"), &out);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_FALSE(r->passed_through());
+    EXPECT_EQ(r->recovery_handle, expected);
+  }
+  StringSink back;
+  ASSERT_TRUE(store->Get(expected, back).ok());
+  EXPECT_TRUE(back.data() == in);
+}
+
 // Issue 13, no size cliff: over max_input_bytes a line type streams (follow path), any
 // other type passes through unchanged with cave_input_too_large; Simulate still refuses.
 TEST(Engine, InputOverTheLimitStreamsOrPassesThrough) {
