@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "compressors/detect.h"
+#include "engine/internal/pipelined_writer.h"
 #include "engine/internal/stages.h"
 #include "compressors/elision.h"
 #include "compressors/log_rules.h"
@@ -113,7 +114,8 @@ void FollowSession::StartOnline() {
   } else {
     auto w = config_.store->BeginStreamRecord(config_.command);
     if (w.ok()) {
-      writer_ = std::move(w).value();
+      // SHA-256 and zstd of the original on the second core (issue 19).
+      writer_ = std::make_unique<PipelinedStreamWriter>(std::move(w).value());
       unsynced_.reserve(config_.max_unsynced + kFeedStep);  // one allocation, not a doubling chain
     } else {
       StoreFailed(w.status());
