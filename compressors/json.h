@@ -38,6 +38,8 @@ std::unique_ptr<Compressor> NewJsonCompressor();
 // nesting of arrays and objects. REQUIRES: `json` is valid JSON (else the result is unspecified,
 // but the function is total and never reads out of bounds).
 std::string MinifyJson(std::string_view json, int* max_depth = nullptr);
+// MinifyJson(json, max_depth).size(), without building it.
+size_t MinifiedJsonSize(std::string_view json, int* max_depth = nullptr);
 
 std::optional<std::string> ElideJson(std::string_view body, std::string_view query);
 // Same, where `readable_padding` bytes after body.end() may be read (Body::view_padding()):

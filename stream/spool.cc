@@ -1,5 +1,7 @@
 #include "stream/spool.h"
 
+#include "stream/huge_pages.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -36,6 +38,7 @@ Result<int> OpenAnonymousTempFile(const std::string& dir_opt) {
 // spill file fails with ENOSPC.
 std::atomic<bool> g_fail_spill_open{false};
 std::atomic<bool> g_fail_spill_write{false};
+std::atomic<size_t> g_fail_memory_above{0};  // 0: off
 
 // The configured directory ($TMPDIR, else /tmp), then /tmp, then an anonymous memfd.
 Result<int> OpenSpillFile(const std::string& dir_opt) {
@@ -100,6 +103,9 @@ namespace internal {
 
 void SpoolMemory::Reserve(size_t n) {
   if (n <= capacity_) return;
+  const size_t fail_above = g_fail_memory_above.load(std::memory_order_relaxed);
+  if (fail_above != 0 && n > fail_above) throw std::bad_alloc();
+  n += Body::kViewPadding;  // spare bytes a parser may read past the end (Body::view_padding)
   if (n < kMapBytes) {
     char* p = static_cast<char*>(std::realloc(data_, n));
     if (p == nullptr) throw std::bad_alloc();
@@ -121,6 +127,8 @@ void SpoolMemory::Reserve(size_t n) {
   data_ = static_cast<char*>(p);
   capacity_ = want;
   mapped_ = true;
+  // The whole mapping, so it stays one VMA (mremap cannot grow a range split in several).
+  if (capacity_ >= kHugePageAdviceMin) (void)::madvise(data_, capacity_, MADV_HUGEPAGE);
 }
 
 void SpoolMemory::Append(std::string_view d) {
@@ -145,6 +153,7 @@ void SpoolMemory::Release() {
 
 void SetSpoolSpillFailureForTest(bool fail) { g_fail_spill_open.store(fail); }
 void SetSpoolDiskFullForTest(bool fail) { g_fail_spill_write.store(fail); }
+void SetSpoolMemoryFailureForTest(size_t above) { g_fail_memory_above.store(above); }
 
 Spool::Spool(SpoolOptions options) : options_(std::move(options)) {}
 
@@ -163,12 +172,20 @@ Status Spool::Write(std::string_view data) {
   if (fd_ < 0 && mem_.size() + data.size() <= options_.memory_limit) {
     // Grow geometrically but never past the limit, so a spool costs at most memory_limit.
     size_t need = mem_.size() + data.size();
+    bool grown = true;
     if (need > mem_.capacity()) {
-      mem_.Reserve(std::min(options_.memory_limit, std::max(need, 2 * mem_.capacity())));
+      try {
+        mem_.Reserve(std::min(options_.memory_limit, std::max(need, 2 * mem_.capacity())));
+      } catch (const std::bad_alloc&) {
+        grown = false;  // no memory to grow into: spill now, as past the limit (issue 15)
+        options_.memory_limit = mem_.size();
+      }
     }
-    mem_.Append(data);
-    size_ += data.size();
-    return Status::OK();
+    if (grown) {
+      mem_.Append(data);
+      size_ += data.size();
+      return Status::OK();
+    }
   }
   if (fd_ < 0 && !spill_failed_) {
     // Issue 15: a spill file that cannot be had (TMPDIR unwritable, missing or a file; no
@@ -208,6 +225,10 @@ Status Spool::Write(std::string_view data) {
   }
   size_ += data.size();
   return Status::OK();
+}
+
+void Spool::RaiseMemoryLimit(size_t limit) {
+  if (fd_ < 0 && !spill_failed_ && limit > options_.memory_limit) options_.memory_limit = limit;
 }
 
 Status Spool::ReadRange(uint64_t offset, uint64_t len, std::string* out) const {
@@ -251,7 +272,7 @@ Result<std::string> Spool::ReadAllToString() const {
 }
 
 Body Body::FromSpool(const Spool& spool) {
-  if (spool.in_memory()) return Body(spool.memory_view(), nullptr);
+  if (spool.in_memory()) return Body(spool.memory_view(), nullptr, spool.memory_padding());
   return Body({}, &spool);
 }
 
@@ -281,6 +302,6 @@ Result<std::string_view> Body::View() const {
   return std::string_view(*loaded_);
 }
 
-size_t Body::view_padding() const { return loaded_ ? loaded_->capacity() - loaded_->size() : 0; }
+size_t Body::view_padding() const { return loaded_ ? loaded_->capacity() - loaded_->size() : padding_; }
 
 }  // namespace caveman

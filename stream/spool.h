@@ -76,6 +76,13 @@ class Spool final : public ByteSink {
   // spool can be neither written nor read back.
   Status Write(std::string_view data) override;
 
+  // Lets the spool hold up to `limit` bytes in memory before it spills (no effect once it
+  // has spilled or when `limit` is lower): for an input that will be loaded whole anyway.
+  void RaiseMemoryLimit(size_t limit);
+  // Bytes after the end of memory_view() that belong to the buffer and may be read (values
+  // unspecified). REQUIRES: in_memory().
+  size_t memory_padding() const { return mem_.capacity() - mem_.size(); }
+
   uint64_t size() const { return size_; }
   bool in_memory() const { return fd_ < 0; }
   // REQUIRES: in_memory(). Valid until the next Write/Clear.
@@ -110,6 +117,8 @@ class Spool final : public ByteSink {
 void SetSpoolSpillFailureForTest(bool fail);
 // TEST ONLY: true makes every write to an open spill file fail with ENOSPC.
 void SetSpoolDiskFullForTest(bool fail);
+// TEST ONLY: nonzero makes growing a spool's memory past `above` bytes fail (std::bad_alloc).
+void SetSpoolMemoryFailureForTest(size_t above);
 
 // Re-readable input of a compressor.
 class Body {
@@ -128,7 +137,8 @@ class Body {
   Result<std::string_view> View() const;
   // Bytes after the end of View() that belong to the Body's buffer and may be read (values
   // unspecified). A loaded spool keeps kViewPadding spare bytes, so parsers that read a
-  // little past the end (simdjson) need no padded copy. 0 before View() and for FromView.
+  // little past the end (simdjson) need no padded copy; an in-memory spool offers its spare
+  // capacity. 0 before View() of a spilled spool and for FromView.
   size_t view_padding() const;
   static constexpr size_t kViewPadding = 64;
   // Appends bytes [offset, offset+len) (clamped to size) to *out without loading the rest.
@@ -136,9 +146,10 @@ class Body {
   Status ReadRange(uint64_t offset, uint64_t len, std::string* out) const;
 
  private:
-  Body(std::string_view v, const Spool* s) : view_(v), spool_(s) {}
+  Body(std::string_view v, const Spool* s, size_t padding = 0) : view_(v), spool_(s), padding_(padding) {}
   std::string_view view_;
   const Spool* spool_ = nullptr;
+  size_t padding_ = 0;  // readable bytes after view_ (an in-memory spool's spare capacity)
   mutable std::shared_ptr<std::string> loaded_;
 };
 

@@ -1,5 +1,7 @@
 #include "compressors/internal/json_tree.h"
 
+#include "stream/huge_pages.h"
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -339,6 +341,9 @@ bool JsonTree::Parse(std::string_view text, size_t readable_padding) {
   nodes_.reserve(text.size() / 2 + 1);
   items_.reserve(text.size() / 2 + 1);
   members_.reserve(text.size() / 5 + 1);
+  AdviseHugePages(nodes_.data(), nodes_.capacity() * sizeof(Node));
+  AdviseHugePages(items_.data(), items_.capacity() * sizeof(NodeId));
+  AdviseHugePages(members_.data(), members_.capacity() * sizeof(Member));
 
   std::unique_ptr<od::parser> own_parser;
   od::parser* parser;

@@ -254,7 +254,12 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
     std::string_view chunk(buf.data(), n);
     bytes_ += n;
     if (hash_here_) sha.Update(chunk);
-    if (probe_.size() < kLayerProbeBytes) probe_.append(chunk.substr(0, kLayerProbeBytes - probe_.size()));
+    if (probe_.size() < kLayerProbeBytes) {
+      probe_.append(chunk.substr(0, kLayerProbeBytes - probe_.size()));
+      // An input that starts like JSON is loaded whole below: hold it in memory from the start
+      // instead of spilling it and reading it back (the peak is the same; issue 19).
+      if (load_json && InputWorker::LooksLikeJson(probe_)) original->RaiseMemoryLimit(max_bytes);
+    }
     CAVEMAN_RETURN_IF_ERROR(original->Write(chunk));
     worker_.Offer(chunk);
   }

@@ -151,5 +151,33 @@ TEST(SpoolFaults, DiskFullMidSpoolTakesTheContentBack) {
   EXPECT_TRUE(SpoolContent(s) == data);
 }
 
+// Issue 19: a raised limit keeps the content in memory (grown by mremap past 256 KiB, so
+// through both growth paths), with spare bytes a parser may read (memory_padding); a spool
+// that cannot grow its memory spills instead of failing (issue 15).
+TEST(Spool, RaisedLimitStaysInMemoryAndGrowthFailureSpills) {
+  const std::string data = Pattern(3 << 20);
+  for (bool fail : {false, true}) {
+    if (fail) SetSpoolMemoryFailureForTest(1 << 20);
+    Spool s(SpoolOptions{.memory_limit = 4096});
+    s.RaiseMemoryLimit(size_t{1} << 30);
+    for (std::string_view piece : testing::RandomSplit(data, fail ? 3 : 4, 65536)) {
+      ASSERT_TRUE(s.Write(piece).ok()) << fail;
+    }
+    SetSpoolMemoryFailureForTest(0);
+    EXPECT_EQ(s.in_memory(), !fail);
+    if (!fail) EXPECT_GE(s.memory_padding(), Body::kViewPadding);
+    if (!fail) EXPECT_EQ(Body::FromSpool(s).view_padding(), s.memory_padding());
+    EXPECT_TRUE(SpoolContent(s) == data) << fail;
+    std::string mid;
+    ASSERT_TRUE(s.ReadRange(1000000, 70000, &mid).ok());
+    EXPECT_TRUE(mid == data.substr(1000000, 70000));
+    // Raising the limit after a spill changes nothing.
+    s.RaiseMemoryLimit(size_t{2} << 30);
+    ASSERT_TRUE(s.Write("tail").ok());
+    EXPECT_EQ(s.in_memory(), !fail);
+    EXPECT_TRUE(SpoolContent(s) == data + "tail");
+  }
+}
+
 }  // namespace
 }  // namespace caveman
