@@ -156,13 +156,16 @@ MarkerMap Unmapped(std::string reason) {
   return m;
 }
 
-// The line-type aligner: streams both spools once.
-Result<MarkerMap> AlignLines(const Spool& original, const Spool& view) {
+// The line-type aligner: streams both spools once and hands each marker to on_marker(entry)
+// as it is found (the markers of the returned map stay empty).
+template <class OnMarker>
+Result<MarkerMap> AlignLinesWith(const Spool& original, const Spool& view, OnMarker&& on_marker) {
   auto orig_src = original.NewReader();
   auto view_src = view.NewReader();
   LineReader orig(*orig_src), vr(*view_src);
   MarkerMap map;
   map.mapped = true;
+  uint64_t markers = 0;
   std::string_view o_line;
   CAVEMAN_ASSIGN_OR_RETURN(bool have_o, orig.Next(&o_line));
   uint64_t o_no = have_o ? 1 : 0;  // 1-based number of o_line
@@ -186,7 +189,7 @@ Result<MarkerMap> AlignLines(const Spool& original, const Spool& view) {
     }
     if (std::optional<MarkerText> m = ParseMarkerLine(v); m && m->count > 0) {
       MarkerEntry e;
-      e.index = map.markers.size() + 1;
+      e.index = ++markers;
       e.kind = std::string(m->kind);
       e.view_line = v_no;
       e.count = m->count;
@@ -200,7 +203,7 @@ Result<MarkerMap> AlignLines(const Spool& original, const Spool& view) {
       }
       e.last_line = e.first_line + m->count - 1;
       e.byte_end = o_begin;
-      map.markers.push_back(std::move(e));
+      on_marker(std::move(e));
       continue;
     }
     if (IsNoteLine(v)) continue;
@@ -211,6 +214,14 @@ Result<MarkerMap> AlignLines(const Spool& original, const Spool& view) {
     return Unmapped("view line " + std::to_string(v_no) + " is neither an original line nor a marker");
   }
   if (have_o) return Unmapped("original lines remain after the last view line");
+  return map;
+}
+
+Result<MarkerMap> AlignLines(const Spool& original, const Spool& view) {
+  std::vector<MarkerEntry> markers;
+  CAVEMAN_ASSIGN_OR_RETURN(MarkerMap map,
+                           AlignLinesWith(original, view, [&](MarkerEntry&& e) { markers.push_back(std::move(e)); }));
+  if (map.mapped) map.markers = std::move(markers);
   return map;
 }
 
@@ -724,12 +735,6 @@ Result<MarkerMap> BuildMarkerMap(const Spool& original, const Spool& view, const
   return text.mapped ? text : lines;
 }
 
-std::string MarkerMapBlob(const Spool& original, const Spool& view, const std::vector<ElidedSpan>& spans) {
-  Result<MarkerMap> map = BuildMarkerMap(original, view, spans);
-  if (!map.ok()) return SerializeMarkerMap(Unmapped(map.status().message()));
-  return SerializeMarkerMap(*map);  // by reference: a large map is not copied first
-}
-
 // ---- blob ----
 // "caveman-marker-map 1" LF, then "mapped" or "unmapped <reason>" LF, then per marker:
 // kind view_line count first_line last_line byte_begin byte_end first_index last_index pointer
@@ -773,28 +778,48 @@ Status BadBlob() { return Status::Corruption("ccr: corrupt marker map"); }
 
 }  // namespace
 
+// One marker line of the blob.
+static void AppendMarkerLine(const MarkerEntry& e, std::string* out) {
+  auto number = [out](auto v) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    out->append(buf, r.ptr);
+    *out += ' ';
+  };
+  *out += e.kind;
+  *out += ' ';
+  for (uint64_t v : {e.view_line, e.count, e.first_line, e.last_line, e.byte_begin, e.byte_end}) number(v);
+  number(e.first_index);
+  number(e.last_index);
+  *out += EncodeField(e.pointer);
+  *out += '\n';
+}
+
 std::string SerializeMarkerMap(const MarkerMap& map) {
   std::string out(kBlobHeader);
   out += '\n';
   out += map.mapped ? "mapped" : "unmapped " + EncodeField(map.reason);
   out += '\n';
   out.reserve(out.size() + map.markers.size() * 64);
-  auto number = [&out](auto v) {
-    char buf[24];
-    const auto r = std::to_chars(buf, buf + sizeof(buf), v);
-    out.append(buf, r.ptr);
-    out += ' ';
-  };
-  for (const MarkerEntry& e : map.markers) {
-    out += e.kind;
-    out += ' ';
-    for (uint64_t v : {e.view_line, e.count, e.first_line, e.last_line, e.byte_begin, e.byte_end}) number(v);
-    number(e.first_index);
-    number(e.last_index);
-    out += EncodeField(e.pointer);
-    out += '\n';
-  }
+  for (const MarkerEntry& e : map.markers) AppendMarkerLine(e, &out);
   return out;
+}
+
+std::string MarkerMapBlob(const Spool& original, const Spool& view, const std::vector<ElidedSpan>& spans) {
+  // The common case, a line view BuildMarkerMap would align line by line first: serialise each
+  // marker as the aligner finds it (a large log's map held ~30,000 entries, then a copy in text;
+  // issue 19). Anything else, or a view that does not align, takes the general path below.
+  std::string head;
+  const bool small = original.size() <= kMarkerMapMaxInMemory && view.size() <= kMarkerMapMaxInMemory;
+  if (spans.empty() && view.ReadRange(0, 64, &head).ok() && !(LooksLikeJson(head) && small)) {
+    std::string blob(kBlobHeader);
+    blob += "\nmapped\n";
+    Result<MarkerMap> lines = AlignLinesWith(original, view, [&](MarkerEntry&& e) { AppendMarkerLine(e, &blob); });
+    if (lines.ok() && lines->mapped) return blob;
+  }
+  Result<MarkerMap> map = BuildMarkerMap(original, view, spans);
+  if (!map.ok()) return SerializeMarkerMap(Unmapped(map.status().message()));
+  return SerializeMarkerMap(*map);  // by reference: a large map is not copied first
 }
 
 Result<MarkerMap> ParseMarkerMap(std::string_view blob) {

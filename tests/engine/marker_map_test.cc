@@ -308,6 +308,40 @@ TEST(MarkerMap, EveryGoldenFixtureMapsEachMarkerToTheUnitsItReplaced) {
   EXPECT_GE(markers, 100u);
 }
 
+// Issue 19: MarkerMapBlob serialises a line view's markers as it aligns them; the blob must be
+// the general path's (BuildMarkerMap, then SerializeMarkerMap) for every view, aligned or not,
+// spilled or in memory.
+TEST(MarkerMap, StreamedBlobEqualsTheGeneralPath) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  size_t compared = 0;
+  auto check = [&](std::string_view original, std::string_view view, const std::string& name) {
+    for (size_t limit : {size_t{1} << 30, size_t{256}}) {
+      Spool o(SpoolOptions{.memory_limit = limit});
+      Spool v(SpoolOptions{.memory_limit = limit});
+      ASSERT_TRUE(o.Write(original).ok());
+      ASSERT_TRUE(v.Write(view).ok());
+      Result<internal::MarkerMap> general = internal::BuildMarkerMap(o, v, {});
+      ASSERT_TRUE(general.ok()) << name;
+      EXPECT_EQ(internal::MarkerMapBlob(o, v, {}), internal::SerializeMarkerMap(*general)) << name;
+      ++compared;
+    }
+  };
+  for (const Fixture& f : GoldenFixtures()) {
+    CompressOptions o;
+    o.mode = Mode::kCompress;
+    o.type = f.type;
+    o.query = f.query;
+    std::string view;
+    auto r = engine.Compress(f.input, o, &view);
+    ASSERT_TRUE(r.ok()) << f.name;
+    check(f.input, view, f.name);
+  }
+  check("a\nb\nc\n", "TEST SUMMARY: 1 passed\n", "unalignable");
+  check("a\nb\n", "a\n\xE2\x80\xA6 5 lines elided (caveman) \xE2\x80\xA6\n", "overcounting marker");
+  EXPECT_GE(compared, 80u);
+}
+
 // JSON: nested collapsed arrays, keys with escapes and `/` `~`, a duplicate key (the last one
 // counts), pretty and compact layouts, and an original that already holds a marker object
 // (then the tree walk is used instead of the one-pass scan).
