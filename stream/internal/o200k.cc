@@ -267,7 +267,10 @@ class LineMemo {
 
 LineMemo& ThreadLineMemo(const void* owner) {
   thread_local std::unique_ptr<LineMemo> memo;
-  if (memo == nullptr) memo = std::make_unique<LineMemo>();
+  if (memo == nullptr) {
+    memo = std::make_unique<LineMemo>();  // calloc'd, so already empty: clearing it would
+    memo->owner = owner;                  // fault in its 512 KiB of slots for nothing
+  }
   if (memo->owner != owner) {
     memo->Clear();  // another tokenizer (only in tests) used this thread
     memo->owner = owner;
