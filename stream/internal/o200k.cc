@@ -542,6 +542,7 @@ struct O200kTokenizer::Vocabulary {
     const PrefixIndex& ix = Index();
     struct Frame {
       uint32_t begin, token;  // token: an index into ix.tokens
+      uint32_t reach;         // no token starting at `begin` is longer (see LongestPrefixToken)
     };
     std::vector<Frame> stack;
     std::vector<uint64_t> dead((n >> 6) + 1, 0);
@@ -550,7 +551,8 @@ struct O200kTokenizer::Vocabulary {
     auto report = [&](const Frame& f) { part(f.begin, f.begin + ix.Length(f.token)); };
     size_t reported = 0;  // stack[0, reported) went to `part`
     size_t i = 0;
-    uint32_t cand = LongestPrefixToken(ix, p, n);
+    uint32_t reach = 0;  // of position i
+    uint32_t cand = LongestPrefixToken(ix, p, n, &reach);
     while (true) {
       size_t end = 0;
       scratch.NewPosition();
@@ -558,13 +560,13 @@ struct O200kTokenizer::Vocabulary {
         end = i + ix.Length(cand);
         if (end < n && is_dead(end)) continue;
         if ((Info(ix, cand) & kSelfMerging) == 0) continue;
-        if (stack.empty() || Compatible(ix, scratch, p, stack.back().begin, stack.back().token,
+        if (stack.empty() || Compatible(ix, scratch, p, stack.back().begin, stack.back().token, stack.back().reach,
                                         static_cast<uint32_t>(i), cand, static_cast<uint32_t>(end))) {
           break;
         }
       }
       if (cand != kNoRank) {
-        stack.push_back(Frame{static_cast<uint32_t>(i), cand});
+        stack.push_back(Frame{static_cast<uint32_t>(i), cand, reach});
         i = end;
         if (i == n) break;
         if (keep != SIZE_MAX && stack.size() - reported > 2 * keep) {
@@ -574,7 +576,7 @@ struct O200kTokenizer::Vocabulary {
             reported = 1;
           }
         }
-        cand = LongestPrefixToken(ix, p + i, n - i);
+        cand = LongestPrefixToken(ix, p + i, n - i, &reach);
         continue;
       }
       // Nothing fits at i: i is dead; retry the previous token's next shorter alternative.
@@ -583,6 +585,7 @@ struct O200kTokenizer::Vocabulary {
       const Frame top = stack.back();
       stack.pop_back();
       i = top.begin;
+      reach = top.reach;
       cand = ix.tokens[top.token].shorter;
     }
     for (; reported < stack.size(); ++reported) report(stack[reported]);
@@ -718,17 +721,20 @@ struct O200kTokenizer::Vocabulary {
     return ix;
   }
 
-  // The longest token that is a prefix of p[0, n), n >= 1 (an index into ix.tokens).
-  static uint32_t LongestPrefixToken(const PrefixIndex& ix, const uint8_t* p, size_t n) {
+  // The longest token that is a prefix of p[0, n), n >= 1 (an index into ix.tokens);
+  // *reach = how many bytes the trie matched, so no token that is a prefix is longer.
+  static uint32_t LongestPrefixToken(const PrefixIndex& ix, const uint8_t* p, size_t n, uint32_t* reach) {
     const PrefixIndex::Node* nodes = ix.nodes.data();
     uint32_t node = nodes[0].first_child + p[0];
     uint32_t best = nodes[node].token;
+    *reach = 1;
     if (n == 1) return best;
     node = ix.depth2[p[0] | (uint32_t{p[1]} << 8)];
     if (node == kNoRank) return best;
     if (nodes[node].token != kNoRank) best = nodes[node].token;
     const uint8_t* labels = ix.label.data();
-    for (size_t d = 2; d < n; ++d) {
+    size_t d = 2;
+    for (; d < n; ++d) {
       const uint32_t lo = nodes[node].first_child;
       const uint32_t hi = nodes[node + 1].first_child;
       const uint32_t child = FindLabel(labels, lo, hi, p[d]);
@@ -736,6 +742,7 @@ struct O200kTokenizer::Vocabulary {
       node = child;
       if (nodes[node].token != kNoRank) best = nodes[node].token;
     }
+    *reach = static_cast<uint32_t>(d);
     return best;
   }
 
@@ -813,11 +820,12 @@ struct O200kTokenizer::Vocabulary {
   // Whether tokens t1 = p[b, m) and t2 = p[m, e) (indexes into ix.tokens), both
   // self-merging, merge back to exactly [t1, t2].
   bool Compatible(const PrefixIndex& ix, BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t t1,
-                  uint32_t m, uint32_t t2, uint32_t e) const {
+                  uint32_t reach1, uint32_t m, uint32_t t2, uint32_t e) const {
     // Runs of one letter or of a short period ask about the same pair again and again.
     if (t1 == scratch.last_pair[0] && t2 == scratch.last_pair[1]) return scratch.last_pair[2];
-    const bool ok = (Info(ix, t1) & Info(ix, t2) & kWalkable) != 0 ? CompatibleBySpines(ix, scratch, p, m, t1, t2)
-                                                                   : CompatibleByMerge(scratch, p, b, t1, m, t2, e);
+    const bool ok = (Info(ix, t1) & Info(ix, t2) & kWalkable) != 0
+                        ? CompatibleBySpines(ix, scratch, p, m, t1, reach1, t2)
+                        : CompatibleByMerge(scratch, p, b, t1, m, t2, e);
     scratch.last_pair[0] = t1;
     scratch.last_pair[1] = t2;
     scratch.last_pair[2] = ok ? 1 : 0;
@@ -859,8 +867,11 @@ struct O200kTokenizer::Vocabulary {
   // is below above1 and not above above2 (within that stretch the next merges of either side
   // only rise, so this last moment decides). The stretches are walked from the last one
   // back: the node made later steps down to its part; on equal ranks t1's was made first.
+  //
+  // While the left part is t1 itself, the string across starts where t1 does, and `reach1`
+  // (LongestPrefixToken's there) rules out the ones too long to be a token without a lookup.
   bool CompatibleBySpines(const PrefixIndex& ix, BacktrackScratch& scratch, const uint8_t* p, uint32_t m, uint32_t t1,
-                          uint32_t t2) const {
+                          uint32_t reach1, uint32_t t2) const {
     uint64_t info1 = Info(ix, t1);
     uint64_t info2 = Info(ix, t2);
     uint32_t rank1 = ix.tokens[t1].rank;
@@ -872,7 +883,9 @@ struct O200kTokenizer::Vocabulary {
     uint32_t above2 = kNoRank;
     while (true) {
       uint32_t across;
-      if (len1 <= kAcrossMax && len2 <= kAcrossMax) {
+      if (above1 == kNoRank && len1 + len2 > reach1) {
+        across = kNoRank;
+      } else if (len1 <= kAcrossMax && len2 <= kAcrossMax) {
         BacktrackScratch::Across& c = scratch.across[len1][len2];
         if (c.stamp != scratch.stamp) c = {scratch.stamp, RankAcross(ix, p + m - len1, len1 + len2)};
         across = c.rank;
