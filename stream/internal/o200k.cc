@@ -37,6 +37,7 @@ std::atomic<size_t> g_long_piece{kO200kLongPiece};
 constexpr size_t kKeepTokens = 1 << 14;
 std::atomic<size_t> g_backtrack_keep{kKeepTokens};
 std::atomic<uint64_t> g_backtrack_retries{0};
+std::atomic<bool> g_spine_check{true};
 // Merged pieces up to this length are remembered per thread (see CountCache).
 constexpr size_t kCacheKeyMax = 30;
 constexpr size_t kCacheEntries = 4096;
@@ -823,9 +824,9 @@ struct O200kTokenizer::Vocabulary {
                   uint32_t reach1, uint32_t m, uint32_t t2, uint32_t e) const {
     // Runs of one letter or of a short period ask about the same pair again and again.
     if (t1 == scratch.last_pair[0] && t2 == scratch.last_pair[1]) return scratch.last_pair[2];
-    const bool ok = (Info(ix, t1) & Info(ix, t2) & kWalkable) != 0
-                        ? CompatibleBySpines(ix, scratch, p, m, t1, reach1, t2)
-                        : CompatibleByMerge(scratch, p, b, t1, m, t2, e);
+    const bool walk = (Info(ix, t1) & Info(ix, t2) & kWalkable) != 0 && g_spine_check.load(std::memory_order_relaxed);
+    const bool ok =
+        walk ? CompatibleBySpines(ix, scratch, p, m, t1, reach1, t2) : CompatibleByMerge(scratch, p, b, t1, m, t2, e);
     scratch.last_pair[0] = t1;
     scratch.last_pair[1] = t2;
     scratch.last_pair[2] = ok ? 1 : 0;
@@ -908,6 +909,31 @@ struct O200kTokenizer::Vocabulary {
         len2 = length(info2);
       }
     }
+  }
+
+  bool PairCompatibleForTest(std::string_view s1, std::string_view s2, bool by_spines, bool* walked) const {
+    const PrefixIndex& ix = Index();
+    *walked = false;
+    const std::string both = std::string(s1) + std::string(s2);
+    const auto* p = reinterpret_cast<const uint8_t*>(both.data());
+    if (s1.empty() || s2.empty()) return false;
+    const uint32_t r1 = Rank(p, s1.size());
+    const uint32_t r2 = Rank(p + s1.size(), s2.size());
+    if (r1 == kNoRank || r2 == kNoRank) return false;
+    const uint32_t t1 = ix.token_of_rank[r1];
+    const uint32_t t2 = ix.token_of_rank[r2];
+    const auto m = static_cast<uint32_t>(s1.size());
+    const auto e = static_cast<uint32_t>(both.size());
+    BacktrackScratch& scratch = ThreadBacktrackScratch(this);
+    scratch.NewPosition();
+    if (by_spines && (Info(ix, t1) & Info(ix, t2) & kWalkable) != 0) {
+      *walked = true;
+      uint32_t reach = 0;
+      LongestPrefixToken(ix, p, both.size(), &reach);
+      return CompatibleBySpines(ix, scratch, p, m, t1, reach, t2);
+    }
+    scratch.pairs[PairHash((uint64_t{t1} << 24) | t2) & (BacktrackScratch::kPairSlots - 1)] = 0;  // no memo
+    return CompatibleByMerge(scratch, p, 0, t1, m, t2, e);
   }
 
   mutable std::once_flag index_once;
@@ -1344,6 +1370,11 @@ O200kTokenizer::~O200kTokenizer() = default;
 
 size_t O200kTokenizer::vocabulary_size() const { return vocab_->size(); }
 
+bool O200kTokenizer::PairCompatibleForTest(std::string_view t1, std::string_view t2, bool by_spines,
+                                           bool* walked) const {
+  return vocab_->PairCompatibleForTest(t1, t2, by_spines, walked);
+}
+
 uint64_t O200kTokenizer::Count(std::string_view text) const {
   if (text.empty()) return 0;
   if (FirstInvalidUtf8(text) != text.size()) return CountWellFormed(SanitizeUtf8(text));
@@ -1481,6 +1512,7 @@ void SetO200kBacktrackMergeForTest(bool on) { g_backtrack_merge.store(on); }
 void SetO200kLongPieceForTest(size_t bytes) { g_long_piece.store(bytes); }
 void SetO200kBacktrackKeepForTest(size_t tokens) { g_backtrack_keep.store(tokens == 0 ? kKeepTokens : tokens); }
 uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
+void SetO200kSpineCheckForTest(bool on) { g_spine_check.store(on); }
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {
   std::vector<std::string_view> pieces;
