@@ -754,6 +754,20 @@ TEST(O200kLongPieces, SpineCheckEqualsMergeCheckOnTokenPairs) {
   };
   std::mt19937_64 rng(5);
   for (int k = 0; k < 200000; ++k) check(vocab[rng() % vocab.size()], vocab[rng() % vocab.size()]);
+  // The same token on both sides (the spines meet equal ranks), and doubled short tokens
+  // next to a token that starts or ends with them.
+  for (const std::string& v : vocab) check(v, v);
+  for (size_t k = 0; k < vocab.size(); k += 7) {
+    const std::string& v = vocab[k];
+    for (size_t cut = 1; cut < v.size() && cut <= 4; ++cut) {
+      const std::string head = v.substr(0, cut);
+      const std::string tail = v.substr(v.size() - cut);
+      if (is_token.count(head)) check(head, v);
+      if (is_token.count(head + head)) check(head + head, v);
+      if (is_token.count(tail)) check(v, tail);
+      if (is_token.count(tail + tail)) check(v, tail + tail);
+    }
+  }
   for (const std::string& kind : Kinds()) {
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       const std::string text = Generate(kind, 3000, seed);
