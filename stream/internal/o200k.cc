@@ -312,6 +312,18 @@ struct O200kTokenizer::Vocabulary {
   static constexpr size_t kFilterWords = kFilterBits / 64;
   std::span<const uint64_t> filter;
   std::vector<uint64_t> owned_filter;
+  // The same for 3- and 4-byte tokens (96 KiB), in front of short3 / short4: bits [0, 2^18)
+  // hold 3-byte strings, the next 2^19 bits 4-byte ones.
+  static constexpr uint32_t kFilter3Bits = 18;
+  static constexpr uint32_t kFilter4Bits = 19;
+  static constexpr size_t kShortFilterWords = ((size_t{1} << kFilter3Bits) + (size_t{1} << kFilter4Bits)) / 64;
+  std::span<const uint64_t> short_filter;
+  std::vector<uint64_t> owned_short_filter;
+  static uint32_t ShortFilterBit3(uint32_t key) { return (key * 0x85EBCA6Bu) >> (32 - kFilter3Bits); }
+  static uint32_t ShortFilterBit4(uint32_t key) {
+    return (uint32_t{1} << kFilter3Bits) + ((key * 0x85EBCA6Bu) >> (32 - kFilter4Bits));
+  }
+  bool MaybeShort(uint32_t bit) const { return ((short_filter[bit >> 6] >> (bit & 63)) & 1) != 0; }
 
   static uint32_t ShortHash(uint32_t key) { return (key * 0x9E3779B1u) >> (32 - kShortBits); }
   static uint32_t FindShort(std::span<const ShortSlot> table, uint32_t key) {
@@ -326,8 +338,14 @@ struct O200kTokenizer::Vocabulary {
     switch (n) {
       case 1: return rank1[p[0]];
       case 2: return rank2[p[0] | (uint32_t{p[1]} << 8)];
-      case 3: return FindShort(short3, Key3(p));
-      case 4: return FindShort(short4, Load32(p));
+      case 3: {
+        const uint32_t key = Key3(p);
+        return MaybeShort(ShortFilterBit3(key)) ? FindShort(short3, key) : kNoRank;
+      }
+      case 4: {
+        const uint32_t key = Load32(p);
+        return MaybeShort(ShortFilterBit4(key)) ? FindShort(short4, key) : kNoRank;
+      }
       default: break;
     }
     if (n > max_len) return kNoRank;
@@ -444,6 +462,9 @@ struct O200kTokenizer::Vocabulary {
     rank2.assign(1 << 16, kNoRank);
     short3.assign(kShortSlots, ShortSlot{0, kNoRank});
     short4.assign(kShortSlots, ShortSlot{0, kNoRank});
+    std::vector<uint64_t>& short_filter = owned_short_filter;
+    short_filter.assign(kShortFilterWords, 0);
+    auto set_short = [&short_filter](uint32_t bit) { short_filter[bit >> 6] |= uint64_t{1} << (bit & 63); };
     size_t used[5] = {};
     for (size_t r = 0; r < count; ++r) {
       const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
@@ -459,8 +480,14 @@ struct O200kTokenizer::Vocabulary {
       switch (offsets[r + 1] - offsets[r]) {
         case 1: rank1[t[0]] = rank; break;
         case 2: rank2[t[0] | (uint32_t{t[1]} << 8)] = rank; break;
-        case 3: ok = insert(short3, Key3(t), &used[3]); break;
-        case 4: ok = insert(short4, Load32(t), &used[4]); break;
+        case 3:
+          ok = insert(short3, Key3(t), &used[3]);
+          set_short(ShortFilterBit3(Key3(t)));
+          break;
+        case 4:
+          ok = insert(short4, Load32(t), &used[4]);
+          set_short(ShortFilterBit4(Load32(t)));
+          break;
         default: break;
       }
       if (!ok) return Status::Corruption("o200k vocabulary: too many short tokens");
@@ -473,6 +500,7 @@ struct O200kTokenizer::Vocabulary {
     this->short3 = owned_short3;
     this->short4 = owned_short4;
     this->filter = owned_filter;
+    this->short_filter = owned_short_filter;
     // Byte-pair merging starts from single bytes, so every byte must be a token.
     for (int b = 0; b < 256; ++b) {
       const auto byte = static_cast<uint8_t>(b);
@@ -619,14 +647,10 @@ struct O200kTokenizer::Vocabulary {
     size_t Length(uint32_t token) const {
       return (tokens[token].info.load(std::memory_order_relaxed) >> kLengthShift) & 0xFF;
     }
-    // Most strings the pair check asks about are no tokens: which 3-byte strings are (bit
-    // p[0] << 16 | p[1] << 8 | p[2], so the strings that share two bytes share a word), and
-    // a 4-byte filter (one bit per hash value). 2 MiB + 128 KiB.
-    static constexpr uint32_t kFilter4Bits = 20;
+    // Most 3-byte strings the pair check asks about are no tokens: which are, exactly (bit
+    // p[0] << 16 | p[1] << 8 | p[2], so the strings that share two bytes share a word; 2 MiB).
     std::unique_ptr<uint64_t[]> tokens3;
-    std::unique_ptr<uint64_t[]> filter4;
     static uint32_t Index3(const uint8_t* p) { return (uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | p[2]; }
-    static uint32_t Hash4(const uint8_t* p) { return (Load32(p) * 0x9E3779B1u) >> (32 - kFilter4Bits); }
   };
 
   // Info(ix, token): what the merge of the token's own bytes gives. kSelfMerging: one token;
@@ -708,15 +732,11 @@ struct O200kTokenizer::Vocabulary {
       }
     }
     ix->tokens3.reset(new uint64_t[(size_t{1} << 24) / 64]());
-    ix->filter4.reset(new uint64_t[(size_t{1} << PrefixIndex::kFilter4Bits) / 64]());
     for (uint32_t r = 0; r < count; ++r) {
       const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
       if (Length(r) == 3) {
         const uint32_t bit = PrefixIndex::Index3(t);
         ix->tokens3[bit >> 6] |= uint64_t{1} << (bit & 63);
-      } else if (Length(r) == 4) {
-        const uint32_t bit = PrefixIndex::Hash4(t);
-        ix->filter4[bit >> 6] |= uint64_t{1} << (bit & 63);
       }
     }
     return ix;
@@ -765,15 +785,12 @@ struct O200kTokenizer::Vocabulary {
 #endif
   }
 
-  // Rank(p, n), answering most 3- and 4-byte strings that are no tokens from the index's
-  // bitmaps (the pair check's lookups are mostly of 2 to 5 bytes).
+  // Rank(p, n), answering 3-byte strings that are no tokens from the index's bitmap (the
+  // pair check's lookups are mostly of 2 to 5 bytes; Rank filters 4-byte ones itself).
   uint32_t RankAcross(const PrefixIndex& ix, const uint8_t* p, size_t n) const {
     if (n == 3) {
       const uint32_t bit = PrefixIndex::Index3(p);
       if (((ix.tokens3[bit >> 6] >> (bit & 63)) & 1) == 0) return kNoRank;
-    } else if (n == 4) {
-      const uint32_t bit = PrefixIndex::Hash4(p);
-      if (((ix.filter4[bit >> 6] >> (bit & 63)) & 1) == 0) return kNoRank;
     }
     return Rank(p, n);
   }
@@ -1245,18 +1262,19 @@ struct TablesHeader {
 };
 static_assert(sizeof(TablesHeader) == 64);
 constexpr char kTablesMagic[8] = {'C', 'V', 'O', '2', '0', '0', 'K', '\0'};
-constexpr uint32_t kTablesVersion = 2;  // 2: short-token tables and the filter
+constexpr uint32_t kTablesVersion = 3;  // 2: short-token tables and the filter; 3: the short filter
 constexpr size_t kTablesAlign = 64;
 
 // Sizes of the short-token tables and the filter (checked against Vocabulary in FromTables).
 constexpr size_t kTablesShortSlots = size_t{1} << 16;
 constexpr size_t kTablesShortSlotBytes = 8;
 constexpr size_t kTablesFilterWords = (size_t{1} << 21) / 64;
+constexpr size_t kTablesShortFilterWords = ((size_t{1} << 18) + (size_t{1} << 19)) / 64;
 
 size_t AlignUp(size_t n) { return (n + kTablesAlign - 1) / kTablesAlign * kTablesAlign; }
 
 struct TablesLayout {
-  size_t offsets, slots, bytes, index, leaves, rank1, rank2, short3, short4, filter, end;
+  size_t offsets, slots, bytes, index, leaves, rank1, rank2, short3, short4, filter, short_filter, end;
 };
 
 TablesLayout LayoutOf(const TablesHeader& h) {
@@ -1271,7 +1289,8 @@ TablesLayout LayoutOf(const TablesHeader& h) {
   l.short3 = AlignUp(l.rank2 + 65536 * sizeof(uint32_t));
   l.short4 = AlignUp(l.short3 + kTablesShortSlots * kTablesShortSlotBytes);
   l.filter = AlignUp(l.short4 + kTablesShortSlots * kTablesShortSlotBytes);
-  l.end = l.filter + kTablesFilterWords * sizeof(uint64_t);
+  l.short_filter = AlignUp(l.filter + kTablesFilterWords * sizeof(uint64_t));
+  l.end = l.short_filter + kTablesShortFilterWords * sizeof(uint64_t);
   return l;
 }
 
@@ -1327,12 +1346,13 @@ Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::FromTables(std::string_v
   };
   using V = Vocabulary;
   static_assert(V::kShortSlots == kTablesShortSlots && sizeof(V::ShortSlot) == kTablesShortSlotBytes &&
-                V::kFilterWords == kTablesFilterWords);
+                V::kFilterWords == kTablesFilterWords && V::kShortFilterWords == kTablesShortFilterWords);
   vocab->rank1 = view(l.rank1, static_cast<uint32_t*>(nullptr), 256);
   vocab->rank2 = view(l.rank2, static_cast<uint32_t*>(nullptr), 65536);
   vocab->short3 = view(l.short3, static_cast<V::ShortSlot*>(nullptr), V::kShortSlots);
   vocab->short4 = view(l.short4, static_cast<V::ShortSlot*>(nullptr), V::kShortSlots);
   vocab->filter = view(l.filter, static_cast<uint64_t*>(nullptr), V::kFilterWords);
+  vocab->short_filter = view(l.short_filter, static_cast<uint64_t*>(nullptr), V::kShortFilterWords);
   return std::unique_ptr<O200kTokenizer>(new O200kTokenizer(std::move(vocab)));
 }
 
@@ -1363,6 +1383,7 @@ void O200kTokenizer::SerializeTables(std::string* out) const {
   std::memcpy(d + l.short3, v.short3.data(), v.short3.size_bytes());
   std::memcpy(d + l.short4, v.short4.data(), v.short4.size_bytes());
   std::memcpy(d + l.filter, v.filter.data(), v.filter.size_bytes());
+  std::memcpy(d + l.short_filter, v.short_filter.data(), v.short_filter.size_bytes());
 }
 
 O200kTokenizer::O200kTokenizer(std::unique_ptr<Vocabulary> vocab) : vocab_(std::move(vocab)) {}
