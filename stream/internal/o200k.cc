@@ -837,8 +837,9 @@ struct O200kTokenizer::Vocabulary {
 
   // Whether tokens t1 = p[b, m) and t2 = p[m, e) (indexes into ix.tokens), both
   // self-merging, merge back to exactly [t1, t2].
-  bool Compatible(const PrefixIndex& ix, BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t t1,
-                  uint32_t reach1, uint32_t m, uint32_t t2, uint32_t e) const {
+  __attribute__((always_inline)) bool Compatible(const PrefixIndex& ix, BacktrackScratch& scratch, const uint8_t* p,
+                                                 uint32_t b, uint32_t t1, uint32_t reach1, uint32_t m, uint32_t t2,
+                                                 uint32_t e) const {
     // Runs of one letter or of a short period ask about the same pair again and again.
     if (t1 == scratch.last_pair[0] && t2 == scratch.last_pair[1]) return scratch.last_pair[2];
     const bool walk = (Info(ix, t1) & Info(ix, t2) & kWalkable) != 0 && g_spine_check.load(std::memory_order_relaxed);
@@ -851,8 +852,8 @@ struct O200kTokenizer::Vocabulary {
   }
 
   // The pair check from the merge of the pair's bytes, remembered by token pair.
-  bool CompatibleByMerge(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t t1, uint32_t m, uint32_t t2,
-                         uint32_t e) const {
+  __attribute__((noinline)) bool CompatibleByMerge(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t t1,
+                                                   uint32_t m, uint32_t t2, uint32_t e) const {
     const uint64_t key = (uint64_t{t1} << 24) | t2;  // fewer than 2^24 tokens
     uint64_t& slot = scratch.pairs[PairHash(key) & (BacktrackScratch::kPairSlots - 1)];
     if ((slot >> 1) == key + 1) return slot & 1;
@@ -888,8 +889,9 @@ struct O200kTokenizer::Vocabulary {
   //
   // While the left part is t1 itself, the string across starts where t1 does, and `reach1`
   // (LongestPrefixToken's there) rules out the ones too long to be a token without a lookup.
-  bool CompatibleBySpines(const PrefixIndex& ix, BacktrackScratch& scratch, const uint8_t* p, uint32_t m, uint32_t t1,
-                          uint32_t reach1, uint32_t t2) const {
+  __attribute__((always_inline)) bool CompatibleBySpines(const PrefixIndex& ix, BacktrackScratch& scratch,
+                                                         const uint8_t* p, uint32_t m, uint32_t t1, uint32_t reach1,
+                                                         uint32_t t2) const {
     uint64_t info1 = Info(ix, t1);
     uint64_t info2 = Info(ix, t2);
     uint32_t rank1 = ix.tokens[t1].rank;
