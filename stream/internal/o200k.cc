@@ -133,7 +133,7 @@ bool DecodeBase64(std::string_view in, std::string* out) {
 constexpr size_t kAcrossMax = 16;
 
 // Per-thread scratch of the backtracking encoder, allocated on first use (520 KiB): answers
-// of the pair check for tokens it cannot walk, by rank pair (an entry is
+// of the pair check for tokens it cannot walk, by token pair (an entry is
 // ((key + 1) << 1) | compatible, 0 = empty), and the ranks across the current position.
 struct BacktrackScratch {
   static constexpr size_t kPairSlots = size_t{1} << 16;
