@@ -37,6 +37,7 @@ std::atomic<size_t> g_long_piece{kO200kLongPiece};
 constexpr size_t kKeepTokens = 1 << 14;
 std::atomic<size_t> g_backtrack_keep{kKeepTokens};
 std::atomic<uint64_t> g_backtrack_retries{0};
+std::atomic<bool> g_spine_check{true};
 // Merged pieces up to this length are remembered per thread (see CountCache).
 constexpr size_t kCacheKeyMax = 30;
 constexpr size_t kCacheEntries = 4096;
@@ -127,24 +128,15 @@ bool DecodeBase64(std::string_view in, std::string* out) {
   return true;
 }
 
-// Tokens up to this many bytes have their merge run cached for the pair check (see
-// CompatibleByRuns); longer ones are checked by merging the pair's bytes.
-constexpr size_t kRunMax = 16;
+// The pair check keeps the ranks of boundary spans up to this many bytes per side (see
+// BacktrackScratch::across).
+constexpr size_t kAcrossMax = 16;
 
-struct MergeRun {
-  uint32_t rank = kNoRank;
-  uint32_t next[kRunMax];
-  uint8_t right[kRunMax];
-  uint8_t left[kRunMax];
-};
-
-// Per-thread scratch of the backtracking encoder, allocated on first use (1.6 MiB): merge
-// runs by token, direct-mapped, and answers of the pair check for long tokens by rank pair
-// (an entry is ((key + 1) << 1) | compatible, 0 = empty).
+// Per-thread scratch of the backtracking encoder, allocated on first use (520 KiB): answers
+// of the pair check for tokens it cannot walk, by token pair (an entry is
+// ((key + 1) << 1) | compatible, 0 = empty), and the ranks across the current position.
 struct BacktrackScratch {
-  static constexpr size_t kRunSlots = size_t{1} << 13;
   static constexpr size_t kPairSlots = size_t{1} << 16;
-  MergeRun runs[kRunSlots];
   uint64_t pairs[kPairSlots] = {};
   // Ranks of p[m - right, m + left) at the position m the encoder is trying tokens at (all
   // the pair checks there share them); an entry is current when its stamp equals `stamp`.
@@ -152,7 +144,7 @@ struct BacktrackScratch {
     uint32_t stamp = 0;
     uint32_t rank = 0;
   };
-  Across across[kRunMax + 1][kRunMax + 1];
+  Across across[kAcrossMax + 1][kAcrossMax + 1];
   uint32_t stamp = 0;
   uint32_t last_pair[3] = {kNoRank, kNoRank, 0};  // the last pair checked and its answer
   void NewPosition() {
@@ -323,6 +315,18 @@ struct O200kTokenizer::Vocabulary {
   static constexpr size_t kFilterWords = kFilterBits / 64;
   std::span<const uint64_t> filter;
   std::vector<uint64_t> owned_filter;
+  // The same for 3- and 4-byte tokens (96 KiB), in front of short3 / short4: bits [0, 2^18)
+  // hold 3-byte strings, the next 2^19 bits 4-byte ones.
+  static constexpr uint32_t kFilter3Bits = 18;
+  static constexpr uint32_t kFilter4Bits = 19;
+  static constexpr size_t kShortFilterWords = ((size_t{1} << kFilter3Bits) + (size_t{1} << kFilter4Bits)) / 64;
+  std::span<const uint64_t> short_filter;
+  std::vector<uint64_t> owned_short_filter;
+  static uint32_t ShortFilterBit3(uint32_t key) { return (key * 0x85EBCA6Bu) >> (32 - kFilter3Bits); }
+  static uint32_t ShortFilterBit4(uint32_t key) {
+    return (uint32_t{1} << kFilter3Bits) + ((key * 0x85EBCA6Bu) >> (32 - kFilter4Bits));
+  }
+  bool MaybeShort(uint32_t bit) const { return ((short_filter[bit >> 6] >> (bit & 63)) & 1) != 0; }
 
   static uint32_t ShortHash(uint32_t key) { return (key * 0x9E3779B1u) >> (32 - kShortBits); }
   static uint32_t FindShort(std::span<const ShortSlot> table, uint32_t key) {
@@ -337,8 +341,14 @@ struct O200kTokenizer::Vocabulary {
     switch (n) {
       case 1: return rank1[p[0]];
       case 2: return rank2[p[0] | (uint32_t{p[1]} << 8)];
-      case 3: return FindShort(short3, Key3(p));
-      case 4: return FindShort(short4, Load32(p));
+      case 3: {
+        const uint32_t key = Key3(p);
+        return MaybeShort(ShortFilterBit3(key)) ? FindShort(short3, key) : kNoRank;
+      }
+      case 4: {
+        const uint32_t key = Load32(p);
+        return MaybeShort(ShortFilterBit4(key)) ? FindShort(short4, key) : kNoRank;
+      }
       default: break;
     }
     if (n > max_len) return kNoRank;
@@ -455,6 +465,9 @@ struct O200kTokenizer::Vocabulary {
     rank2.assign(1 << 16, kNoRank);
     short3.assign(kShortSlots, ShortSlot{0, kNoRank});
     short4.assign(kShortSlots, ShortSlot{0, kNoRank});
+    std::vector<uint64_t>& short_filter = owned_short_filter;
+    short_filter.assign(kShortFilterWords, 0);
+    auto set_short = [&short_filter](uint32_t bit) { short_filter[bit >> 6] |= uint64_t{1} << (bit & 63); };
     size_t used[5] = {};
     for (size_t r = 0; r < count; ++r) {
       const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
@@ -470,8 +483,14 @@ struct O200kTokenizer::Vocabulary {
       switch (offsets[r + 1] - offsets[r]) {
         case 1: rank1[t[0]] = rank; break;
         case 2: rank2[t[0] | (uint32_t{t[1]} << 8)] = rank; break;
-        case 3: ok = insert(short3, Key3(t), &used[3]); break;
-        case 4: ok = insert(short4, Load32(t), &used[4]); break;
+        case 3:
+          ok = insert(short3, Key3(t), &used[3]);
+          set_short(ShortFilterBit3(Key3(t)));
+          break;
+        case 4:
+          ok = insert(short4, Load32(t), &used[4]);
+          set_short(ShortFilterBit4(Load32(t)));
+          break;
         default: break;
       }
       if (!ok) return Status::Corruption("o200k vocabulary: too many short tokens");
@@ -484,6 +503,7 @@ struct O200kTokenizer::Vocabulary {
     this->short3 = owned_short3;
     this->short4 = owned_short4;
     this->filter = owned_filter;
+    this->short_filter = owned_short_filter;
     // Byte-pair merging starts from single bytes, so every byte must be a token.
     for (int b = 0; b < 256; ++b) {
       const auto byte = static_cast<uint8_t>(b);
@@ -553,41 +573,42 @@ struct O200kTokenizer::Vocabulary {
   bool MergeBacktrack(const uint8_t* p, size_t n, size_t keep, PartFn& part) const {
     const PrefixIndex& ix = Index();
     struct Frame {
-      uint32_t begin, rank;
+      uint32_t begin, token;  // token: an index into ix.tokens
+      uint32_t reach;         // no token starting at `begin` is longer (see LongestPrefixToken)
     };
     std::vector<Frame> stack;
     std::vector<uint64_t> dead((n >> 6) + 1, 0);
     BacktrackScratch& scratch = ThreadBacktrackScratch(this);
     auto is_dead = [&](size_t i) { return (dead[i >> 6] >> (i & 63)) & 1; };
+    auto report = [&](const Frame& f) { part(f.begin, f.begin + ix.Length(f.token)); };
     size_t reported = 0;  // stack[0, reported) went to `part`
     size_t i = 0;
-    uint32_t cand = LongestPrefixToken(ix, p, n);
+    uint32_t reach = 0;  // of position i
+    uint32_t cand = LongestPrefixToken(ix, p, n, &reach);
     while (true) {
       size_t end = 0;
       scratch.NewPosition();
-      for (; cand != kNoRank; cand = ix.shorter[cand]) {
-        end = i + Length(ix, cand);
+      for (; cand != kNoRank; cand = ix.tokens[cand].shorter) {
+        end = i + ix.Length(cand);
         if (end < n && is_dead(end)) continue;
-        if (!SelfMerging(ix, cand)) continue;
-        if (stack.empty() || Compatible(scratch, p, stack.back().begin, stack.back().rank, static_cast<uint32_t>(i),
-                                        cand, static_cast<uint32_t>(end))) {
+        if ((Info(ix, cand) & kSelfMerging) == 0) continue;
+        if (stack.empty() || Compatible(ix, scratch, p, stack.back().begin, stack.back().token, stack.back().reach,
+                                        static_cast<uint32_t>(i), cand, static_cast<uint32_t>(end))) {
           break;
         }
       }
       if (cand != kNoRank) {
-        stack.push_back(Frame{static_cast<uint32_t>(i), cand});
+        stack.push_back(Frame{static_cast<uint32_t>(i), cand, reach});
         i = end;
         if (i == n) break;
         if (keep != SIZE_MAX && stack.size() - reported > 2 * keep) {
-          for (const size_t upto = stack.size() - keep; reported < upto; ++reported) {
-            part(stack[reported].begin, stack[reported].begin + Length(ix, stack[reported].rank));
-          }
+          for (const size_t upto = stack.size() - keep; reported < upto; ++reported) report(stack[reported]);
           if (reported > 4 * keep) {  // drop reported frames but the last (the previous token)
             stack.erase(stack.begin(), stack.begin() + static_cast<std::ptrdiff_t>(reported - 1));
             reported = 1;
           }
         }
-        cand = LongestPrefixToken(ix, p + i, n - i);
+        cand = LongestPrefixToken(ix, p + i, n - i, &reach);
         continue;
       }
       // Nothing fits at i: i is dead; retry the previous token's next shorter alternative.
@@ -596,29 +617,56 @@ struct O200kTokenizer::Vocabulary {
       const Frame top = stack.back();
       stack.pop_back();
       i = top.begin;
-      cand = ix.shorter[top.rank];
+      reach = top.reach;
+      cand = ix.tokens[top.token].shorter;
     }
-    for (; reported < stack.size(); ++reported) {
-      part(stack[reported].begin, stack[reported].begin + Length(ix, stack[reported].rank));
-    }
+    for (; reported < stack.size(); ++reported) report(stack[reported]);
     return true;
   }
 
-  // Built on the first long piece: a byte trie of the vocabulary and, per token, the
-  // longest token that is a proper prefix of it.
+  // Built on the first long piece: a byte trie of the vocabulary and what the encoder needs
+  // per token. Tokens are numbered here in the order the trie meets them (breadth first), so
+  // tokens that share a prefix — the ones a text keeps asking about — share cache lines.
   struct PrefixIndex {
     // Node 0 is the root; the children of a node are consecutive ids in byte order, from
-    // first_child[node] to first_child[node + 1]. Every byte is a token, so the root's child
-    // for byte c is first_child[0] + c.
-    std::vector<uint32_t> first_child;
-    std::vector<uint8_t> label;       // node → the byte on the edge into it
-    std::vector<uint32_t> node_rank;  // node → the token it spells, kNoRank if none
-    std::vector<uint32_t> shorter;    // token → longest proper prefix that is a token
-    std::vector<uint8_t> length;      // token → its length in bytes (at most 128 in o200k)
-    // token → 0 unknown, 1 self-merging, 2 not (filled on first use; racing threads store
-    // the same value).
-    std::unique_ptr<std::atomic<uint8_t>[]> self;
+    // nodes[node].first_child to nodes[node + 1].first_child (the last node is a sentinel).
+    // Every byte is a token, so the root's child for byte c is nodes[0].first_child + c.
+    struct Node {
+      uint32_t first_child;
+      uint32_t token;  // the token the node spells (an index into `tokens`), kNoRank if none
+    };
+    std::vector<Node> nodes;
+    std::vector<uint8_t> label;    // node → the byte on the edge into it
+    std::vector<uint32_t> depth2;  // p[0] | p[1] << 8 → the node spelling those two bytes, or kNoRank
+    struct Token {
+      uint32_t rank;
+      uint32_t shorter;  // the longest proper prefix that is a token, kNoRank if none
+      // Bits 48–55 the length; the rest 0 until first use, then kKnown | ... (see Info);
+      // racing threads store the same value.
+      std::atomic<uint64_t> info;
+    };
+    std::unique_ptr<Token[]> tokens;
+    std::vector<uint32_t> token_of_rank;
+    size_t Length(uint32_t token) const {
+      return (tokens[token].info.load(std::memory_order_relaxed) >> kLengthShift) & 0xFF;
+    }
+    // Most 3-byte strings the pair check asks about are no tokens: which are, exactly (bit
+    // p[0] << 16 | p[1] << 8 | p[2], so the strings that share two bytes share a word; 2 MiB).
+    std::unique_ptr<uint64_t[]> tokens3;
+    static uint32_t Index3(const uint8_t* p) { return (uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | p[2]; }
   };
+
+  // Info(ix, token): what the merge of the token's own bytes gives. kSelfMerging: one token;
+  // kWalkable: also a merge run whose ranks never decrease (every o200k token of up to 64
+  // bytes), and then bits 0–23 / 24–47 hold the left / right part its last merge joined, as
+  // indexes into ix.tokens (a single byte has none). See CompatibleBySpines.
+  static constexpr uint64_t kKnown = uint64_t{1} << 63;
+  static constexpr uint64_t kSelfMerging = uint64_t{1} << 62;
+  static constexpr uint64_t kWalkable = uint64_t{1} << 61;
+  static constexpr uint64_t kPartMask = (uint64_t{1} << 24) - 1;
+  static constexpr int kLengthShift = 48;
+  static uint32_t LeftPart(uint64_t info) { return static_cast<uint32_t>(info & kPartMask); }
+  static uint32_t RightPart(uint64_t info) { return static_cast<uint32_t>((info >> 24) & kPartMask); }
 
   const PrefixIndex& Index() const {
     std::call_once(index_once, [this] { index = BuildPrefixIndex(); });
@@ -626,7 +674,6 @@ struct O200kTokenizer::Vocabulary {
   }
 
   size_t Length(uint32_t rank) const { return offsets[rank + 1] - offsets[rank]; }
-  size_t Length(const PrefixIndex& ix, uint32_t rank) const { return ix.length[rank]; }
 
   std::unique_ptr<PrefixIndex> BuildPrefixIndex() const {
     auto ix = std::make_unique<PrefixIndex>();
@@ -635,6 +682,9 @@ struct O200kTokenizer::Vocabulary {
     std::vector<uint32_t> order(count);
     for (uint32_t r = 0; r < count; ++r) order[r] = r;
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return token(a) < token(b); });
+    ix->tokens = std::make_unique<PrefixIndex::Token[]>(count);
+    ix->token_of_rank.assign(count, kNoRank);
+    uint32_t tokens_seen = 0;
     // Breadth first, one level at a time: a node is a run of sorted tokens order[lo, hi)
     // that share their first `depth` bytes; inherited = the longest token that is a proper
     // prefix of them. Node ids follow the order the nodes are visited in.
@@ -645,19 +695,23 @@ struct O200kTokenizer::Vocabulary {
     std::vector<Range> next_level;
     uint32_t level_start = 0;  // id of level[0]
     ix->label.push_back(0);
-    ix->shorter.assign(count, kNoRank);
     while (!level.empty()) {
       const auto next_start = static_cast<uint32_t>(level_start + level.size());
       next_level.clear();
       for (const Range& r : level) {
-        ix->first_child.push_back(next_start + static_cast<uint32_t>(next_level.size()));
+        const uint32_t first_child = next_start + static_cast<uint32_t>(next_level.size());
         uint32_t lo = r.lo;
         uint32_t here = kNoRank;
         if (lo < r.hi && Length(order[lo]) == r.depth) {  // sorts first; tokens are distinct
-          here = order[lo++];
-          ix->shorter[here] = r.inherited;
+          const uint32_t rank = order[lo++];
+          here = tokens_seen++;
+          PrefixIndex::Token& t = ix->tokens[here];
+          t.rank = rank;
+          t.shorter = r.inherited;
+          t.info.store(uint64_t{r.depth} << kLengthShift, std::memory_order_relaxed);
+          ix->token_of_rank[rank] = here;
         }
-        ix->node_rank.push_back(here);
+        ix->nodes.push_back({first_child, here});
         const uint32_t inherited = here != kNoRank ? here : r.inherited;
         while (lo < r.hi) {
           const char c = token(order[lo])[r.depth];
@@ -671,28 +725,48 @@ struct O200kTokenizer::Vocabulary {
       level_start = next_start;
       level.swap(next_level);
     }
-    ix->first_child.push_back(level_start);  // = the number of nodes
-    ix->length.resize(count);
-    for (uint32_t r = 0; r < count; ++r) ix->length[r] = static_cast<uint8_t>(Length(r));
-    ix->label.resize(ix->label.size() + 16, 0);  // FindLabel reads 16 bytes at a time
-    ix->self = std::make_unique<std::atomic<uint8_t>[]>(count);
-    for (uint32_t r = 0; r < count; ++r) ix->self[r].store(0, std::memory_order_relaxed);
+    ix->nodes.push_back({level_start, kNoRank});  // sentinel: level_start = the number of nodes
+    ix->label.resize(ix->label.size() + 16, 0);   // FindLabel reads 16 bytes at a time
+    ix->depth2.assign(size_t{1} << 16, kNoRank);
+    for (uint32_t c = 0; c < 256; ++c) {
+      const uint32_t node = ix->nodes[0].first_child + c;
+      for (uint32_t child = ix->nodes[node].first_child; child < ix->nodes[node + 1].first_child; ++child) {
+        ix->depth2[c | (uint32_t{ix->label[child]} << 8)] = child;
+      }
+    }
+    ix->tokens3.reset(new uint64_t[(size_t{1} << 24) / 64]());
+    for (uint32_t r = 0; r < count; ++r) {
+      const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
+      if (Length(r) == 3) {
+        const uint32_t bit = PrefixIndex::Index3(t);
+        ix->tokens3[bit >> 6] |= uint64_t{1} << (bit & 63);
+      }
+    }
     return ix;
   }
 
-  // The longest token that is a prefix of p[0, n), n >= 1.
-  static uint32_t LongestPrefixToken(const PrefixIndex& ix, const uint8_t* p, size_t n) {
-    uint32_t node = ix.first_child[0] + p[0];
-    uint32_t best = ix.node_rank[node];
+  // The longest token that is a prefix of p[0, n), n >= 1 (an index into ix.tokens);
+  // *reach = how many bytes the trie matched, so no token that is a prefix is longer.
+  static uint32_t LongestPrefixToken(const PrefixIndex& ix, const uint8_t* p, size_t n, uint32_t* reach) {
+    const PrefixIndex::Node* nodes = ix.nodes.data();
+    uint32_t node = nodes[0].first_child + p[0];
+    uint32_t best = nodes[node].token;
+    *reach = 1;
+    if (n == 1) return best;
+    node = ix.depth2[p[0] | (uint32_t{p[1]} << 8)];
+    if (node == kNoRank) return best;
+    if (nodes[node].token != kNoRank) best = nodes[node].token;
     const uint8_t* labels = ix.label.data();
-    for (size_t d = 1; d < n; ++d) {
-      const uint32_t lo = ix.first_child[node];
-      const uint32_t hi = ix.first_child[node + 1];
+    size_t d = 2;
+    for (; d < n; ++d) {
+      const uint32_t lo = nodes[node].first_child;
+      const uint32_t hi = nodes[node + 1].first_child;
       const uint32_t child = FindLabel(labels, lo, hi, p[d]);
       if (child == kNoRank) break;
       node = child;
-      if (ix.node_rank[node] != kNoRank) best = ix.node_rank[node];
+      if (nodes[node].token != kNoRank) best = nodes[node].token;
     }
+    *reach = static_cast<uint32_t>(d);
     return best;
   }
 
@@ -714,49 +788,76 @@ struct O200kTokenizer::Vocabulary {
 #endif
   }
 
-  bool SelfMerging(const PrefixIndex& ix, uint32_t rank) const {
-    uint8_t state = ix.self[rank].load(std::memory_order_relaxed);
-    if (state == 0) {
-      const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[rank]);
-      const size_t len = Length(rank);
-      size_t parts = 0;
-      auto one = [&parts](uint32_t, uint32_t) { ++parts; };
-      if (len <= kSmallPiece) {
-        MergeSmall(t, len, one);
-      } else {
-        MergeLarge(t, len, one);
-      }
-      state = parts == 1 ? 1 : 2;
-      ix.self[rank].store(state, std::memory_order_relaxed);
+  // Rank(p, n), answering 3-byte strings that are no tokens from the index's bitmap (the
+  // pair check's lookups are mostly of 2 to 5 bytes; Rank filters 4-byte ones itself).
+  uint32_t RankAcross(const PrefixIndex& ix, const uint8_t* p, size_t n) const {
+    if (n == 3) {
+      const uint32_t bit = PrefixIndex::Index3(p);
+      if (((ix.tokens3[bit >> 6] >> (bit & 63)) & 1) == 0) return kNoRank;
     }
-    return state == 1;
+    return Rank(p, n);
   }
 
-  // Whether tokens r1 = p[b, m) and r2 = p[m, e), both self-merging, merge back to exactly
-  // [r1, r2].
-  bool Compatible(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t r1, uint32_t m, uint32_t r2,
-                  uint32_t e) const {
+  uint64_t Info(const PrefixIndex& ix, uint32_t token) const {
+    uint64_t info = ix.tokens[token].info.load(std::memory_order_relaxed);
+    if ((info & kKnown) != 0) return info;
+    return ComputeInfo(ix, token);
+  }
+
+  __attribute__((noinline)) uint64_t ComputeInfo(const PrefixIndex& ix, uint32_t token) const {
+    const uint32_t rank = ix.tokens[token].rank;
+    const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[rank]);
+    const size_t len = Length(rank);
+    uint64_t info = kKnown | (uint64_t{len} << kLengthShift);
+    size_t parts = 0;
+    auto one = [&parts](uint32_t, uint32_t) { ++parts; };
+    if (len == 1) {
+      info |= kSelfMerging | kWalkable;
+    } else if (len <= kSmallPiece) {
+      uint32_t cut = 1;  // where the last merge joined (for two bytes: the only merge)
+      uint32_t last = 0;
+      bool rising = true;
+      MergeSmall(t, len, one, [&](uint32_t merged, const uint32_t* starts, size_t now) {
+        rising = rising && merged >= last;
+        last = merged;
+        if (now == 2) cut = starts[1];
+      });
+      if (parts == 1) {
+        info |= kSelfMerging;
+        const uint32_t left = ix.token_of_rank[Rank(t, cut)];
+        const uint32_t right = ix.token_of_rank[Rank(t + cut, len - cut)];
+        if (rising && left <= kPartMask && right <= kPartMask) {
+          info |= kWalkable | left | (uint64_t{right} << 24);
+        }
+      }
+    } else {
+      MergeLarge(t, len, one);
+      if (parts == 1) info |= kSelfMerging;
+    }
+    ix.tokens[token].info.store(info, std::memory_order_relaxed);
+    return info;
+  }
+
+  // Whether tokens t1 = p[b, m) and t2 = p[m, e) (indexes into ix.tokens), both
+  // self-merging, merge back to exactly [t1, t2].
+  __attribute__((always_inline)) bool Compatible(const PrefixIndex& ix, BacktrackScratch& scratch, const uint8_t* p,
+                                                 uint32_t b, uint32_t t1, uint32_t reach1, uint32_t m, uint32_t t2,
+                                                 uint32_t e) const {
     // Runs of one letter or of a short period ask about the same pair again and again.
-    if (r1 == scratch.last_pair[0] && r2 == scratch.last_pair[1]) return scratch.last_pair[2];
-    const bool ok = CompatibleUncached(scratch, p, b, r1, m, r2, e);
-    scratch.last_pair[0] = r1;
-    scratch.last_pair[1] = r2;
+    if (t1 == scratch.last_pair[0] && t2 == scratch.last_pair[1]) return scratch.last_pair[2];
+    const bool walk = (Info(ix, t1) & Info(ix, t2) & kWalkable) != 0 && g_spine_check.load(std::memory_order_relaxed);
+    const bool ok =
+        walk ? CompatibleBySpines(ix, scratch, p, m, t1, reach1, t2) : CompatibleByMerge(scratch, p, b, t1, m, t2, e);
+    scratch.last_pair[0] = t1;
+    scratch.last_pair[1] = t2;
     scratch.last_pair[2] = ok ? 1 : 0;
     return ok;
   }
 
-  bool CompatibleUncached(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t r1, uint32_t m, uint32_t r2,
-                          uint32_t e) const {
-    if (m - b <= kRunMax && e - m <= kRunMax) {
-      const MergeRun& a = Run(scratch, r1);
-      if (r1 != r2 && ((r1 ^ r2) & (BacktrackScratch::kRunSlots - 1)) == 0) {
-        const MergeRun copy = a;  // r2 takes the same cache slot
-        return CompatibleByRuns(scratch, p, m, copy, Run(scratch, r2));
-      }
-      return CompatibleByRuns(scratch, p, m, a, Run(scratch, r2));
-    }
-    // Long tokens: merge the pair's bytes, remembering the answer by rank pair.
-    const uint64_t key = (uint64_t{r1} << 24) | r2;  // ranks < 2^24
+  // The pair check from the merge of the pair's bytes, remembered by token pair.
+  __attribute__((noinline)) bool CompatibleByMerge(BacktrackScratch& scratch, const uint8_t* p, uint32_t b, uint32_t t1,
+                                                   uint32_t m, uint32_t t2, uint32_t e) const {
+    const uint64_t key = (uint64_t{t1} << 24) | t2;  // fewer than 2^24 tokens
     uint64_t& slot = scratch.pairs[PairHash(key) & (BacktrackScratch::kPairSlots - 1)];
     if ((slot >> 1) == key + 1) return slot & 1;
     size_t parts = 0;
@@ -775,63 +876,86 @@ struct O200kTokenizer::Vocabulary {
     return ok;
   }
 
-  // The merge of t1 + t2 where t1 = p[.., m) and t2 = p[m, ..) are self-merging, replayed
-  // from their own merge runs. Until some merge joins a part of t1 with a part of t2, the
-  // merges inside t1 are t1's own run in order, those inside t2 are t2's (each chosen merge
-  // is the lowest-ranked pair overall, hence inside its side), interleaved by rank, t1's
-  // first on equal ranks (leftmost). The only pair across is (t1's last part, t2's first
-  // part): it is merged — t1, t2 incompatible — as soon as its rank is below t1's next merge
-  // and not above t2's next merge. If both runs finish without that, the merge is [t1, t2].
-  bool CompatibleByRuns(BacktrackScratch& scratch, const uint8_t* p, uint32_t m, const MergeRun& a,
-                        const MergeRun& b) const {
-    auto across_rank = [&](uint32_t right, uint32_t left) {
-      BacktrackScratch::Across& c = scratch.across[right][left];
-      if (c.stamp != scratch.stamp) c = {scratch.stamp, Rank(p + m - right, right + left)};
-      return c.rank;
-    };
-    size_t i = 0;
-    size_t j = 0;
-    uint32_t right = a.right[0];
-    uint32_t left = b.left[0];
-    uint32_t across = across_rank(right, left);
+  // The merge of t1 + t2, t1 = p[.., m) and t2 = p[m, ..) both walkable (see Info). Until
+  // some merge joins a part of t1 with a part of t2, the merges inside t1 are t1's own run,
+  // those inside t2 are t2's (each chosen merge is the lowest-ranked pair overall, hence
+  // inside its side), interleaved by rank with t1's first on equal ranks (leftmost). The only
+  // pair across is (t1's last part, t2's first part), and those parts are nodes of the
+  // right spine of t1's merge tree (t1, its right part, that one's right part, ... its last
+  // byte) and of the left spine of t2's. A spine node is made by the merge of its own rank,
+  // so with non-decreasing runs the pair (x1, x2) stands across from the later of their
+  // makings until the earlier making of the spine node above either, above1 / above2
+  // (kNoRank above t1 / t2), and it is merged — t1, t2 incompatible — exactly when its rank
+  // is below above1 and not above above2 (within that stretch the next merges of either side
+  // only rise, so this last moment decides). The stretches are walked from the last one
+  // back: the node made later steps down to its part; on equal ranks t1's was made first.
+  //
+  // While the left part is t1 itself, the string across starts where t1 does, and `reach1`
+  // (LongestPrefixToken's there) rules out the ones too long to be a token without a lookup.
+  __attribute__((always_inline)) bool CompatibleBySpines(const PrefixIndex& ix, BacktrackScratch& scratch,
+                                                         const uint8_t* p, uint32_t m, uint32_t t1, uint32_t reach1,
+                                                         uint32_t t2) const {
+    uint64_t info1 = Info(ix, t1);
+    uint64_t info2 = Info(ix, t2);
+    uint32_t rank1 = ix.tokens[t1].rank;
+    uint32_t rank2 = ix.tokens[t2].rank;
+    auto length = [](uint64_t info) { return static_cast<uint32_t>((info >> kLengthShift) & 0xFF); };
+    uint32_t len1 = length(info1);
+    uint32_t len2 = length(info2);
+    uint32_t above1 = kNoRank;
+    uint32_t above2 = kNoRank;
     while (true) {
-      const uint32_t next_a = a.next[i];
-      const uint32_t next_b = b.next[j];
-      if (across != kNoRank && across < next_a && across <= next_b) return false;
-      if (next_a == kNoRank && next_b == kNoRank) return true;
-      if (next_a <= next_b) {
-        ++i;
-        if (a.right[i] == right) continue;
-        right = a.right[i];
+      uint32_t across;
+      if (above1 == kNoRank && len1 + len2 > reach1) {
+        across = kNoRank;
+      } else if (len1 <= kAcrossMax && len2 <= kAcrossMax) {
+        BacktrackScratch::Across& c = scratch.across[len1][len2];
+        if (c.stamp != scratch.stamp) c = {scratch.stamp, RankAcross(ix, p + m - len1, len1 + len2)};
+        across = c.rank;
       } else {
-        ++j;
-        if (b.left[j] == left) continue;
-        left = b.left[j];
+        across = RankAcross(ix, p + m - len1, len1 + len2);
       }
-      across = across_rank(right, left);
+      if (across < above1 && across <= above2) return false;  // (kNoRank is never below)
+      if (len1 == 1 && len2 == 1) return true;
+      if (len2 == 1 || (len1 > 1 && rank1 > rank2)) {
+        above1 = rank1;
+        const uint32_t x = RightPart(info1);
+        info1 = Info(ix, x);
+        rank1 = ix.tokens[x].rank;
+        len1 = length(info1);
+      } else {
+        above2 = rank2;
+        const uint32_t x = LeftPart(info2);
+        info2 = Info(ix, x);
+        rank2 = ix.tokens[x].rank;
+        len2 = length(info2);
+      }
     }
   }
 
-  // The merge run of self-merging token `rank` (at most kRunMax bytes), from the thread's
-  // cache: state k (k = 0 .. length-1, k merges done) has next[k] = the rank of the next
-  // merge (kNoRank after the last), right[k] / left[k] = the length of its last / first part.
-  const MergeRun& Run(BacktrackScratch& scratch, uint32_t rank) const {
-    MergeRun& run = scratch.runs[rank & (BacktrackScratch::kRunSlots - 1)];
-    if (run.rank == rank) return run;
-    const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[rank]);
-    const size_t len = Length(rank);
-    run.rank = rank;
-    run.right[0] = 1;
-    run.left[0] = 1;
-    size_t k = 0;
-    auto none = [](uint32_t, uint32_t) {};
-    MergeSmall(t, len, none, [&](uint32_t merged, const uint32_t* starts, size_t parts) {
-      run.next[k++] = merged;
-      run.left[k] = static_cast<uint8_t>(starts[1] - starts[0]);
-      run.right[k] = static_cast<uint8_t>(starts[parts] - starts[parts - 1]);
-    });
-    run.next[k] = kNoRank;  // k == len - 1: the token is self-merging
-    return run;
+  bool PairCompatibleForTest(std::string_view s1, std::string_view s2, bool by_spines, bool* walked) const {
+    const PrefixIndex& ix = Index();
+    *walked = false;
+    const std::string both = std::string(s1) + std::string(s2);
+    const auto* p = reinterpret_cast<const uint8_t*>(both.data());
+    if (s1.empty() || s2.empty()) return false;
+    const uint32_t r1 = Rank(p, s1.size());
+    const uint32_t r2 = Rank(p + s1.size(), s2.size());
+    if (r1 == kNoRank || r2 == kNoRank) return false;
+    const uint32_t t1 = ix.token_of_rank[r1];
+    const uint32_t t2 = ix.token_of_rank[r2];
+    const auto m = static_cast<uint32_t>(s1.size());
+    const auto e = static_cast<uint32_t>(both.size());
+    BacktrackScratch& scratch = ThreadBacktrackScratch(this);
+    scratch.NewPosition();
+    if (by_spines && (Info(ix, t1) & Info(ix, t2) & kWalkable) != 0) {
+      *walked = true;
+      uint32_t reach = 0;
+      LongestPrefixToken(ix, p, both.size(), &reach);
+      return CompatibleBySpines(ix, scratch, p, m, t1, reach, t2);
+    }
+    scratch.pairs[PairHash((uint64_t{t1} << 24) | t2) & (BacktrackScratch::kPairSlots - 1)] = 0;  // no memo
+    return CompatibleByMerge(scratch, p, 0, t1, m, t2, e);
   }
 
   mutable std::once_flag index_once;
@@ -1143,18 +1267,19 @@ struct TablesHeader {
 };
 static_assert(sizeof(TablesHeader) == 64);
 constexpr char kTablesMagic[8] = {'C', 'V', 'O', '2', '0', '0', 'K', '\0'};
-constexpr uint32_t kTablesVersion = 2;  // 2: short-token tables and the filter
+constexpr uint32_t kTablesVersion = 3;  // 2: short-token tables and the filter; 3: the short filter
 constexpr size_t kTablesAlign = 64;
 
 // Sizes of the short-token tables and the filter (checked against Vocabulary in FromTables).
 constexpr size_t kTablesShortSlots = size_t{1} << 16;
 constexpr size_t kTablesShortSlotBytes = 8;
 constexpr size_t kTablesFilterWords = (size_t{1} << 21) / 64;
+constexpr size_t kTablesShortFilterWords = ((size_t{1} << 18) + (size_t{1} << 19)) / 64;
 
 size_t AlignUp(size_t n) { return (n + kTablesAlign - 1) / kTablesAlign * kTablesAlign; }
 
 struct TablesLayout {
-  size_t offsets, slots, bytes, index, leaves, rank1, rank2, short3, short4, filter, end;
+  size_t offsets, slots, bytes, index, leaves, rank1, rank2, short3, short4, filter, short_filter, end;
 };
 
 TablesLayout LayoutOf(const TablesHeader& h) {
@@ -1169,7 +1294,8 @@ TablesLayout LayoutOf(const TablesHeader& h) {
   l.short3 = AlignUp(l.rank2 + 65536 * sizeof(uint32_t));
   l.short4 = AlignUp(l.short3 + kTablesShortSlots * kTablesShortSlotBytes);
   l.filter = AlignUp(l.short4 + kTablesShortSlots * kTablesShortSlotBytes);
-  l.end = l.filter + kTablesFilterWords * sizeof(uint64_t);
+  l.short_filter = AlignUp(l.filter + kTablesFilterWords * sizeof(uint64_t));
+  l.end = l.short_filter + kTablesShortFilterWords * sizeof(uint64_t);
   return l;
 }
 
@@ -1225,12 +1351,13 @@ Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::FromTables(std::string_v
   };
   using V = Vocabulary;
   static_assert(V::kShortSlots == kTablesShortSlots && sizeof(V::ShortSlot) == kTablesShortSlotBytes &&
-                V::kFilterWords == kTablesFilterWords);
+                V::kFilterWords == kTablesFilterWords && V::kShortFilterWords == kTablesShortFilterWords);
   vocab->rank1 = view(l.rank1, static_cast<uint32_t*>(nullptr), 256);
   vocab->rank2 = view(l.rank2, static_cast<uint32_t*>(nullptr), 65536);
   vocab->short3 = view(l.short3, static_cast<V::ShortSlot*>(nullptr), V::kShortSlots);
   vocab->short4 = view(l.short4, static_cast<V::ShortSlot*>(nullptr), V::kShortSlots);
   vocab->filter = view(l.filter, static_cast<uint64_t*>(nullptr), V::kFilterWords);
+  vocab->short_filter = view(l.short_filter, static_cast<uint64_t*>(nullptr), V::kShortFilterWords);
   return std::unique_ptr<O200kTokenizer>(new O200kTokenizer(std::move(vocab)));
 }
 
@@ -1261,12 +1388,18 @@ void O200kTokenizer::SerializeTables(std::string* out) const {
   std::memcpy(d + l.short3, v.short3.data(), v.short3.size_bytes());
   std::memcpy(d + l.short4, v.short4.data(), v.short4.size_bytes());
   std::memcpy(d + l.filter, v.filter.data(), v.filter.size_bytes());
+  std::memcpy(d + l.short_filter, v.short_filter.data(), v.short_filter.size_bytes());
 }
 
 O200kTokenizer::O200kTokenizer(std::unique_ptr<Vocabulary> vocab) : vocab_(std::move(vocab)) {}
 O200kTokenizer::~O200kTokenizer() = default;
 
 size_t O200kTokenizer::vocabulary_size() const { return vocab_->size(); }
+
+bool O200kTokenizer::PairCompatibleForTest(std::string_view t1, std::string_view t2, bool by_spines,
+                                           bool* walked) const {
+  return vocab_->PairCompatibleForTest(t1, t2, by_spines, walked);
+}
 
 uint64_t O200kTokenizer::Count(std::string_view text) const {
   if (text.empty()) return 0;
@@ -1405,6 +1538,7 @@ void SetO200kBacktrackMergeForTest(bool on) { g_backtrack_merge.store(on); }
 void SetO200kLongPieceForTest(size_t bytes) { g_long_piece.store(bytes); }
 void SetO200kBacktrackKeepForTest(size_t tokens) { g_backtrack_keep.store(tokens == 0 ? kKeepTokens : tokens); }
 uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
+void SetO200kSpineCheckForTest(bool on) { g_spine_check.store(on); }
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {
   std::vector<std::string_view> pieces;

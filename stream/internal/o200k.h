@@ -55,6 +55,12 @@ class O200kTokenizer final : public TokenCounter {
   // Number of vocabulary entries (199,998 for o200k_base).
   size_t vocabulary_size() const;
 
+  // Tests only: the backtracking encoder's pair check on tokens t1 and t2 (byte strings that
+  // are tokens; otherwise false): whether the merge of t1 + t2 gives back [t1, t2], answered
+  // from the merge-tree spines when `by_spines` and both tokens allow it (*walked = whether
+  // they did), else by merging the pair's bytes.
+  bool PairCompatibleForTest(std::string_view t1, std::string_view t2, bool by_spines, bool* walked) const;
+
  private:
   struct Vocabulary;
   explicit O200kTokenizer(std::unique_ptr<Vocabulary> vocab);
@@ -85,6 +91,9 @@ void SetO200kLongPieceForTest(size_t bytes);
 void SetO200kBacktrackKeepForTest(size_t tokens);
 // Tests only: how many long pieces needed that second pass since the process started.
 uint64_t O200kBacktrackRetriesForTest();
+// Tests only. false makes the backtracking encoder check every pair by merging its bytes
+// instead of walking the merge-tree spines (the reference for that walk); default true.
+void SetO200kSpineCheckForTest(bool on);
 
 }  // namespace caveman::internal
 

@@ -698,6 +698,111 @@ TEST(O200kLongPieces, CountsAreIdenticalAcrossThreadsAndChunkings) {
   EXPECT_EQ(StreamCount(O200k(), testing::RandomSplit(in, 3, 5000)), std::to_string(want));
 }
 
+// The vocabulary's tokens as byte strings, in rank order (decoded from the tiktoken file).
+std::vector<std::string> VocabularyTokens() {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : (c == '/' ? 63 : -1);
+  };
+  std::vector<std::string> tokens;
+  std::istringstream lines{std::string(internal::EmbeddedO200kVocabulary())};
+  std::string line;
+  while (std::getline(lines, line)) {
+    const std::string b64 = line.substr(0, line.find(' '));
+    std::string t;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (char c : b64) {
+      if (c == '=') break;
+      acc = (acc << 6) | static_cast<uint32_t>(value(c));
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        t += static_cast<char>((acc >> bits) & 0xFF);
+      }
+    }
+    tokens.push_back(t);
+  }
+  return tokens;
+}
+
+// The pair check that walks the two tokens' merge-tree spines (with the 3-/4-byte bitmaps
+// and the reach of the trie in front of its lookups) against merging the pair's bytes, on
+// pairs of vocabulary tokens: random ones, and pairs that stand next to each other in text
+// (split at every place where both sides are tokens), so that both answers occur often.
+TEST(O200kLongPieces, SpineCheckEqualsMergeCheckOnTokenPairs) {
+  auto tokenizer = internal::O200kTokenizer::FromTables(internal::EmbeddedO200kTables());
+  ASSERT_TRUE(tokenizer.ok());
+  const internal::O200kTokenizer& t = **tokenizer;
+  const std::vector<std::string> vocab = VocabularyTokens();
+  ASSERT_EQ(vocab.size(), t.vocabulary_size());
+  const std::set<std::string> is_token(vocab.begin(), vocab.end());
+  size_t walked_count = 0;
+  size_t compatible = 0;
+  size_t incompatible = 0;
+  auto check = [&](const std::string& a, const std::string& b) {
+    bool walked = false;
+    bool unused = false;
+    const bool by_spines = t.PairCompatibleForTest(a, b, true, &walked);
+    const bool by_merge = t.PairCompatibleForTest(a, b, false, &unused);
+    EXPECT_EQ(by_spines, by_merge) << "[" << a << "] [" << b << "]";
+    if (a.size() <= 64 && b.size() <= 64) EXPECT_TRUE(walked) << "[" << a << "] [" << b << "]";
+    walked_count += walked ? 1 : 0;
+    (by_merge ? compatible : incompatible) += 1;
+  };
+  std::mt19937_64 rng(5);
+  for (int k = 0; k < 200000; ++k) check(vocab[rng() % vocab.size()], vocab[rng() % vocab.size()]);
+  // The same token on both sides (the spines meet equal ranks), and doubled short tokens
+  // next to a token that starts or ends with them.
+  for (const std::string& v : vocab) check(v, v);
+  for (size_t k = 0; k < vocab.size(); k += 7) {
+    const std::string& v = vocab[k];
+    for (size_t cut = 1; cut < v.size() && cut <= 4; ++cut) {
+      const std::string head = v.substr(0, cut);
+      const std::string tail = v.substr(v.size() - cut);
+      if (is_token.count(head)) check(head, v);
+      if (is_token.count(head + head)) check(head + head, v);
+      if (is_token.count(tail)) check(v, tail);
+      if (is_token.count(tail + tail)) check(v, tail + tail);
+    }
+  }
+  for (const std::string& kind : Kinds()) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      const std::string text = Generate(kind, 3000, seed);
+      for (size_t b = 0; b < text.size(); ++b) {
+        for (size_t m = b + 1; m < text.size() && m - b <= 16; ++m) {
+          if (!is_token.count(text.substr(b, m - b))) continue;
+          for (size_t e = m + 1; e <= text.size() && e - m <= 16; ++e) {
+            if (is_token.count(text.substr(m, e - m))) check(text.substr(b, m - b), text.substr(m, e - m));
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(compatible, 100000u);
+  EXPECT_GT(incompatible, 100000u);
+  EXPECT_GT(walked_count, 300000u);
+}
+
+TEST(O200kLongPieces, EncoderEqualsHeapMergeWithThePairCheckByMerging) {
+  // The same comparison as BacktrackingEqualsHeapMergeOnEveryPieceLength, with the encoder
+  // checking every pair by merging its bytes (the path of tokens it cannot walk).
+  internal::SetO200kLongPieceForTest(0);
+  internal::SetO200kSpineCheckForTest(false);
+  for (const std::string& kind : Kinds()) {
+    for (uint64_t seed = 1; seed <= 2; ++seed) {
+      for (size_t n : {2u, 17u, 65u, 300u, 4097u}) {
+        const std::string in = Generate(kind, n, seed);
+        EXPECT_EQ(O200kEncode(in), ReferenceEncode(in)) << kind << " seed " << seed << " n " << n;
+      }
+    }
+  }
+  internal::SetO200kSpineCheckForTest(true);
+  internal::SetO200kLongPieceForTest(internal::kO200kLongPiece);
+}
+
 TEST(O200kLongPieces, SixteenMebibyteRunCountsExactlyAndStreams) {
   // One 16 MiB run of a letter is one pre-token: the count equals the plain heap merge's,
   // and streaming it in random chunks (down to 1 byte at the start) gives the same total.
