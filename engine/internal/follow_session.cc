@@ -265,9 +265,8 @@ bool FollowSession::SyncNow(FollowClock::time_point now) {
 // Output is collected per Drain() and written with one call (one write(2) per read, not per line).
 void FollowSession::Write(std::string_view bytes) {
   if (bytes.empty()) return;
-  out_buf_.append(bytes);
+  out_buf_.append(bytes);  // counted once per Drain, with the buffer (same total, less per-call work)
   bytes_out_ += bytes.size();
-  output_tokens_.Feed(bytes);
   output_open_ = bytes.back() != '\n';
 }
 
@@ -317,6 +316,7 @@ Status FollowSession::Drain(FollowClock::time_point now, bool force_sync) {
   }
   if (events.empty()) sync_due_.reset();
   if (!wrote) return Status::OK();
+  output_tokens_.Feed(out_buf_);
   Status s = out_.Write(out_buf_);
   out_buf_.clear();
   if (out_buf_.capacity() > kFeedStep) out_buf_.shrink_to_fit();
