@@ -279,18 +279,18 @@ class JsonCompressor final : public Compressor {
 
 }  // namespace
 
-size_t MinifiedJsonSize(std::string_view json, int* max_depth) {
-  size_t size = 0;
+// Calls keep(c) for every byte MinifyJson keeps, in order; returns the deepest nesting.
+template <class Keep>
+static int ForEachMinifiedByte(std::string_view json, Keep&& keep) {
   int depth = 0;
   int deepest = 0;
   bool in_string = false;
   for (size_t i = 0; i < json.size(); ++i) {
     const char c = json[i];
     if (in_string) {
-      ++size;
+      keep(c);
       if (c == '\\' && i + 1 < json.size()) {
-        ++size;
-        ++i;
+        keep(json[++i]);
       } else if (c == '"') {
         in_string = false;
       }
@@ -300,35 +300,22 @@ size_t MinifiedJsonSize(std::string_view json, int* max_depth) {
     if (c == '"') in_string = true;
     if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
     if (c == ']' || c == '}') --depth;
-    ++size;
+    keep(c);
   }
+  return deepest;
+}
+
+size_t MinifiedJsonSize(std::string_view json, int* max_depth) {
+  size_t size = 0;
+  const int deepest = ForEachMinifiedByte(json, [&size](char) { ++size; });
   if (max_depth != nullptr) *max_depth = deepest;
   return size;
 }
 
 std::string MinifyJson(std::string_view json, int* max_depth) {
   std::string out;
-  int depth = 0;
-  int deepest = 0;
   out.reserve(json.size());
-  bool in_string = false;
-  for (size_t i = 0; i < json.size(); ++i) {
-    const char c = json[i];
-    if (in_string) {
-      out.push_back(c);
-      if (c == '\\' && i + 1 < json.size()) {
-        out.push_back(json[++i]);
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-    if (c == '"') in_string = true;
-    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
-    if (c == ']' || c == '}') --depth;
-    out.push_back(c);
-  }
+  const int deepest = ForEachMinifiedByte(json, [&out](char c) { out.push_back(c); });
   if (max_depth != nullptr) *max_depth = deepest;
   return out;
 }

@@ -602,5 +602,29 @@ TEST(JsonCompressor, LengthAnomaliesAreCapped) {
   EXPECT_LE(kept, 5u + 50u + 2 * internal::kJsonMaxSplits);
 }
 
+// MinifyJson and the size the compressor checks before building it (issue 19) agree, depth
+// included: whitespace inside and outside strings, escapes (an escaped quote, a trailing
+// backslash pair), nesting.
+TEST(MinifyJson, SizeAndDepthWithoutBuildingMatchTheMinifiedText) {
+  const std::vector<std::string> cases = {
+      "",
+      "  {\n  \"a\" : [ 1, 2 ,3 ],\t\"b\":{\"c\":\"x y\"} }\n",
+      "[\"q\\\"uoted \\\\\", \"tab\\t\", [[[ ]]], {\"k\": [ {\"d\": [ ] } ] } ]",
+      "\"only a string with  spaces\"",
+      "[1,[2,[3,[4,[5]]]]]",
+  };
+  for (const std::string& json : cases) {
+    int depth_built = -1;
+    int depth_sized = -1;
+    const std::string minified = MinifyJson(json, &depth_built);
+    EXPECT_EQ(MinifiedJsonSize(json, &depth_sized), minified.size()) << json;
+    EXPECT_EQ(depth_sized, depth_built) << json;
+  }
+  int depth = 0;
+  EXPECT_EQ(MinifyJson("[1,[2,[3,[4,[5]]]]]", &depth), "[1,[2,[3,[4,[5]]]]]");
+  EXPECT_EQ(depth, 5);
+  EXPECT_EQ(MinifyJson("{ \"a\" : \"x y\" }"), "{\"a\":\"x y\"}");
+}
+
 }  // namespace
 }  // namespace caveman
