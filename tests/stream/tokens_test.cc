@@ -748,7 +748,9 @@ TEST(O200kLongPieces, SpineCheckEqualsMergeCheckOnTokenPairs) {
     const bool by_spines = t.PairCompatibleForTest(a, b, true, &walked);
     const bool by_merge = t.PairCompatibleForTest(a, b, false, &unused);
     EXPECT_EQ(by_spines, by_merge) << "[" << a << "] [" << b << "]";
-    if (a.size() <= 64 && b.size() <= 64) EXPECT_TRUE(walked) << "[" << a << "] [" << b << "]";
+    if (a.size() <= 64 && b.size() <= 64) {
+      EXPECT_TRUE(walked) << "[" << a << "] [" << b << "]";
+    }
     walked_count += walked ? 1 : 0;
     (by_merge ? compatible : incompatible) += 1;
   };
