@@ -97,21 +97,43 @@ inline size_t FirstInvalidUtf8(std::string_view text) {
 
 // `text` with every ill-formed byte replaced by EF BF BD (U+FFFD), one per byte.
 inline std::string SanitizeUtf8(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 16);
+  // One pass into a buffer sized for the worst case (three bytes out per byte in), written
+  // through a pointer: appending code point by code point (and regrowing past the input's
+  // size, as random bytes do) cost ≈ 17 ns per byte (issue 15 item 11).
+  std::string out(text.size() * 3, '\0');
+  char* o = out.data();
   const auto* p = reinterpret_cast<const uint8_t*>(text.data());
   const size_t n = text.size();
   size_t i = 0;
   while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if ((w & 0x8080808080808080ULL) == 0) {
+        std::memcpy(o, p + i, 8);
+        o += 8;
+        i += 8;
+        continue;
+      }
+    }
+    if (p[i] < 0x80) {
+      *o++ = static_cast<char>(p[i++]);
+      continue;
+    }
     const int len = Utf8SeqLen(p + i, n - i);
     if (len > 0) {
-      out.append(text.data() + i, static_cast<size_t>(len));
+      for (int k = 0; k < len; ++k) o[k] = static_cast<char>(p[i + static_cast<size_t>(k)]);
+      o += len;
       i += static_cast<size_t>(len);
     } else {
-      out.append("\xEF\xBF\xBD", 3);
+      o[0] = '\xEF';
+      o[1] = '\xBF';
+      o[2] = '\xBD';
+      o += 3;
       ++i;
     }
   }
+  out.resize(static_cast<size_t>(o - out.data()));
   return out;
 }
 

@@ -194,6 +194,48 @@ TEST(O200k, EmptyInputCountsZero) {
   EXPECT_TRUE(O200kEncode("").empty());
 }
 
+// SanitizeUtf8 against the plain rule (a well-formed sequence is kept, every other byte becomes
+// EF BF BD) on random bytes, mostly-ASCII text with stray bytes, and every short tail.
+TEST(Utf8Scan, SanitizeKeepsWellFormedSequencesAndReplacesEveryIllFormedByte) {
+  auto reference = [](std::string_view t) {
+    std::string out;
+    const auto* p = reinterpret_cast<const uint8_t*>(t.data());
+    for (size_t i = 0; i < t.size();) {
+      const int len = internal::Utf8SeqLen(p + i, t.size() - i);
+      if (len > 0) {
+        out.append(t.substr(i, static_cast<size_t>(len)));
+        i += static_cast<size_t>(len);
+      } else {
+        out += "\xEF\xBF\xBD";
+        ++i;
+      }
+    }
+    return out;
+  };
+  std::mt19937 rng(15);
+  for (int round = 0; round < 300; ++round) {
+    std::string t;
+    const size_t n = rng() % 200;
+    for (size_t i = 0; i < n; ++i) {
+      const unsigned r = rng();
+      if (round % 3 == 0) {
+        t += static_cast<char>(r & 0xFF);  // random bytes
+      } else if (r % 17 == 0) {
+        t += static_cast<char>(0x80 | (r >> 8 & 0x7F));  // a stray high byte in ASCII
+      } else if (r % 13 == 0) {
+        t += "\xC3\xA9\xE2\x80\xA6\xF0\x9F\x98\x80";  // é … 😀
+      } else {
+        t += static_cast<char>('a' + r % 26);
+      }
+    }
+    for (size_t cut = 0; cut <= std::min<size_t>(t.size(), 5); ++cut) {
+      const std::string_view v = std::string_view(t).substr(0, t.size() - cut);
+      EXPECT_EQ(internal::SanitizeUtf8(v), reference(v)) << round << " " << cut;
+    }
+  }
+  EXPECT_EQ(internal::SanitizeUtf8("a\x80\xE2\x80"), "a\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
 TEST(O200k, InvalidBytesBecomeOneReplacementCharEach) {
   const TokenCounter& counter = O200k();
   const std::string fffd = "\xEF\xBF\xBD";
