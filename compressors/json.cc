@@ -244,12 +244,13 @@ class JsonCompressor final : public Compressor {
     // Order matters on ties: minify, then TOON, then the lossy view (strictly fewer tokens).
     // The minified size is known before the bytes are written: a candidate `consider` would
     // drop unread is never built (a 64 MiB dump's minified copy was 17 % of its run).
+    // Considered even when it is the input itself (already minified): then a re-run of the
+    // stability guard over a minified view keeps it instead of switching forms.
     int depth = 0;
-    const size_t minified_size = MinifiedJsonSize(text, &depth);
-    if (!elided || minified_size <= kLosslessByteSlack * elided->size()) {
-      // Considered even when it is the input itself (already minified): then a re-run of the
-      // stability guard over a minified view keeps it instead of switching forms.
-      consider(MinifyJson(text), "minify", !elided);
+    if (!elided) {
+      consider(MinifyJson(text, &depth), "minify", true);
+    } else if (MinifiedJsonSize(text, &depth) <= kLosslessByteSlack * elided->size()) {
+      consider(MinifyJson(text), "minify", false);
     }
     // TOON is rarely under an eighth of the input, so beyond that it cannot beat the view.
     if (depth <= kMaxToonDepth && (!elided || text.size() <= kLosslessByteSlack * 4 * elided->size())) {

@@ -16,8 +16,10 @@ namespace caveman {
 // Buffers smaller than this are not advised (the rounding would cost more than it saves).
 inline constexpr size_t kHugePageAdviceMin = 4u << 20;
 
-// Advises the whole 2 MiB-aligned pages inside [p, p + n) (memory this process owns).
-// Best effort: an unsupported kernel or setting leaves the buffer as it was.
+// Advises the whole 2 MiB-aligned pages inside [p, p + n) (memory this process owns, e.g. a
+// large malloc'd block). Best effort: an unsupported kernel or setting leaves the buffer as it
+// was. Advising part of a mapping splits it, and mremap cannot grow a split range: a buffer
+// that grows by mremap (the spools) advises its whole mapping instead.
 inline void AdviseHugePages(const void* p, size_t n) {
   if (n < kHugePageAdviceMin) return;
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;

@@ -68,6 +68,15 @@ inline uint32_t DecodeWellFormed(const uint8_t* p, int len) {
   }
 }
 
+// Whether the eight bytes at p[i..i+8) exist and are all ASCII: the word step of the scans below
+// (logs, code and JSON are mostly ASCII).
+inline bool EightAsciiAt(const uint8_t* p, size_t i, size_t n) {
+  if (i + 8 > n) return false;
+  uint64_t w;
+  std::memcpy(&w, p + i, 8);
+  return (w & 0x8080808080808080ULL) == 0;
+}
+
 // Offset of the first byte that is not part of a well-formed sequence (a truncated sequence
 // at the end counts as ill-formed), or text.size() if the whole text is well-formed UTF-8.
 inline size_t FirstInvalidUtf8(std::string_view text) {
@@ -75,14 +84,9 @@ inline size_t FirstInvalidUtf8(std::string_view text) {
   const size_t n = text.size();
   size_t i = 0;
   while (i < n) {
-    // Mostly-ASCII input (logs, code, JSON) skips eight bytes per step.
-    if (i + 8 <= n) {
-      uint64_t w;
-      std::memcpy(&w, p + i, 8);
-      if ((w & 0x8080808080808080ULL) == 0) {
-        i += 8;
-        continue;
-      }
+    if (EightAsciiAt(p, i, n)) {
+      i += 8;
+      continue;
     }
     if (p[i] < 0x80) {
       ++i;
@@ -106,15 +110,11 @@ inline std::string SanitizeUtf8(std::string_view text) {
   const size_t n = text.size();
   size_t i = 0;
   while (i < n) {
-    if (i + 8 <= n) {
-      uint64_t w;
-      std::memcpy(&w, p + i, 8);
-      if ((w & 0x8080808080808080ULL) == 0) {
-        std::memcpy(o, p + i, 8);
-        o += 8;
-        i += 8;
-        continue;
-      }
+    if (EightAsciiAt(p, i, n)) {
+      std::memcpy(o, p + i, 8);
+      o += 8;
+      i += 8;
+      continue;
     }
     if (p[i] < 0x80) {
       *o++ = static_cast<char>(p[i++]);
@@ -144,14 +144,10 @@ inline uint64_t CountCodePoints(std::string_view text) {
   uint64_t count = 0;
   size_t i = 0;
   while (i < n) {
-    if (i + 8 <= n) {
-      uint64_t w;
-      std::memcpy(&w, p + i, 8);
-      if ((w & 0x8080808080808080ULL) == 0) {
-        i += 8;
-        count += 8;
-        continue;
-      }
+    if (EightAsciiAt(p, i, n)) {
+      i += 8;
+      count += 8;
+      continue;
     }
     const int len = Utf8SeqLen(p + i, n - i);
     i += len > 0 ? static_cast<size_t>(len) : 1;

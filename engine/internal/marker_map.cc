@@ -713,7 +713,16 @@ MarkerMap BuildMarkerMap(std::string_view original, std::string_view view, const
   return Unmapped(lines.status().message());
 }
 
-Result<MarkerMap> BuildMarkerMap(const Spool& original, const Spool& view, const std::vector<ElidedSpan>& spans) {
+namespace {
+
+// BuildMarkerMap over spools, with the markers of the line aligner (the path of every large
+// line view) handed to on_marker(entry) as they are found: then *streamed is true and the
+// result's markers are empty. Every other path returns its markers in the map, and whatever
+// on_marker got before an alignment failed is to be dropped.
+template <class OnMarker>
+Result<MarkerMap> MapSpools(const Spool& original, const Spool& view, const std::vector<ElidedSpan>& spans,
+                            OnMarker&& on_marker, bool* streamed) {
+  *streamed = false;
   const bool small = original.size() <= kMarkerMapMaxInMemory && view.size() <= kMarkerMapMaxInMemory;
   std::string head;
   CAVEMAN_RETURN_IF_ERROR(view.ReadRange(0, 64, &head));
@@ -726,13 +735,28 @@ Result<MarkerMap> BuildMarkerMap(const Spool& original, const Spool& view, const
     return BuildMarkerMap(o, v, spans);
   }
   // Line types stream (bounded memory); text views (sections) are tried in memory.
-  CAVEMAN_ASSIGN_OR_RETURN(MarkerMap lines, AlignLines(original, view));
-  if (!lines.mapped && LooksLikeJson(head)) return Unmapped("JSON too large to map (over 16 MiB)");
-  if (lines.mapped || !small) return lines;
+  CAVEMAN_ASSIGN_OR_RETURN(MarkerMap lines, AlignLinesWith(original, view, on_marker));
+  if (lines.mapped) {
+    *streamed = true;
+    return lines;
+  }
+  if (LooksLikeJson(head)) return Unmapped("JSON too large to map (over 16 MiB)");
+  if (!small) return lines;
   CAVEMAN_ASSIGN_OR_RETURN(std::string o, original.ReadAllToString());
   CAVEMAN_ASSIGN_OR_RETURN(std::string v, view.ReadAllToString());
   MarkerMap text = AlignText(o, v);
   return text.mapped ? text : lines;
+}
+
+}  // namespace
+
+Result<MarkerMap> BuildMarkerMap(const Spool& original, const Spool& view, const std::vector<ElidedSpan>& spans) {
+  std::vector<MarkerEntry> found;
+  bool streamed = false;
+  Result<MarkerMap> map = MapSpools(
+      original, view, spans, [&](MarkerEntry&& e) { found.push_back(std::move(e)); }, &streamed);
+  if (map.ok() && streamed) map->markers = std::move(found);
+  return map;
 }
 
 // ---- blob ----
@@ -806,19 +830,15 @@ std::string SerializeMarkerMap(const MarkerMap& map) {
 }
 
 std::string MarkerMapBlob(const Spool& original, const Spool& view, const std::vector<ElidedSpan>& spans) {
-  // The common case, a line view BuildMarkerMap would align line by line first: serialise each
-  // marker as the aligner finds it (a large log's map held ~30,000 entries, then a copy in text;
-  // issue 19). Anything else, or a view that does not align, takes the general path below.
-  std::string head;
-  const bool small = original.size() <= kMarkerMapMaxInMemory && view.size() <= kMarkerMapMaxInMemory;
-  if (spans.empty() && view.ReadRange(0, 64, &head).ok() && !(LooksLikeJson(head) && small)) {
-    std::string blob(kBlobHeader);
-    blob += "\nmapped\n";
-    Result<MarkerMap> lines = AlignLinesWith(original, view, [&](MarkerEntry&& e) { AppendMarkerLine(e, &blob); });
-    if (lines.ok() && lines->mapped) return blob;
-  }
-  Result<MarkerMap> map = BuildMarkerMap(original, view, spans);
+  // A line view's markers are serialised as the aligner finds them (a large log's map held
+  // ~30,000 entries, then a copy in text; issue 19); any other path serialises its map.
+  std::string blob(kBlobHeader);
+  blob += "\nmapped\n";
+  bool streamed = false;
+  Result<MarkerMap> map = MapSpools(
+      original, view, spans, [&](MarkerEntry&& e) { AppendMarkerLine(e, &blob); }, &streamed);
   if (!map.ok()) return SerializeMarkerMap(Unmapped(map.status().message()));
+  if (streamed) return blob;
   return SerializeMarkerMap(*map);  // by reference: a large map is not copied first
 }
 

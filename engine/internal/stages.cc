@@ -120,6 +120,15 @@ class DiffSink final : public ByteSink {
   std::unique_ptr<Spool> spool_;
 };
 
+// SHA-256 of what is written to it.
+struct HashingSink final : public ByteSink {
+  Status Write(std::string_view d) override {
+    sha.Update(d);
+    return Status::OK();
+  }
+  Sha256 sha;
+};
+
 // Coalesces small writes (line compressors write every line and every LF separately) into
 // 64 KiB pieces, so a spilled output spool or the guard's DiffSink costs one syscall per
 // 64 KiB instead of two per line (9.4 M short lines: 2.8 s of system time before).
@@ -285,18 +294,8 @@ uint64_t ReadStage::Finish() {
       handle_ = record_->writer()->AppendedHandle().value_or(std::string());
     } else if (input_) {
       // The writer stopped taking bytes: hash the original from its spool (rare path).
-      Sha256 sha;
-      auto reader = input_->NewReader();
-      ChunkBuffer buf;
-      for (;;) {
-        Result<size_t> n = reader->Read(buf.data(), buf.size());
-        if (!n.ok()) break;
-        if (*n == 0) {
-          handle_ = HandleFromDigest(sha.Final());
-          break;
-        }
-        sha.Update(std::string_view(buf.data(), *n));
-      }
+      HashingSink sink;
+      if (CopyStream(*input_->NewReader(), sink).ok()) handle_ = HandleFromDigest(sink.sha.Final());
     }
   }
   record_->FrameFailed(worker_.writer_status());

@@ -275,18 +275,23 @@ size_t CheckRecord(Engine& engine, const std::string& handle, const std::string&
 
 std::unique_ptr<RecoveryStore> MemoryStore() { return std::move(OpenMemoryStore()).value(); }
 
+// A golden fixture compressed with its forced type and query.
+Result<CompressResult> CompressFixture(const Engine& engine, const Fixture& f, std::string* view) {
+  CompressOptions o;
+  o.mode = Mode::kCompress;
+  o.type = f.type;
+  o.query = f.query;
+  return engine.Compress(f.input, o, view);
+}
+
 TEST(MarkerMap, EveryGoldenFixtureMapsEachMarkerToTheUnitsItReplaced) {
   auto store = MemoryStore();
   Engine engine(EngineOptions{.store = store.get()});
   size_t records = 0, markers = 0;
   std::map<std::string, size_t> kinds;
   for (const Fixture& f : GoldenFixtures()) {
-    CompressOptions o;
-    o.mode = Mode::kCompress;
-    o.type = f.type;
-    o.query = f.query;
     std::string view;
-    auto r = engine.Compress(f.input, o, &view);
+    auto r = CompressFixture(engine, f, &view);
     ASSERT_TRUE(r.ok()) << f.name;
     if (r->recovery_handle.empty()) continue;  // passed through: no record, no map
     ++records;
@@ -328,12 +333,8 @@ TEST(MarkerMap, StreamedBlobEqualsTheGeneralPath) {
     }
   };
   for (const Fixture& f : GoldenFixtures()) {
-    CompressOptions o;
-    o.mode = Mode::kCompress;
-    o.type = f.type;
-    o.query = f.query;
     std::string view;
-    auto r = engine.Compress(f.input, o, &view);
+    auto r = CompressFixture(engine, f, &view);
     ASSERT_TRUE(r.ok()) << f.name;
     check(f.input, view, f.name);
   }
