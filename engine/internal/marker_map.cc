@@ -892,10 +892,19 @@ Result<MarkerMap> ParseMarkerMap(std::string_view blob) {
 
 // ---- follow ----
 
+OnlineMarkerTracker::OnlineMarkerTracker() : blob_(SerializeMarkerMap(MarkerMap{true, {}, {}})) {}
+
+std::string OnlineMarkerTracker::Blob() const { return mapped_ ? blob_ : SerializeMarkerMap(Unmapped(reason_)); }
+
 void OnlineMarkerTracker::Add(const OnlineEvent& e) {
   const uint64_t lfs = static_cast<uint64_t>(std::count(e.bytes.begin(), e.bytes.end(), '\n'));
-  if (e.input_end > e.input_begin && e.input_begin != input_end_) map_ = Unmapped("follow events out of order");
-  if (!map_.mapped) return;
+  if (e.input_end > e.input_begin && e.input_begin != input_end_ && mapped_) {
+    mapped_ = false;
+    reason_ = "follow events out of order";
+    blob_.clear();
+    blob_.shrink_to_fit();
+  }
+  if (!mapped_) return;
   if (e.lossy && e.lines > 0) {
     // A marker event is one line (a leading LF closes an unterminated line written before).
     std::string_view text(e.bytes);
@@ -907,7 +916,7 @@ void OnlineMarkerTracker::Add(const OnlineEvent& e) {
     std::optional<MarkerText> m = ParseMarkerLine(Content(text));
     if (m && m->count == e.lines && Content(text).find('\n') == std::string_view::npos) {
       MarkerEntry entry;
-      entry.index = map_.markers.size() + 1;
+      entry.index = ++markers_;
       entry.kind = std::string(m->kind);
       entry.view_line = view_lines_ + leading + 1;
       entry.count = m->count;
@@ -915,7 +924,7 @@ void OnlineMarkerTracker::Add(const OnlineEvent& e) {
       entry.last_line = input_lines_ + m->count;
       entry.byte_begin = e.input_begin;
       entry.byte_end = e.input_end;
-      map_.markers.push_back(std::move(entry));
+      AppendMarkerLine(entry, &blob_);
     }
   }
   view_lines_ += lfs;

@@ -67,14 +67,20 @@ std::string SerializeMarkerMap(const MarkerMap& map);
 Result<MarkerMap> ParseMarkerMap(std::string_view blob);
 
 // Follow mode: fed every OnlineEvent in queue order; a lossy event whose bytes are one
-// marker line with the event's line count becomes an entry.
+// marker line with the event's line count becomes an entry, serialised at once (a long
+// follow run writes tens of thousands of markers: the blob is a fraction of their entries).
 class OnlineMarkerTracker {
  public:
+  OnlineMarkerTracker();
   void Add(const OnlineEvent& e);
-  const MarkerMap& map() const { return map_; }
+  // SerializeMarkerMap of the entries so far (or of the unmapped map).
+  std::string Blob() const;
 
  private:
-  MarkerMap map_{true, {}, {}};
+  bool mapped_ = true;
+  std::string reason_;  // !mapped_: why
+  std::string blob_;    // mapped_: header and every entry so far
+  uint64_t markers_ = 0;
   uint64_t view_lines_ = 0;   // LFs written so far
   uint64_t input_lines_ = 0;  // complete input lines before the next event
   uint64_t input_end_ = 0;
