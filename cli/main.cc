@@ -758,8 +758,9 @@ int CmdRetrieve(const std::vector<std::string>& args) {
     internal::MarkerCommandOutcome o = internal::RunMarkerCommand(
         engine, words[0], map ? std::nullopt : std::optional<uint64_t>(marker), *format, out);
     if (o.exit_code == 0) return 0;
-    Fail((out.failed ? "write stdout: " : "retrieve: ") + o.error);
-    return out.failed ? 1 : o.exit_code;
+    if (out.failed) return FailWrite(Status::IoError(o.error));  // quiet on EPIPE, as below
+    Fail("retrieve: " + o.error);
+    return o.exit_code;
   }
   if (!p.extras.empty() || words.empty() || words.size() > 2 || format_opt->count() > 0) return Usage(kRetrieveUsage);
   if (!slice_error.empty()) return Usage(slice_error);
