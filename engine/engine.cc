@@ -8,6 +8,7 @@
 #include <new>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "compressors/detect.h"
@@ -41,6 +42,12 @@ struct Engine::Impl::Run {
   TransformMeta meta;
   bool accepted = false;   // output wins the gate
   bool oversized = false;  // input over max_input_bytes: `original` holds its start
+  // Issue 15: the input could not be held (memory and spill file both failed): `original`
+  // holds its start, the first held_back_size bytes of held_back follow, then the rest of
+  // the source. Compress streams it through (CompressOversized).
+  bool unheld = false;
+  std::optional<ChunkBuffer> held_back;
+  size_t held_back_size = 0;
 };
 
 Mode ParseMode(std::string_view mode) { return mode == "compress" ? Mode::kCompress : Mode::kRecord; }
@@ -151,12 +158,22 @@ Result<std::unique_ptr<Engine::Impl::Run>> Engine::Impl::RunPipeline(ByteSource&
       r.bytes_in = read.bytes();
       return run;
     }
+    if (read.unheld() && !simulate) {
+      run->unheld = true;  // as oversized, with the chunk the original could not take
+      run->held_back.emplace(read.TakeHeldBack(&run->held_back_size));
+      return run;
+    }
     return why.status();
   }
   r.tokens_before = read.Finish();
   run->handle = read.handle();
   r.pass_through_reason = *why;
-  run->accepted = *why == PassThroughReason::kNone;
+  if (read.out_of_memory()) {  // the count is short: pass through, counts unknown (0)
+    r.pass_through_reason = PassThroughReason::kOutOfMemory;
+    r.tokens_before = 0;
+    if (r.content_type.empty()) r.content_type = "text";
+  }
+  run->accepted = r.pass_through_reason == PassThroughReason::kNone;
   if (!run->accepted) {
     r.tokens_after = r.tokens_before;
     return run;
@@ -178,7 +195,9 @@ Result<CompressResult> Engine::Impl::CompressOversized(Run& run, ByteSource& in,
   CompressResult r;
   r.token_count_basis = std::string(counter_->name());
   std::string type = o.type;
-  if (type.empty() || type == "auto") {
+  if (run.unheld && (type.empty() || type == "auto")) {
+    type = "text";  // no detection on a part whose length depends on the memory left
+  } else if (type.empty() || type == "auto") {
     // A sample that cannot be read for detection still passes through below (never an empty
     // stdout): the type is then simply not a streamable one.
     Result<std::string_view> ct = DetectLarge(Body::FromSpool(run.original));
@@ -186,33 +205,59 @@ Result<CompressResult> Engine::Impl::CompressOversized(Run& run, ByteSource& in,
   }
   auto head = run.original.NewReader();
   RecoveryStore* store = o.external_recovery ? nullptr : options_.store;
-  if (o.mode == Mode::kCompress && store != nullptr && IsOnlineContentType(type)) {
+  if (!run.unheld && o.mode == Mode::kCompress && store != nullptr && IsOnlineContentType(type)) {
     return internal::FollowFromSource(OnlineConfig(counter_, store, type, o), *head, in, out);
   }
   r.content_type = type;
-  r.error = "cave_input_too_large";
-  r.pass_through_reason = PassThroughReason::kInputTooLarge;
-  StreamingTokenCount tokens(*counter_);
+  if (run.unheld) {
+    r.pass_through_reason = PassThroughReason::kOutOfMemory;
+  } else {
+    r.error = "cave_input_too_large";
+    r.pass_through_reason = PassThroughReason::kInputTooLarge;
+  }
+  // Counting is best effort here: if even the counter runs out of memory the bytes still go
+  // through, and both counts are reported as 0.
+  std::optional<StreamingTokenCount> tokens(std::in_place, *counter_);
+  auto pass = [&](std::string_view chunk) -> Status {
+    if (tokens) {
+      try {
+        tokens->Feed(chunk);
+      } catch (const std::bad_alloc&) {
+        tokens.reset();
+      }
+    }
+    r.bytes_in += chunk.size();
+    return out.Write(chunk);
+  };
   ChunkBuffer buf;
-  for (ByteSource* source : {head.get(), &in}) {
+  for (ByteSource* source : {head.get(), static_cast<ByteSource*>(nullptr), &in}) {
+    if (source == nullptr) {  // between the held start and the rest: the chunk not held
+      if (run.unheld && run.held_back_size > 0) {
+        CAVEMAN_RETURN_IF_ERROR(pass(std::string_view(run.held_back->data(), run.held_back_size)));
+      }
+      continue;
+    }
     for (;;) {
       CAVEMAN_ASSIGN_OR_RETURN(size_t n, source->Read(buf.data(), buf.size()));
       if (n == 0) break;
-      std::string_view chunk(buf.data(), n);
-      tokens.Feed(chunk);
-      CAVEMAN_RETURN_IF_ERROR(out.Write(chunk));
-      r.bytes_in += n;
+      CAVEMAN_RETURN_IF_ERROR(pass(std::string_view(buf.data(), n)));
     }
   }
   CAVEMAN_RETURN_IF_ERROR(out.Flush());
   r.bytes_out = r.bytes_in;
-  r.tokens_before = r.tokens_after = tokens.Finish();
+  r.tokens_before = r.tokens_after = 0;
+  if (tokens) {
+    try {
+      r.tokens_before = r.tokens_after = tokens->Finish();
+    } catch (const std::bad_alloc&) {
+    }
+  }
   return r;
 }
 
 Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o, ByteSink& out) const {
   CAVEMAN_ASSIGN_OR_RETURN(std::unique_ptr<Impl::Run> run, impl_->RunPipeline(in, o, /*simulate=*/false));
-  if (run->oversized) return impl_->CompressOversized(*run, in, o, out);
+  if (run->oversized || run->unheld) return impl_->CompressOversized(*run, in, o, out);
   CompressResult& r = run->result;
   // Issue 15: a line type whose batch compressor would break the memory ceiling (terminal
   // on a huge number of lines) streams through its online stage, whose memory is flat, as

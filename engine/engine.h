@@ -91,7 +91,7 @@ enum class PassThroughReason : uint8_t {
   kStoreFailed,        // the original could not be stored (see CompressResult::error)
   kInputTooLarge,      // over max_input_bytes and no streaming compressor for its type
   kReportFailed,       // CompressOptions::before_view refused (the report could not be written)
-  kOutOfMemory,        // memory ran out after the input was read (std::bad_alloc): original passed
+  kOutOfMemory,        // memory ran out (std::bad_alloc; while reading: the spill file failed too): original passed
   kOverMemoryCeiling,  // the compressor would need more than 3x the input + 64 MiB of memory
   kNeverCompress,      // the content type is in CompressOptions::never_types
   kBelowMinSavings,    // the view would save less than CompressOptions::min_savings

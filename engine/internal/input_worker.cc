@@ -2,6 +2,7 @@
 #include "engine/internal/input_worker.h"
 
 #include <algorithm>
+#include <new>
 
 #include "compressors/detect.h"
 #include "caveman/stream/byte_io.h"
@@ -84,14 +85,20 @@ void InputWorker::Help() {
       if (back_ <= front_) return;
       k = --back_;
     }
-    StreamingTokenCount tc(counter_);
-    Status s = ForEachPiece(*original_, segments_[k], segments_[k + 1], &help_buf_,
-                            [&](std::string_view piece) { tc.Feed(piece); });
-    if (!s.ok()) {
-      helper_status_ = s;  // the worker's frame read fails the record the same way
+    try {
+      StreamingTokenCount tc(counter_);
+      Status s = ForEachPiece(*original_, segments_[k], segments_[k + 1], &help_buf_,
+                              [&](std::string_view piece) { tc.Feed(piece); });
+      if (!s.ok()) {
+        helper_status_ = s;  // the worker's frame read fails the record the same way
+        return;
+      }
+      helped_tokens_ += tc.Finish();
+    } catch (const std::bad_alloc&) {
+      helper_oom_ = true;  // segment k goes uncounted: the caller passes the original through
+      helper_status_ = Status::ResourceExhausted("out of memory while counting the input");
       return;
     }
-    helped_tokens_ += tc.Finish();
   }
 }
 
@@ -110,7 +117,12 @@ void InputWorker::Process(std::string_view chunk) {
 }
 
 void InputWorker::Run() {
-  RunSegments();
+  try {
+    RunSegments();
+  } catch (const std::bad_alloc&) {
+    worker_oom_ = true;
+    writer_status_ = Status::ResourceExhausted("out of memory while storing the original");
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (split_ == Split::kUndecided) split_ = Split::kNone;  // Help() has nothing to take

@@ -80,6 +80,13 @@ class InputWorker {
     return writer_status_.ok() ? helper_status_ : writer_status_;
   }
 
+  // REQUIRES: Join(). Memory ran out on the worker or in Help() (std::bad_alloc, caught: a
+  // thread must not end the process): tokens() is then short and the frame is failed
+  // (writer_status() says so); the caller passes the original through (issue 15).
+  bool out_of_memory() const {
+    CAVEMAN_DCHECK(!thread_.joinable());
+    return worker_oom_ || helper_oom_;
+  }
   // Stops early (error paths); the results are then meaningless.
   void Cancel();
 
@@ -121,7 +128,9 @@ class InputWorker {
   std::string help_buf_;        // reading thread (Help) only
   std::string read_buf_;        // worker only
   bool cancel_ = false;
-  std::thread thread_;  // last: starts after the other members exist
+  bool worker_oom_ = false;  // worker only until Join()
+  bool helper_oom_ = false;  // reading thread (Help) only
+  std::thread thread_;       // last: starts after the other members exist
 };
 
 }  // namespace caveman::internal

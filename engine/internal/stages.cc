@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "compressors/lines.h"
@@ -248,38 +249,65 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
   // Before the first Offer: the worker has not touched the writer yet.
   hash_here_ = record_->writer() == nullptr || !record_->writer()->AppendedHandle().has_value();
   Sha256 sha;
-  ChunkBuffer buf;
+  ChunkBuffer& buf = buf_;
   for (;;) {
     CAVEMAN_ASSIGN_OR_RETURN(size_t n, in.Read(buf.data(), buf.size()));
     if (n == 0) break;
-    if (bytes_ + n > max_bytes) {
-      // The original so far (this chunk included) stays in `original` for the caller's
-      // oversize path; the worker's count and frame are moot.
-      oversized_ = true;
-      bytes_ += n;
-      CAVEMAN_RETURN_IF_ERROR(original->Write(std::string_view(buf.data(), n)));
-      return Status::ResourceExhausted("cave_input_too_large: stdin exceeds " + std::to_string(max_bytes) + " bytes");
-    }
     std::string_view chunk(buf.data(), n);
     bytes_ += n;
-    if (hash_here_) sha.Update(chunk);
-    if (probe_.size() < kLayerProbeBytes) {
-      probe_.append(chunk.substr(0, kLayerProbeBytes - probe_.size()));
-      // An input that starts like JSON is loaded whole below: hold it in memory from the start
-      // instead of spilling it and reading it back (the peak is the same; issue 19).
-      if (load_json && InputWorker::LooksLikeJson(probe_)) original->RaiseMemoryLimit(max_bytes);
+    const uint64_t held_before = original->size();
+    // Issue 15: a chunk the original cannot take (memory and spill file both gone), or memory
+    // running out anywhere in this loop, ends the read with unheld(): the caller streams what
+    // `original` holds, held_back() and the rest of `in` through instead of losing them.
+    Status held;
+    try {
+      if (bytes_ > max_bytes) {
+        // The original so far (this chunk included) stays in `original` for the caller's
+        // oversize path; the worker's count and frame are moot.
+        oversized_ = true;
+        held = original->Write(chunk);
+        if (held.ok()) {
+          return Status::ResourceExhausted("cave_input_too_large: stdin exceeds " + std::to_string(max_bytes) +
+                                           " bytes");
+        }
+      } else {
+        if (hash_here_) sha.Update(chunk);
+        if (probe_.size() < kLayerProbeBytes) {
+          probe_.append(chunk.substr(0, kLayerProbeBytes - probe_.size()));
+          // An input that starts like JSON is loaded whole below: hold it in memory from the
+          // start instead of spilling it and reading it back (the peak is the same; issue 19).
+          if (load_json && InputWorker::LooksLikeJson(probe_)) original->RaiseMemoryLimit(max_bytes);
+        }
+        held = original->Write(chunk);
+        if (held.ok()) worker_.Offer(chunk);
+      }
+    } catch (const std::bad_alloc&) {
+      held = Status::ResourceExhausted("out of memory");
     }
-    CAVEMAN_RETURN_IF_ERROR(original->Write(chunk));
-    worker_.Offer(chunk);
+    if (!held.ok()) {
+      oversized_ = false;
+      unheld_ = true;
+      held_back_ = original->size() == held_before ? n : 0;  // Spool::Write takes all or nothing
+      return Status::ResourceExhausted("cave_out_of_memory: the input cannot be held: " + held.message());
+    }
   }
   if (hash_here_) handle_ = HandleFromDigest(sha.Final());
   input_.emplace(Body::FromSpool(*original));
   if (InputWorker::LooksLikeJson(probe_) && load_json) {
-    CAVEMAN_ASSIGN_OR_RETURN(std::string_view whole, input_->View());
-    worker_.InputComplete(original, whole);
-  } else {
-    worker_.InputComplete(original);
+    std::optional<Result<std::string_view>> whole;
+    try {
+      whole.emplace(input_->View());
+    } catch (const std::bad_alloc&) {
+      // The whole input is held: the worker counts it from the spool, and the caller's next
+      // allocation failure passes the original through (kOutOfMemory).
+    }
+    if (whole) {
+      CAVEMAN_RETURN_IF_ERROR(whole->status());
+      worker_.InputComplete(original, **whole);
+      return Status::OK();
+    }
   }
+  worker_.InputComplete(original);
   return Status::OK();
 }
 
@@ -289,6 +317,7 @@ uint64_t ReadStage::Finish() {
   worker_.Help();  // nothing else to do here: count segments the worker has not reached
   worker_.Join();
   tokens_ = worker_.tokens();
+  out_of_memory_ = worker_.out_of_memory();
   if (!hash_here_) {
     if (worker_.writer_status().ok()) {
       handle_ = record_->writer()->AppendedHandle().value_or(std::string());
@@ -404,6 +433,7 @@ Result<PassThroughReason> Gate(const Spool& view, ReadStage& read, const TokenCo
                                uint64_t* tokens_after) {
   CAVEMAN_RETURN_IF_ERROR(CountSpool(view, counter, tokens_after));
   const uint64_t before = read.Finish();
+  if (read.out_of_memory()) return PassThroughReason::kOutOfMemory;
   if (*tokens_after >= before) return PassThroughReason::kNotSmaller;
   if (min_savings > 0 && static_cast<double>(before - *tokens_after) < min_savings * static_cast<double>(before)) {
     return PassThroughReason::kBelowMinSavings;

@@ -31,6 +31,7 @@
 #include "engine/internal/input_worker.h"
 #include "caveman/store/store.h"
 #include "caveman/stream/byte_io.h"
+#include "stream/chunk_buffer.h"
 #include "stream/spool.h"
 #include "caveman/stream/status.h"
 #include "caveman/stream/tokens.h"
@@ -91,9 +92,19 @@ class ReadStage {
   // load it whole now, so that the worker counts that copy (JSON detection and the JSON
   // compressors load it anyway). Errors: kResourceExhausted over `max_bytes` (then
   // oversized() is true and `original` holds every byte read, the rest is still in `in`),
-  // those of `in` and of the spool.
+  // kResourceExhausted when the original cannot be held (memory and the spill file both
+  // failed; std::bad_alloc while reading; issue 15): then unheld() is true, `original` holds
+  // the bytes read before, held_back() the chunk it could not take, the rest is still in
+  // `in`; those of `in`.
   Status Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool* original);
   bool oversized() const { return oversized_; }
+  bool unheld() const { return unheld_; }
+  // After an unheld Run: the read buffer, whose first *size bytes were read but are not in
+  // `original` (0 when it took them all). Moves the buffer out (no allocation).
+  ChunkBuffer TakeHeldBack(size_t* size) {
+    *size = held_back_;
+    return std::move(buf_);
+  }
   // After Run:
   uint64_t bytes() const { return bytes_; }
   // ccr_ + 32 hex of the input's SHA-256. Valid after Finish(): when the record writer hashes
@@ -111,6 +122,8 @@ class ReadStage {
   // Errors reading the original back (only when the writer failed and the handle must be
   // computed from the spool) leave handle() empty; the record is dropped then anyway.
   uint64_t Finish();
+  // After Finish(): the count is short because memory ran out on the way (InputWorker).
+  bool out_of_memory() const { return out_of_memory_; }
   // Stops the worker early (error paths).
   void Cancel() { worker_.Cancel(); }
 
@@ -118,10 +131,14 @@ class ReadStage {
   CommitStage* record_;
   bool hash_here_ = true;  // no writer that hashes: Run hashes the input itself
   bool oversized_ = false;
+  bool unheld_ = false;
+  size_t held_back_ = 0;  // bytes at the start of buf_ that `original` did not take
+  ChunkBuffer buf_;       // the read buffer, a member so TakeHeldBack() can hand it on
   uint64_t bytes_ = 0;
   std::string handle_;
   std::string probe_;
   bool finished_ = false;
+  bool out_of_memory_ = false;
   uint64_t tokens_ = 0;
   // Before the worker, which may read its loaded view: the worker is joined before it goes.
   std::optional<Body> input_;

@@ -4,11 +4,13 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <new>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "stream/sha256.h"
+#include "stream/spool.h"
 #include "tests/testing/test_util.h"
 #include "stream/json_writer.h"
 
@@ -33,19 +35,28 @@ CompressOptions Forced(std::string type) {
 // A store whose writes fail with a chosen status (fault injection).
 class FailingStore final : public RecoveryStore {
  public:
-  explicit FailingStore(Status commit_status) : commit_status_(std::move(commit_status)) {}
+  // `throw_after`: Append throws std::bad_alloc once this many bytes were appended (memory
+  // running out on the input worker's thread); SIZE_MAX = never.
+  explicit FailingStore(Status commit_status, size_t throw_after = SIZE_MAX)
+      : commit_status_(std::move(commit_status)), throw_after_(throw_after) {}
   class Writer final : public RecordWriter {
    public:
-    explicit Writer(Status s) : s_(std::move(s)) {}
-    Status Append(std::string_view) override { return Status::OK(); }
+    Writer(Status s, size_t throw_after) : s_(std::move(s)), throw_after_(throw_after) {}
+    Status Append(std::string_view d) override {
+      appended_ += d.size();
+      if (appended_ > throw_after_) throw std::bad_alloc();
+      return Status::OK();
+    }
     Status Commit(const std::string&, const RecordInfo&) override { return s_; }
     void Abandon() override {}
 
    private:
     Status s_;
+    size_t throw_after_;
+    size_t appended_ = 0;
   };
   Result<std::unique_ptr<RecordWriter>> BeginRecord() override {
-    return std::unique_ptr<RecordWriter>(std::make_unique<Writer>(commit_status_));
+    return std::unique_ptr<RecordWriter>(std::make_unique<Writer>(commit_status_, throw_after_));
   }
   Status Get(std::string_view, ByteSink&) override { return Status::NotFound("x"); }
   Result<std::string> GetMetadata(std::string_view) override { return std::string(); }
@@ -54,6 +65,7 @@ class FailingStore final : public RecoveryStore {
 
  private:
   Status commit_status_;
+  size_t throw_after_;
 };
 
 TEST(Engine, SeedRepetitionMatchesSpec) {
@@ -471,6 +483,75 @@ TEST(EngineHardening, BeforeViewRunsFirstAndCanKeepTheViewBack) {
       EXPECT_TRUE(sink.data() == in);
       EXPECT_EQ(r->pass_through_reason, PassThroughReason::kReportFailed);
       EXPECT_TRUE(r->passed_through());
+    }
+  }
+}
+
+// A log of `lines` lines that the log compressor shrinks well (routine lines, one error).
+std::string CompressibleLog(int lines) {
+  std::string in;
+  for (int i = 0; i < lines; ++i) {
+    in += "2026-11-02T10:00:00Z INFO worker " + std::to_string(i % 7) + " step " + std::to_string(i) + " ok\n";
+  }
+  in += "2026-11-02T10:00:01Z ERROR worker 3 failed: exit 2\n";
+  return in;
+}
+
+// Issue 15: memory and the spill file both fail while the input is being read. The read
+// stage stops holding it; the engine streams what it held, the chunk it could not take and
+// the rest of the source through unchanged (never an empty output, never an abort), counted,
+// for every chunking down to 1-byte reads and with or without detection.
+TEST(Engine, InputThatCannotBeHeldStreamsThroughWhole) {
+  const std::string in = CompressibleLog(6000);  // ≈ 290 KiB
+  ASSERT_GT(in.size(), 256u << 10);
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get(), .spool_memory_limit = 64 * 1024});
+  const uint64_t tokens = engine.counter().Count(in);
+  SetSpoolSpillFailureForTest(true);         // no spill file, no memfd
+  SetSpoolMemoryFailureForTest(128u << 10);  // and no memory past 128 KiB
+  for (const char* type : {"", "log", "json"}) {
+    for (size_t piece : {size_t{1}, size_t{13}, size_t{4096}, size_t{1} << 20}) {
+      SCOPED_TRACE(std::string("type '") + type + "', pieces of up to " + std::to_string(piece));
+      auto src = NewChunkedSource(in, /*seed=*/piece, piece);
+      StringSink sink;
+      auto r = engine.Compress(*src, Forced(type), sink);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_TRUE(sink.data() == in);
+      EXPECT_EQ(r->pass_through_reason, PassThroughReason::kOutOfMemory);
+      EXPECT_TRUE(r->recovery_handle.empty());
+      EXPECT_EQ(r->bytes_in, in.size());
+      EXPECT_EQ(r->bytes_out, in.size());
+      EXPECT_EQ(r->tokens_before, tokens);
+      EXPECT_EQ(r->tokens_after, tokens);
+    }
+  }
+  SetSpoolMemoryFailureForTest(0);
+  SetSpoolSpillFailureForTest(false);
+  // The same engine and input compress normally again.
+  StringSink sink;
+  auto src = NewStringSource(in);
+  auto r = engine.Compress(*src, Forced("log"), sink);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->passed_through());
+}
+
+// Issue 15: memory running out on the input worker's thread (here: the record writer's Append
+// throws std::bad_alloc) must not end the process (an exception escaping a thread calls
+// std::terminate); the original passes through, whatever the chunking, and nothing is stored.
+TEST(Engine, OutOfMemoryOnTheInputWorkerPassesTheOriginalThrough) {
+  const std::string in = CompressibleLog(20000);  // ≈ 1.3 MiB: the worker takes several chunks
+  for (size_t after : {size_t{0}, size_t{300} << 10, in.size() - 1}) {
+    FailingStore throwing(Status::OK(), after);
+    Engine engine(EngineOptions{.store = &throwing});
+    for (size_t piece : {size_t{4096}, size_t{1} << 20}) {
+      SCOPED_TRACE("throws after " + std::to_string(after) + " bytes, pieces of up to " + std::to_string(piece));
+      auto src = NewChunkedSource(in, /*seed=*/7, piece);
+      StringSink sink;
+      auto r = engine.Compress(*src, Forced("log"), sink);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_TRUE(sink.data() == in);
+      EXPECT_TRUE(r->passed_through());
+      EXPECT_TRUE(r->recovery_handle.empty());
     }
   }
 }
