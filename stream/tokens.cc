@@ -5,6 +5,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <new>
 #include <thread>
 
 #include "stream/internal/o200k.h"
@@ -172,7 +173,15 @@ struct BackgroundTokenCount::Impl {
         queue.pop_front();
       }
       cv.notify_all();
-      counter.Feed(chunk);
+      if (!failed) {
+        try {
+          counter.Feed(chunk);
+        } catch (const std::bad_alloc&) {
+          // Issue 15: not out of the thread (std::terminate); the count stops here and the
+          // queue is still drained, so Feed never waits for ever.
+          failed = true;
+        }
+      }
       std::lock_guard<std::mutex> lock(mu);
       free.push_back(std::move(chunk));  // recycled: no allocation (or mmap) per chunk
     }
@@ -191,7 +200,8 @@ struct BackgroundTokenCount::Impl {
   std::deque<std::string> queue;
   std::vector<std::string> free;
   bool done = false;
-  std::thread worker;  // last: starts after the other members exist
+  bool failed = false;  // worker only until Stop() joins it
+  std::thread worker;   // last: starts after the other members exist
 };
 
 BackgroundTokenCount::BackgroundTokenCount(const TokenCounter& counter) : impl_(std::make_unique<Impl>(counter)) {}
@@ -216,9 +226,15 @@ void BackgroundTokenCount::Feed(std::string_view chunk) {
 
 uint64_t BackgroundTokenCount::Finish() {
   impl_->Stop();
-  uint64_t total = impl_->counter.Finish();
-  impl_.reset();
-  return total;
+  if (impl_->failed) return 0;
+  try {
+    return impl_->counter.Finish();
+  } catch (const std::bad_alloc&) {
+    impl_->failed = true;
+    return 0;
+  }
 }
+
+bool BackgroundTokenCount::complete() const { return !impl_->failed; }
 
 }  // namespace caveman

@@ -70,7 +70,11 @@ class CAVEMAN_EXPORT BackgroundTokenCount {
   BackgroundTokenCount(const BackgroundTokenCount&) = delete;
   BackgroundTokenCount& operator=(const BackgroundTokenCount&) = delete;
   void Feed(std::string_view chunk);
+  // The total; 0 when memory ran out while counting (then complete() is false). Once only.
   uint64_t Finish();
+  // After Finish(): false when the worker ran out of memory (std::bad_alloc, caught there)
+  // and the count is unknown.
+  bool complete() const;
 
  private:
   struct Impl;

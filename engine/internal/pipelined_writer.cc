@@ -1,6 +1,8 @@
 // PipelinedStreamWriter: see pipelined_writer.h.
 #include "engine/internal/pipelined_writer.h"
 
+#include <new>
+
 #include "stream/check.h"
 
 namespace caveman::internal {
@@ -30,7 +32,14 @@ void PipelinedStreamWriter::Run() {
     busy_ = true;
     const bool failed = !status_.ok();
     lock.unlock();
-    Status s = failed ? Status::OK() : inner_->Append(chunk);  // after an error: drop the rest
+    Status s;
+    if (!failed) {  // after an error: drop the rest
+      try {
+        s = inner_->Append(chunk);
+      } catch (const std::bad_alloc&) {  // issue 15: must not escape the thread (std::terminate)
+        s = Status::ResourceExhausted("out of memory while storing the original");
+      }
+    }
     lock.lock();
     busy_ = false;
     if (!s.ok() && status_.ok()) status_ = s;

@@ -2,6 +2,8 @@
 // they are done, so the record is the one the wrapped writer alone would write.
 #include "engine/internal/pipelined_writer.h"
 
+#include <atomic>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -9,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "caveman/store/store.h"
+#include "caveman/stream/tokens.h"
 #include "stream/sha256.h"
 
 namespace caveman::internal {
@@ -67,10 +70,14 @@ TEST(PipelinedStreamWriter, RecordEqualsTheWrappedWritersAcrossRandomChunksAndSy
 // A wrapped writer whose Append fails from the `fail_at`-th call on; records what it got.
 class FlakyWriter final : public StreamRecordWriter {
  public:
-  explicit FlakyWriter(int fail_at, std::string* got, bool* abandoned)
-      : fail_at_(fail_at), got_(got), abandoned_(abandoned) {}
+  // `throws`: the failing Append throws std::bad_alloc instead (memory ran out in the store).
+  explicit FlakyWriter(int fail_at, std::string* got, bool* abandoned, bool throws = false)
+      : fail_at_(fail_at), throws_(throws), got_(got), abandoned_(abandoned) {}
   Status Append(std::string_view data) override {
-    if (++calls_ >= fail_at_) return Status::IoError("disk on fire");
+    if (++calls_ >= fail_at_) {
+      if (throws_) throw std::bad_alloc();
+      return Status::IoError("disk on fire");
+    }
     got_->append(data);
     return Status::OK();
   }
@@ -87,6 +94,7 @@ class FlakyWriter final : public StreamRecordWriter {
 
  private:
   int fail_at_;
+  bool throws_;
   int calls_ = 0;
   std::string* got_;
   bool* abandoned_;
@@ -111,6 +119,58 @@ TEST(PipelinedStreamWriter, AnAppendErrorIsStickyAndStopsLaterAppends) {
   EXPECT_EQ(got, "one\ntwo\n");  // nothing after the failure reached the wrapped writer
   w.Abandon();
   EXPECT_TRUE(abandoned);
+}
+
+// Issue 15: memory running out inside the background Append (std::bad_alloc) must not end the
+// process (an exception escaping the thread calls std::terminate): it becomes the sticky error.
+TEST(PipelinedStreamWriter, AnAllocationFailureInTheBackgroundIsAStickyError) {
+  std::string got;
+  bool abandoned = false;
+  PipelinedStreamWriter w(std::make_unique<FlakyWriter>(2, &got, &abandoned, /*throws=*/true));
+  ASSERT_TRUE(w.Append("one\n").ok());
+  (void)w.Append("two\n");  // throws in the background
+  Status s = w.Sync();
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_EQ(w.Append("three\n").code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(got, "one\n");
+  w.Abandon();
+  EXPECT_TRUE(abandoned);
+}
+
+// A counter that counts bytes and throws std::bad_alloc from its `fail_at`-th Count on.
+class ThrowingCounter final : public TokenCounter {
+ public:
+  explicit ThrowingCounter(int fail_at) : fail_at_(fail_at) {}
+  std::string_view name() const override { return "bytes"; }
+  uint64_t Count(std::string_view text) const override {
+    if (++calls_ >= fail_at_) throw std::bad_alloc();
+    return text.size();
+  }
+
+ private:
+  int fail_at_;
+  mutable std::atomic<int> calls_{0};
+};
+
+// Issue 15: follow mode counts its input on BackgroundTokenCount's thread; memory running out
+// there must neither end the process nor leave Feed waiting for a worker that stopped.
+TEST(BackgroundTokenCount, AnAllocationFailureOnTheWorkerEndsTheCountNotTheProcess) {
+  std::string chunk;
+  for (int i = 0; i < 200; ++i) chunk += "line " + std::to_string(i) + "\n";
+  for (int fail_at : {1, 5, 1000000}) {
+    SCOPED_TRACE(fail_at);
+    ThrowingCounter counter(fail_at);
+    BackgroundTokenCount background(counter);
+    for (int i = 0; i < 64; ++i) background.Feed(chunk);  // more than the queue holds
+    const uint64_t total = background.Finish();
+    if (fail_at == 1000000) {
+      EXPECT_TRUE(background.complete());
+      EXPECT_EQ(total, 64 * chunk.size());
+    } else {
+      EXPECT_FALSE(background.complete());
+      EXPECT_EQ(total, 0u);
+    }
+  }
 }
 
 }  // namespace
