@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "compressors/detect.h"
 #include "engine/internal/pipelined_writer.h"
@@ -57,7 +58,12 @@ FollowSession::FollowSession(FollowConfig config, ByteSink& out)
   } else {
     // Detection's pattern database takes a while to compile (0.1-0.5 s): do it on the other
     // core while the first input arrives, as the batch InputWorker does.
-    warm_ = std::thread([] { (void)DetectBody("caveman: warm up the detection patterns\n"); });
+    warm_ = std::thread([] {
+      try {
+        (void)DetectBody("caveman: warm up the detection patterns\n");
+      } catch (const std::bad_alloc&) {  // only a warm-up: detection compiles on demand
+      }
+    });
   }
 }
 

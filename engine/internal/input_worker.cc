@@ -151,7 +151,10 @@ void InputWorker::RunSegments() {
       queue_.pop_front();
     }
     if (first && warm_detection_ && !LooksLikeJson(chunk)) {
-      (void)DetectBody("caveman: warm up the detection patterns\n");
+      try {
+        (void)DetectBody("caveman: warm up the detection patterns\n");
+      } catch (const std::bad_alloc&) {  // only a warm-up: detection compiles on demand
+      }
     }
     first = false;
     Process(chunk);
