@@ -380,7 +380,7 @@ Status FollowSession::EndOfInput(FollowClock::time_point now) {
     info.tokens_before = tokens_before_;
     info.tokens_after = view.Finish();
     info.command = config_.command;
-    info.marker_map = queue_->markers.Blob();
+    info.marker_map = queue_->markers.TakeBlob();  // EndOfInput: no marker follows
     Status s = writer_->Commit(handle_, info);
     if (s.ok()) {
       committed = true;

@@ -894,7 +894,9 @@ Result<MarkerMap> ParseMarkerMap(std::string_view blob) {
 
 OnlineMarkerTracker::OnlineMarkerTracker() : blob_(SerializeMarkerMap(MarkerMap{true, {}, {}})) {}
 
-std::string OnlineMarkerTracker::Blob() const { return mapped_ ? blob_ : SerializeMarkerMap(Unmapped(reason_)); }
+std::string OnlineMarkerTracker::TakeBlob() {
+  return mapped_ ? std::move(blob_) : SerializeMarkerMap(Unmapped(reason_));
+}
 
 void OnlineMarkerTracker::Add(const OnlineEvent& e) {
   const uint64_t lfs = static_cast<uint64_t>(std::count(e.bytes.begin(), e.bytes.end(), '\n'));

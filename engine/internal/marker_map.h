@@ -73,8 +73,9 @@ class OnlineMarkerTracker {
  public:
   OnlineMarkerTracker();
   void Add(const OnlineEvent& e);
-  // SerializeMarkerMap of the entries so far (or of the unmapped map).
-  std::string Blob() const;
+  // SerializeMarkerMap of the entries so far (or of the unmapped map); moves the blob out
+  // (a long run's map is megabytes: no copy at the end), so call it once, after the last Add.
+  std::string TakeBlob();
 
  private:
   bool mapped_ = true;
