@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -238,7 +239,7 @@ TEST(RecoveryStore, RoundTripsOnDiskAndSplitsLargeFramesIntoChunkRows) {
   EXPECT_EQ(raw.Int("SELECT stored_bytes FROM recoveries WHERE handle='" + *h1 + "'"),
             raw.Int("SELECT sum(length(data)) FROM chunks WHERE handle='" + *h1 + "'"));
   EXPECT_EQ(raw.Int("PRAGMA user_version"), 4);
-  EXPECT_EQ(raw.Int("PRAGMA page_size"), 65536);
+  EXPECT_EQ(raw.Int("PRAGMA page_size"), 4096);  // a new database (kPageSize)
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
   std::string created = raw.Text("SELECT created_at FROM recoveries LIMIT 1");
   EXPECT_EQ(created.size(), 30u) << created;  // YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ
@@ -744,6 +745,39 @@ TEST(RecoveryStore, ReopenKeepsRecords) {
   StringSink out;
   ASSERT_TRUE(store->Get(h, out).ok());
   EXPECT_EQ(out.data(), data);
+}
+
+// A store created with 64 KiB pages (before 2026-12-05) keeps them and keeps working: its
+// records read back, new records of every size are written and read, stats and gc run.
+TEST(RecoveryStore, DatabaseWithSixtyFourKibPagesKeepsItsPageSize) {
+  TempDir dir;
+  std::ofstream(dir.db()).close();  // an empty file is an empty database to SQLite
+  {
+    RawDb raw(dir.db());
+    raw.Exec("PRAGMA page_size=65536; PRAGMA journal_mode=WAL; CREATE TABLE t(x); DROP TABLE t;");
+    EXPECT_EQ(raw.Int("PRAGMA page_size"), 65536);
+  }
+  std::vector<std::pair<std::string, std::string>> records;  // handle, original
+  for (size_t size : {size_t{0}, size_t{1}, size_t{4096}, size_t{3} << 20}) {
+    auto store = MustOpen(dir.db());
+    ASSERT_TRUE(store);
+    const std::string data = size == (size_t{3} << 20) ? RandomBytes(size, 7) : CiText(size);
+    auto h = Put(*store, data);
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    records.emplace_back(*h, data);
+  }
+  auto store = MustOpen(dir.db());
+  ASSERT_TRUE(store);
+  for (const auto& [h, data] : records) {
+    StringSink out;
+    ASSERT_TRUE(store->Get(h, out).ok());
+    EXPECT_TRUE(out.data() == data);
+  }
+  EXPECT_TRUE(store->Stats().ok());
+  EXPECT_TRUE(store->Gc(std::nullopt, false).ok());
+  RawDb raw(dir.db());
+  EXPECT_EQ(raw.Int("PRAGMA page_size"), 65536);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 4);
 }
 
 TEST(RecoveryStore, SpilledSpoolsRoundTrip) {
