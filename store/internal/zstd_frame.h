@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "stream/chunk_buffer.h"
 #include "caveman/stream/byte_io.h"
 #include "caveman/stream/status.h"
 
@@ -51,7 +52,7 @@ class FrameEncoder {
   Status Compress(std::string_view data, ByteSink& out);
   static constexpr size_t kDeferBytes = 128 << 10;  // one zstd block
   ZSTD_CCtx_s* cctx_ = nullptr;
-  std::string buf_;
+  ChunkBuffer buf_{0};   // output buffer, left uninitialised (sized by New)
   std::string pending_;  // written before the first compress call (see Write)
   bool started_ = false;
   bool poisoned_ = false;
@@ -79,7 +80,7 @@ class FrameDecoder {
   FrameDecoder() = default;
   Status CheckHeader(std::string_view data);
   ZSTD_DCtx_s* dctx_ = nullptr;
-  std::string buf_;
+  ChunkBuffer buf_{0};  // output buffer, left uninitialised (sized by New)
   std::string header_;  // first bytes of the frame until the header has been checked
   bool header_checked_ = false;
   bool frame_done_ = false;
