@@ -61,8 +61,8 @@ bool IsClean(std::string_view line) {
   return cr == std::string_view::npos || cr + 1 == line.size();
 }
 
-// Appends the cleaned `line` to *out (never more bytes than `line` has).
-void AppendCleaned(std::string_view line, std::string* out) {
+// One pass of the §5.16 cleanup of `line`, appended to *out (never more bytes than `line`).
+void AppendCleanedOnce(std::string_view line, std::string* out) {
   bool final_cr = !line.empty() && line.back() == '\r';
   if (final_cr) line.remove_suffix(1);
   if (line.find('\r') != std::string_view::npos) {
@@ -94,6 +94,25 @@ void AppendCleaned(std::string_view line, std::string* out) {
     }
   }
   if (final_cr) out->push_back('\r');
+}
+
+// Appends the cleaned `line` to *out (never more bytes than `line` has): the §5.16 pass,
+// repeated while it still removes something. One pass is not idempotent (§1.5): deleting a
+// sequence can join an unmatched ESC with the bytes after it into a new one — "ESC[3" then
+// "ESC[31m" then "E" leaves "ESC[3E", which a second pass deletes. Each further pass removes at
+// least two bytes and leaves no CR inside the line, so this ends; a pass that changes nothing
+// leaves the size unchanged (docs/DECISIONS.md, "Terminal cleanup to a fixed point").
+void AppendCleaned(std::string_view line, std::string* out) {
+  const size_t start = out->size();
+  AppendCleanedOnce(line, out);
+  std::string again;
+  while (out->find(kEsc, start) != std::string::npos) {
+    again.clear();
+    AppendCleanedOnce(std::string_view(*out).substr(start), &again);
+    if (again.size() == out->size() - start) break;
+    out->resize(start);
+    out->append(again);
+  }
 }
 
 }  // namespace

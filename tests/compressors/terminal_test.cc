@@ -30,6 +30,32 @@ TEST(CleanTerminalLine, DeletesCsiOscAndTwoByteEscapes) {
   EXPECT_EQ(CleanTerminalLine("\x1b[12"), "\x1b[12");                 // no final byte, '[' is no 2-byte escape
 }
 
+// §1.5: one pass of the §5.16 deletion can leave a new sequence behind (an unmatched "ESC[3"
+// joined to the "E" after a deleted "ESC[31m"); the cleanup repeats until nothing is removed,
+// so cleaning a cleaned line changes nothing (fuzz_engine found this input, reduced here).
+TEST(CleanTerminalLine, IsIdempotentWhenADeletionJoinsANewSequence) {
+  EXPECT_EQ(CleanTerminalLine("E\x1b[3\x1b[31mERROR\x1b[0m failed\r"), "ERROR failed\r");  // "ESC[3E" goes
+  EXPECT_EQ(CleanTerminalLine("\x1b[\x1b[1m1m\x1b[0mx"), "x");                             // nested twice
+  for (std::string_view line : {std::string_view("a\x1b[3\x1b[31mEb"), std::string_view("\x1b\x1bMM\x1b[12"),
+                                std::string_view("\x1b]\x1b]t\x07\x07z"), std::string_view("p\x1b[?\x1b[0m25lq\r")}) {
+    const std::string once = CleanTerminalLine(line);
+    EXPECT_EQ(CleanTerminalLine(once), once) << "line: " << line;
+  }
+}
+
+TEST(TerminalCompressor, CleanedOutputCompressesToItselfOrDeclines) {
+  // The fuzz_engine input (tests/fuzz/corpus/fuzz_engine/terminal-rejoined-escape): compressed
+  // twice, the second run must decline (§1.5).
+  const std::string in =
+      "\x10\x0c\x1b[31mERROR\x1b[0m failed\r\n\x1b[31mERROR\x1b[0m failed\r\n\x1b[31mERROR\x1b[0m faile:\r\n"
+      "\x1b[31mERROR\x1b[0K" +
+      std::string(7, '\0') + "\r\n\x1b[31mERROR!include[31mE\x1b[3\x1b[31mERROR\x1b[0m failed\r\n";
+  auto c = NewTerminalCompressor();
+  std::optional<std::string> once = RunOnString(*c, in);
+  ASSERT_TRUE(once.has_value());
+  EXPECT_FALSE(RunOnString(*c, *once).has_value()) << *once;
+}
+
 TEST(TerminalCompressor, CleanupAloneIsAcceptedForShortInputs) {
   auto c = NewTerminalCompressor();
   EXPECT_EQ(RunOnString(*c, "\x1b[1mhi\x1b[0m\n"), std::optional<std::string>("hi\n"));
