@@ -407,7 +407,11 @@ Result<PassThroughReason> Stabilise(const Selection& selection, const StageConfi
     if (IsLineType(selection.compressor->content_type())) {
       CAVEMAN_ASSIGN_OR_RETURN(std::string yv, y->ReadAllToString());
       CAVEMAN_ASSIGN_OR_RETURN(std::string cv, candidate->ReadAllToString());
-      if (!KeepsLineStructure(yv, cv)) return PassThroughReason::kNone;  // y stands
+      // The re-run would break the line view's structure (issue 16), so it is not taken; but
+      // then y is not stable either: `compress` of y would make that very change (§1.5). Such a
+      // view is declined like one that never settles (fuzz_engine found terminal views that
+      // re-detect as html; docs/DECISIONS.md, "Stability guard: a refused re-run declines").
+      if (!KeepsLineStructure(yv, cv)) return PassThroughReason::kUnstable;
     }
     y = std::move(candidate);
     if (!round_lossless) meta->lossless_to_model = false;

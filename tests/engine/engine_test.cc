@@ -556,5 +556,31 @@ TEST(Engine, OutOfMemoryOnTheInputWorkerPassesTheOriginalThrough) {
   }
 }
 
+// §1.5 whatever the guard refuses: a terminal view that re-detects as html (fuzz_engine) made
+// the guard keep the view because the html re-run broke its line structure (issue 16); the
+// view was then not stable (`compress` of it shrank 364 -> 78 tokens). A refused re-run now
+// declines the view; in every case, compressing the output again changes nothing.
+TEST(Engine, OutputCompressesToItselfWhenTheGuardRefusesARerun) {
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  for (const char* file : {"tests/fuzz/corpus/fuzz_engine/terminal-view-redetected-as-html",
+                           "tests/fuzz/corpus/fuzz_engine/terminal-rejoined-escape"}) {
+    SCOPED_TRACE(file);
+    const std::string in = testing::ReadFile(file);
+    ASSERT_FALSE(in.empty());
+    std::string out;
+    auto r = engine.Compress(in, Forced(""), &out);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    if (r->passed_through()) {
+      EXPECT_TRUE(out == in);
+      continue;
+    }
+    std::string again;
+    auto r2 = engine.Compress(out, Forced(""), &again);
+    ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+    EXPECT_TRUE(r2->passed_through()) << r2->content_type << " " << r2->tokens_before << " -> " << r2->tokens_after;
+  }
+}
+
 }  // namespace
 }  // namespace caveman
