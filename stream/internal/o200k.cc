@@ -38,6 +38,9 @@ constexpr size_t kKeepTokens = 1 << 14;
 std::atomic<size_t> g_backtrack_keep{kKeepTokens};
 std::atomic<uint64_t> g_backtrack_retries{0};
 std::atomic<bool> g_spine_check{true};
+// Counting cuts pieces where two neighbouring bytes occur together in no token (CountPieces);
+// tests switch it off for the reference.
+std::atomic<bool> g_pair_cuts{true};
 // Merged pieces up to this length are remembered per thread (see CountCache).
 constexpr size_t kCacheKeyMax = 30;
 constexpr size_t kCacheEntries = 4096;
@@ -327,6 +330,16 @@ struct O200kTokenizer::Vocabulary {
     return (uint32_t{1} << kFilter3Bits) + ((key * 0x85EBCA6Bu) >> (32 - kFilter4Bits));
   }
   bool MaybeShort(uint32_t bit) const { return ((short_filter[bit >> 6] >> (bit & 63)) & 1) != 0; }
+  // Bit a << 8 | b is set when byte b follows byte a somewhere inside a token (8 KiB). Between
+  // two neighbouring bytes of a piece that no token holds, no merge can ever join: the
+  // piece's count is the sum of the counts of the two sides (see CountPieces).
+  static constexpr size_t kBigramWords = (size_t{1} << 16) / 64;
+  std::span<const uint64_t> bigrams;
+  std::vector<uint64_t> owned_bigrams;
+  bool InOneToken(uint8_t a, uint8_t b) const {
+    const uint32_t k = (uint32_t{a} << 8) | b;
+    return ((bigrams[k >> 6] >> (k & 63)) & 1) != 0;
+  }
 
   static uint32_t ShortHash(uint32_t key) { return (key * 0x9E3779B1u) >> (32 - kShortBits); }
   static uint32_t FindShort(std::span<const ShortSlot> table, uint32_t key) {
@@ -468,10 +481,16 @@ struct O200kTokenizer::Vocabulary {
     std::vector<uint64_t>& short_filter = owned_short_filter;
     short_filter.assign(kShortFilterWords, 0);
     auto set_short = [&short_filter](uint32_t bit) { short_filter[bit >> 6] |= uint64_t{1} << (bit & 63); };
+    std::vector<uint64_t>& bigrams = owned_bigrams;
+    bigrams.assign(kBigramWords, 0);
     size_t used[5] = {};
     for (size_t r = 0; r < count; ++r) {
       const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
       const auto rank = static_cast<uint32_t>(r);
+      for (size_t k = 1; k < offsets[r + 1] - offsets[r]; ++k) {
+        const uint32_t pair = (uint32_t{t[k - 1]} << 8) | t[k];
+        bigrams[pair >> 6] |= uint64_t{1} << (pair & 63);
+      }
       auto insert = [&](std::vector<ShortSlot>& table, uint32_t key, size_t* n) {
         if (++*n > table.size() / 2) return false;  // o200k: 18,185 and 26,166 of 65,536
         uint32_t i = ShortHash(key);
@@ -504,6 +523,7 @@ struct O200kTokenizer::Vocabulary {
     this->short4 = owned_short4;
     this->filter = owned_filter;
     this->short_filter = owned_short_filter;
+    this->bigrams = owned_bigrams;
     // Byte-pair merging starts from single bytes, so every byte must be a token.
     for (int b = 0; b < 256; ++b) {
       const auto byte = static_cast<uint8_t>(b);
@@ -1267,7 +1287,7 @@ struct TablesHeader {
 };
 static_assert(sizeof(TablesHeader) == 64);
 constexpr char kTablesMagic[8] = {'C', 'V', 'O', '2', '0', '0', 'K', '\0'};
-constexpr uint32_t kTablesVersion = 3;  // 2: short-token tables and the filter; 3: the short filter
+constexpr uint32_t kTablesVersion = 4;  // 2: short-token tables and the filter; 3: the short filter; 4: bigrams
 constexpr size_t kTablesAlign = 64;
 
 // Sizes of the short-token tables and the filter (checked against Vocabulary in FromTables).
@@ -1275,11 +1295,12 @@ constexpr size_t kTablesShortSlots = size_t{1} << 16;
 constexpr size_t kTablesShortSlotBytes = 8;
 constexpr size_t kTablesFilterWords = (size_t{1} << 21) / 64;
 constexpr size_t kTablesShortFilterWords = ((size_t{1} << 18) + (size_t{1} << 19)) / 64;
+constexpr size_t kTablesBigramWords = (size_t{1} << 16) / 64;
 
 size_t AlignUp(size_t n) { return (n + kTablesAlign - 1) / kTablesAlign * kTablesAlign; }
 
 struct TablesLayout {
-  size_t offsets, slots, bytes, index, leaves, rank1, rank2, short3, short4, filter, short_filter, end;
+  size_t offsets, slots, bytes, index, leaves, rank1, rank2, short3, short4, filter, short_filter, bigrams, end;
 };
 
 TablesLayout LayoutOf(const TablesHeader& h) {
@@ -1295,7 +1316,8 @@ TablesLayout LayoutOf(const TablesHeader& h) {
   l.short4 = AlignUp(l.short3 + kTablesShortSlots * kTablesShortSlotBytes);
   l.filter = AlignUp(l.short4 + kTablesShortSlots * kTablesShortSlotBytes);
   l.short_filter = AlignUp(l.filter + kTablesFilterWords * sizeof(uint64_t));
-  l.end = l.short_filter + kTablesShortFilterWords * sizeof(uint64_t);
+  l.bigrams = AlignUp(l.short_filter + kTablesShortFilterWords * sizeof(uint64_t));
+  l.end = l.bigrams + kTablesBigramWords * sizeof(uint64_t);
   return l;
 }
 
@@ -1351,13 +1373,15 @@ Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::FromTables(std::string_v
   };
   using V = Vocabulary;
   static_assert(V::kShortSlots == kTablesShortSlots && sizeof(V::ShortSlot) == kTablesShortSlotBytes &&
-                V::kFilterWords == kTablesFilterWords && V::kShortFilterWords == kTablesShortFilterWords);
+                V::kFilterWords == kTablesFilterWords && V::kShortFilterWords == kTablesShortFilterWords &&
+                V::kBigramWords == kTablesBigramWords);
   vocab->rank1 = view(l.rank1, static_cast<uint32_t*>(nullptr), 256);
   vocab->rank2 = view(l.rank2, static_cast<uint32_t*>(nullptr), 65536);
   vocab->short3 = view(l.short3, static_cast<V::ShortSlot*>(nullptr), V::kShortSlots);
   vocab->short4 = view(l.short4, static_cast<V::ShortSlot*>(nullptr), V::kShortSlots);
   vocab->filter = view(l.filter, static_cast<uint64_t*>(nullptr), V::kFilterWords);
   vocab->short_filter = view(l.short_filter, static_cast<uint64_t*>(nullptr), V::kShortFilterWords);
+  vocab->bigrams = view(l.bigrams, static_cast<uint64_t*>(nullptr), V::kBigramWords);
   return std::unique_ptr<O200kTokenizer>(new O200kTokenizer(std::move(vocab)));
 }
 
@@ -1389,6 +1413,7 @@ void O200kTokenizer::SerializeTables(std::string* out) const {
   std::memcpy(d + l.short4, v.short4.data(), v.short4.size_bytes());
   std::memcpy(d + l.filter, v.filter.data(), v.filter.size_bytes());
   std::memcpy(d + l.short_filter, v.short_filter.data(), v.short_filter.size_bytes());
+  std::memcpy(d + l.bigrams, v.bigrams.data(), v.bigrams.size_bytes());
 }
 
 O200kTokenizer::O200kTokenizer(std::unique_ptr<Vocabulary> vocab) : vocab_(std::move(vocab)) {}
@@ -1400,6 +1425,8 @@ bool O200kTokenizer::PairCompatibleForTest(std::string_view t1, std::string_view
                                            bool* walked) const {
   return vocab_->PairCompatibleForTest(t1, t2, by_spines, walked);
 }
+
+bool O200kTokenizer::PairInTokenForTest(uint8_t a, uint8_t b) const { return vocab_->InOneToken(a, b); }
 
 uint64_t O200kTokenizer::Count(std::string_view text) const {
   if (text.empty()) return 0;
@@ -1474,11 +1501,34 @@ uint64_t O200kTokenizer::CountWellFormed(std::string_view text) const {
 }
 
 // Not inlined into CountWellFormed: its hot loop keeps the code and registers it had alone.
+//
+// A piece that is not itself a token is first cut where two neighbouring bytes occur together
+// in no token (Vocabulary::bigrams): no merge can join across such a place, since every merge
+// makes a token, so the merge of the piece is the merges of its segments side by side
+// (docs/DECISIONS.md, "Byte-pair cuts"). Random bytes and symbol runs fall apart into
+// segments that are mostly single tokens, and the rest repeat far more than whole pieces do.
 __attribute__((noinline)) uint64_t O200kTokenizer::CountPieces(std::string_view text) const {
   const Vocabulary& vocab = *vocab_;
   const Pretokenizer pre(text, CodePointClasses::Get());
   const auto* s = reinterpret_cast<const uint8_t*>(text.data());
   CountCache& cache = ThreadCache(this);
+  const bool cuts = g_pair_cuts.load(std::memory_order_relaxed);
+  // Count of a segment known not to be a token.
+  auto merged = [&](const uint8_t* piece, size_t len) -> uint64_t {
+    CountCache::Entry* slot = nullptr;
+    if (len <= kCacheKeyMax) {
+      slot = &cache.entries[HashBytes(piece, len) & (kCacheEntries - 1)];
+      if (slot->len == len && std::memcmp(slot->bytes, piece, len) == 0) return slot->count;
+    }
+    uint64_t parts = 0;
+    parts -= vocab.Merge(piece, len, [&parts](uint32_t, uint32_t) { ++parts; });
+    if (slot != nullptr) {
+      slot->len = static_cast<uint8_t>(len);
+      slot->count = static_cast<uint8_t>(parts);  // parts <= len <= kCacheKeyMax
+      std::memcpy(slot->bytes, piece, len);
+    }
+    return parts;
+  };
   uint64_t total = 0;
   size_t i = 0;
   while (i < text.size()) {
@@ -1490,21 +1540,27 @@ __attribute__((noinline)) uint64_t O200kTokenizer::CountPieces(std::string_view 
       ++total;
       continue;
     }
-    CountCache::Entry* slot = nullptr;
-    if (len <= kCacheKeyMax) {
-      slot = &cache.entries[HashBytes(piece, len) & (kCacheEntries - 1)];
-      if (slot->len == len && std::memcmp(slot->bytes, piece, len) == 0) {
-        total += slot->count;
-        continue;
-      }
+    size_t cut = 1;  // the first place no merge can join across, or len
+    if (cuts && len <= kO200kLongPiece) {
+      while (cut < len && vocab.InOneToken(piece[cut - 1], piece[cut])) ++cut;
+    } else {
+      cut = len;
     }
-    uint64_t parts = 0;
-    parts -= vocab.Merge(piece, len, [&parts](uint32_t, uint32_t) { ++parts; });
-    total += parts;
-    if (slot != nullptr) {
-      slot->len = static_cast<uint8_t>(len);
-      slot->count = static_cast<uint8_t>(parts);  // parts <= len <= kCacheKeyMax
-      std::memcpy(slot->bytes, piece, len);
+    if (cut == len) {
+      total += merged(piece, len);
+      continue;
+    }
+    size_t begin = 0;
+    while (true) {
+      const size_t n = cut - begin;
+      if (n == 1 || vocab.Rank(piece + begin, n) != kNoRank) {
+        ++total;
+      } else {
+        total += merged(piece + begin, n);
+      }
+      if (cut == len) break;
+      begin = cut;
+      for (++cut; cut < len && vocab.InOneToken(piece[cut - 1], piece[cut]);) ++cut;
     }
   }
   return total;
@@ -1539,6 +1595,7 @@ void SetO200kLongPieceForTest(size_t bytes) { g_long_piece.store(bytes); }
 void SetO200kBacktrackKeepForTest(size_t tokens) { g_backtrack_keep.store(tokens == 0 ? kKeepTokens : tokens); }
 uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
 void SetO200kSpineCheckForTest(bool on) { g_spine_check.store(on); }
+void SetO200kPairCutsForTest(bool on) { g_pair_cuts.store(on); }
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {
   std::vector<std::string_view> pieces;

@@ -867,5 +867,84 @@ TEST(O200kLongPieces, SixteenMebibyteRunCountsExactlyAndStreams) {
   EXPECT_EQ(stream.Finish(), reference);
 }
 
+// Text for the byte-pair cuts of counting: random bytes (ill-formed ones become U+FFFD),
+// random ASCII with control characters, and mixes of symbols, U+FFFD, letters of several
+// scripts, digits, spaces and words, so that pieces hold both places no token spans and
+// places some token does.
+std::string CutText(int kind, size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s;
+  const std::vector<std::string> parts = {"\xEF\xBF\xBD", "?", "#", "&&", "\n", " ", "s", "a", "n", "\xE2\x82\xAC",
+                                          "\xD0\xBD", "\xCF\x80", "\xF0\x9F\x98\x80", "9", "'", "/", "\x05", "\xC3\xA9",
+                                          "the", "\t", "==", "Ab", "\xE4\xB8\xAD", "\xFF", "\x80", "_", "(", ")"};
+  while (s.size() < n) {
+    switch (kind) {
+      case 0: s += static_cast<char>(rng() & 0xFF); break;
+      case 1: s += static_cast<char>(rng() & 0x7F); break;
+      case 2: s += parts[rng() % parts.size()]; break;
+      default: s += rng() % 4 == 0 ? parts[rng() % parts.size()] : std::string(1, static_cast<char>(rng() & 0xFF)); break;
+    }
+  }
+  return s;
+}
+
+// Counting cuts a piece where two neighbouring bytes occur together in no token and sums the
+// sides. Against the whole-piece merge (cuts off) and the encoder, on random texts, whole and
+// streamed in random chunks down to 1 byte, and with every piece on the backtracking encoder.
+TEST(O200kPairCuts, CountsEqualTheWholePieceMerge) {
+  const TokenCounter& counter = O200k();
+  size_t compared = 0;
+  for (int kind = 0; kind < 4; ++kind) {
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+      for (size_t n : {1u, 2u, 3u, 7u, 16u, 61u, 300u, 5000u, 70000u}) {
+        const std::string in = CutText(kind, n, seed * 31 + n);
+        internal::SetO200kPairCutsForTest(false);
+        const uint64_t reference = counter.Count(in);
+        internal::SetO200kPairCutsForTest(true);
+        EXPECT_EQ(reference, O200kEncode(in).size()) << kind << " " << seed << " " << n;
+        EXPECT_EQ(counter.Count(in), reference) << kind << " " << seed << " " << n;
+        if (n >= 300) {
+          const std::string whole = std::to_string(reference);
+          EXPECT_EQ(StreamCount(counter, testing::RandomSplit(in, seed, 1 + seed % 5)), whole);
+          EXPECT_EQ(StreamCount(counter, testing::RandomSplit(in, seed + 100, 4096)), whole);
+        }
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 4u * 8 * 9);
+  // Segments of cut pieces merged by the backtracking encoder too.
+  internal::SetO200kLongPieceForTest(0);
+  for (int kind = 0; kind < 4; ++kind) {
+    const std::string in = CutText(kind, 20000, 77 + static_cast<uint64_t>(kind));
+    internal::SetO200kPairCutsForTest(false);
+    const uint64_t reference = counter.Count(in);
+    internal::SetO200kPairCutsForTest(true);
+    EXPECT_EQ(counter.Count(in), reference) << kind;
+  }
+  internal::SetO200kLongPieceForTest(internal::kO200kLongPiece);
+}
+
+// The cut table holds exactly the byte pairs that occur inside some token: a place between
+// bytes a, b with the bit clear is spanned by no token, and every pair some token holds is
+// set (a missing one would cut where a merge may join).
+TEST(O200kPairCuts, TableIsTheVocabularysBytePairs) {
+  auto tokenizer = internal::O200kTokenizer::FromTables(internal::EmbeddedO200kTables());
+  ASSERT_TRUE(tokenizer.ok());
+  std::vector<bool> in_token(1u << 16);
+  for (const std::string& t : VocabularyTokens()) {
+    for (size_t k = 1; k < t.size(); ++k) {
+      in_token[(static_cast<uint32_t>(static_cast<uint8_t>(t[k - 1])) << 8) | static_cast<uint8_t>(t[k])] = true;
+    }
+  }
+  size_t set = 0;
+  for (uint32_t pair = 0; pair < (1u << 16); ++pair) {
+    const bool got = (*tokenizer)->PairInTokenForTest(static_cast<uint8_t>(pair >> 8), static_cast<uint8_t>(pair));
+    EXPECT_EQ(got, in_token[pair]) << pair;
+    set += got ? 1 : 0;
+  }
+  EXPECT_EQ(set, 10439u);
+}
+
 }  // namespace
 }  // namespace caveman
