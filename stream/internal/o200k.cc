@@ -1089,16 +1089,21 @@ class Pretokenizer {
   size_t PieceEnd(size_t i) const {
     const Cp c0 = At(i);
     const bool may_prefix = (c0.cls & (kClsLetter | kClsNumber | kClsCrLf)) == 0;
-    // Alternative 1, first with the optional prefix taken, then without.
-    if (may_prefix) {
-      if (size_t e = LowerTail(i + c0.len)) return e;
+    // Alternatives 1 and 2 match only where a character of [Up] or [Lo] starts them, at i or
+    // (after the optional prefix) right behind c0; most symbols and spaces skip both here.
+    constexpr uint8_t kGroups = kClsUpperGroup | kClsLowerGroup;
+    if ((c0.cls & kGroups) != 0 || (may_prefix && i + c0.len < n_ && (At(i + c0.len).cls & kGroups) != 0)) {
+      // Alternative 1, first with the optional prefix taken, then without.
+      if (may_prefix) {
+        if (size_t e = LowerTail(i + c0.len)) return e;
+      }
+      if (size_t e = LowerTail(i)) return e;
+      // Alternative 2.
+      if (may_prefix) {
+        if (size_t e = UpperHead(i + c0.len)) return e;
+      }
+      if (size_t e = UpperHead(i)) return e;
     }
-    if (size_t e = LowerTail(i)) return e;
-    // Alternative 2.
-    if (may_prefix) {
-      if (size_t e = UpperHead(i + c0.len)) return e;
-    }
-    if (size_t e = UpperHead(i)) return e;
     // Alternative 3.
     if (c0.cls & kClsNumber) {
       size_t e = i + c0.len;
@@ -1113,7 +1118,7 @@ class Pretokenizer {
     {
       size_t q = i;
       if (s_[i] == ' ' && i + 1 < n_ && IsSymbol(At(i + 1).cls)) q = i + 1;
-      if (IsSymbol(At(q).cls)) {
+      if (IsSymbol(q == i ? c0.cls : At(q).cls)) {
         size_t e = q;
         while (e < n_) {
           const Cp c = At(e);
@@ -1157,8 +1162,14 @@ class Pretokenizer {
   __attribute__((always_inline)) Cp At(size_t i) const {
     const uint8_t b = s_[i];
     if (b < 0x80) return {ascii_[b], 1};
-    const int len = b < 0xE0 ? 2 : (b < 0xF0 ? 3 : 4);
-    return {classes_.Of(DecodeWellFormed(s_ + i, len)), static_cast<uint8_t>(len)};
+    const uint8_t* p = s_ + i;
+    if (b < 0xE0) return {classes_.Of((uint32_t{b & 0x1Fu} << 6) | (p[1] & 0x3Fu)), 2};
+    if (b < 0xF0) {
+      return {classes_.Of((uint32_t{b & 0x0Fu} << 12) | (uint32_t{p[1] & 0x3Fu} << 6) | (p[2] & 0x3Fu)), 3};
+    }
+    return {classes_.Of((uint32_t{b & 0x07u} << 18) | (uint32_t{p[1] & 0x3Fu} << 12) | (uint32_t{p[2] & 0x3Fu} << 6) |
+                        (p[3] & 0x3Fu)),
+            4};
   }
 
   // [Up]*[Lo]+ then the optional contraction, from s; 0 if no match. [Up]* backtracks to

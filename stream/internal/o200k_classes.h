@@ -38,7 +38,7 @@ class CodePointClasses {
   static constexpr size_t kBlocks = 0x110000 >> 8;
 
   // REQUIRES: cp <= 0x10FFFF.
-  uint8_t Of(uint32_t cp) const {
+  __attribute__((always_inline)) uint8_t Of(uint32_t cp) const {
     CAVEMAN_DCHECK(cp <= 0x10FFFF);
     return leaves_[(static_cast<uint32_t>(index_[cp >> kLeafBits]) << kLeafBits) | (cp & kLeafMask)];
   }
