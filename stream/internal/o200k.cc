@@ -596,35 +596,49 @@ struct O200kTokenizer::Vocabulary {
       uint32_t begin, token;  // token: an index into ix.tokens
       uint32_t reach;         // no token starting at `begin` is longer (see LongestPrefixToken)
     };
-    std::vector<Frame> stack;
+    // stack[0, depth): at most `reported` + 2 × keep + 1 frames, and `reported` stays under
+    // 4 × keep + 1 (see below); it grows only when everything is kept (keep = SIZE_MAX).
+    const size_t limit = keep == SIZE_MAX ? SIZE_MAX : 2 * keep;
+    std::vector<Frame> stack(std::min(n, keep == SIZE_MAX ? size_t{1} << 16 : 6 * keep + 2) + 1);
+    size_t depth = 0;
     std::vector<uint64_t> dead((n >> 6) + 1, 0);
     BacktrackScratch& scratch = ThreadBacktrackScratch(this);
+    const bool spines = g_spine_check.load(std::memory_order_relaxed);
     auto is_dead = [&](size_t i) { return (dead[i >> 6] >> (i & 63)) & 1; };
     auto report = [&](const Frame& f) { part(f.begin, f.begin + ix.Length(f.token)); };
     size_t reported = 0;  // stack[0, reported) went to `part`
     size_t i = 0;
     uint32_t reach = 0;  // of position i
+    uint64_t top_info = 0;  // Info of stack[depth - 1].token (when depth > 0)
     uint32_t cand = LongestPrefixToken(ix, p, n, &reach);
     while (true) {
       size_t end = 0;
+      uint64_t info = 0;
       scratch.NewPosition();
       for (; cand != kNoRank; cand = ix.tokens[cand].shorter) {
         end = i + ix.Length(cand);
         if (end < n && is_dead(end)) continue;
-        if ((Info(ix, cand) & kSelfMerging) == 0) continue;
-        if (stack.empty() || Compatible(ix, scratch, p, stack.back().begin, stack.back().token, stack.back().reach,
-                                        static_cast<uint32_t>(i), cand, static_cast<uint32_t>(end))) {
+        info = Info(ix, cand);
+        if ((info & kSelfMerging) == 0) continue;
+        if (depth == 0) break;
+        const Frame& top = stack[depth - 1];
+        if (Compatible(ix, scratch, p, top.begin, top.token, top_info, top.reach, static_cast<uint32_t>(i), cand, info,
+                       static_cast<uint32_t>(end), spines)) {
           break;
         }
       }
       if (cand != kNoRank) {
-        stack.push_back(Frame{static_cast<uint32_t>(i), cand, reach});
+        if (depth == stack.size()) stack.resize(2 * depth);
+        stack[depth++] = Frame{static_cast<uint32_t>(i), cand, reach};
+        top_info = info;
         i = end;
         if (i == n) break;
-        if (keep != SIZE_MAX && stack.size() - reported > 2 * keep) {
-          for (const size_t upto = stack.size() - keep; reported < upto; ++reported) report(stack[reported]);
+        if (depth - reported > limit) {
+          for (const size_t upto = depth - keep; reported < upto; ++reported) report(stack[reported]);
           if (reported > 4 * keep) {  // drop reported frames but the last (the previous token)
-            stack.erase(stack.begin(), stack.begin() + static_cast<std::ptrdiff_t>(reported - 1));
+            std::copy(stack.begin() + static_cast<std::ptrdiff_t>(reported - 1),
+                      stack.begin() + static_cast<std::ptrdiff_t>(depth), stack.begin());
+            depth -= reported - 1;
             reported = 1;
           }
         }
@@ -633,14 +647,14 @@ struct O200kTokenizer::Vocabulary {
       }
       // Nothing fits at i: i is dead; retry the previous token's next shorter alternative.
       dead[i >> 6] |= uint64_t{1} << (i & 63);
-      if (stack.size() == reported) return false;  // (empty stack: impossible, see above)
-      const Frame top = stack.back();
-      stack.pop_back();
+      if (depth == reported) return false;  // (empty stack: impossible, see above)
+      const Frame top = stack[--depth];
+      if (depth > 0) top_info = Info(ix, stack[depth - 1].token);
       i = top.begin;
       reach = top.reach;
       cand = ix.tokens[top.token].shorter;
     }
-    for (; reported < stack.size(); ++reported) report(stack[reported]);
+    for (; reported < depth; ++reported) report(stack[reported]);
     return true;
   }
 
@@ -860,14 +874,15 @@ struct O200kTokenizer::Vocabulary {
 
   // Whether tokens t1 = p[b, m) and t2 = p[m, e) (indexes into ix.tokens), both
   // self-merging, merge back to exactly [t1, t2].
+  // info1 / info2 = Info(ix, t1) / Info(ix, t2); spines = whether walking them is allowed.
   __attribute__((always_inline)) bool Compatible(const PrefixIndex& ix, BacktrackScratch& scratch, const uint8_t* p,
-                                                 uint32_t b, uint32_t t1, uint32_t reach1, uint32_t m, uint32_t t2,
-                                                 uint32_t e) const {
+                                                 uint32_t b, uint32_t t1, uint64_t info1, uint32_t reach1, uint32_t m,
+                                                 uint32_t t2, uint64_t info2, uint32_t e, bool spines) const {
     // Runs of one letter or of a short period ask about the same pair again and again.
     if (t1 == scratch.last_pair[0] && t2 == scratch.last_pair[1]) return scratch.last_pair[2];
-    const bool walk = (Info(ix, t1) & Info(ix, t2) & kWalkable) != 0 && g_spine_check.load(std::memory_order_relaxed);
-    const bool ok =
-        walk ? CompatibleBySpines(ix, scratch, p, m, t1, reach1, t2) : CompatibleByMerge(scratch, p, b, t1, m, t2, e);
+    const bool walk = (info1 & info2 & kWalkable) != 0 && spines;
+    const bool ok = walk ? CompatibleBySpines(ix, scratch, p, m, t1, info1, reach1, t2, info2)
+                         : CompatibleByMerge(scratch, p, b, t1, m, t2, e);
     scratch.last_pair[0] = t1;
     scratch.last_pair[1] = t2;
     scratch.last_pair[2] = ok ? 1 : 0;
@@ -913,10 +928,8 @@ struct O200kTokenizer::Vocabulary {
   // While the left part is t1 itself, the string across starts where t1 does, and `reach1`
   // (LongestPrefixToken's there) rules out the ones too long to be a token without a lookup.
   __attribute__((always_inline)) bool CompatibleBySpines(const PrefixIndex& ix, BacktrackScratch& scratch,
-                                                         const uint8_t* p, uint32_t m, uint32_t t1, uint32_t reach1,
-                                                         uint32_t t2) const {
-    uint64_t info1 = Info(ix, t1);
-    uint64_t info2 = Info(ix, t2);
+                                                         const uint8_t* p, uint32_t m, uint32_t t1, uint64_t info1,
+                                                         uint32_t reach1, uint32_t t2, uint64_t info2) const {
     uint32_t rank1 = ix.tokens[t1].rank;
     uint32_t rank2 = ix.tokens[t2].rank;
     auto length = [](uint64_t info) { return static_cast<uint32_t>((info >> kLengthShift) & 0xFF); };
@@ -928,6 +941,8 @@ struct O200kTokenizer::Vocabulary {
       uint32_t across;
       if (above1 == kNoRank && len1 + len2 > reach1) {
         across = kNoRank;
+      } else if (len1 + len2 == 2) {
+        across = this->rank2[p[m - 1] | (uint32_t{p[m]} << 8)];  // one load: cheaper than the memo
       } else if (len1 <= kAcrossMax && len2 <= kAcrossMax) {
         BacktrackScratch::Across& c = scratch.across[len1][len2];
         if (c.stamp != scratch.stamp) c = {scratch.stamp, RankAcross(ix, p + m - len1, len1 + len2)};
@@ -972,7 +987,7 @@ struct O200kTokenizer::Vocabulary {
       *walked = true;
       uint32_t reach = 0;
       LongestPrefixToken(ix, p, both.size(), &reach);
-      return CompatibleBySpines(ix, scratch, p, m, t1, reach, t2);
+      return CompatibleBySpines(ix, scratch, p, m, t1, Info(ix, t1), reach, t2, Info(ix, t2));
     }
     scratch.pairs[PairHash((uint64_t{t1} << 24) | t2) & (BacktrackScratch::kPairSlots - 1)] = 0;  // no memo
     return CompatibleByMerge(scratch, p, 0, t1, m, t2, e);
