@@ -688,6 +688,10 @@ struct O200kTokenizer::Vocabulary {
     // p[0] << 16 | p[1] << 8 | p[2], so the strings that share two bytes share a word; 2 MiB).
     std::unique_ptr<uint64_t[]> tokens3;
     static uint32_t Index3(const uint8_t* p) { return (uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | p[2]; }
+    bool Maybe3(const uint8_t* p) const {
+      const uint32_t bit = Index3(p);
+      return ((tokens3[bit >> 6] >> (bit & 63)) & 1) != 0;
+    }
   };
 
   // Info(ix, token): what the merge of the token's own bytes gives. kSelfMerging: one token;
@@ -781,7 +785,8 @@ struct O200kTokenizer::Vocabulary {
 
   // The longest token that is a prefix of p[0, n), n >= 1 (an index into ix.tokens);
   // *reach = how many bytes the trie matched, so no token that is a prefix is longer.
-  static uint32_t LongestPrefixToken(const PrefixIndex& ix, const uint8_t* p, size_t n, uint32_t* reach) {
+  __attribute__((always_inline)) static uint32_t LongestPrefixToken(const PrefixIndex& ix, const uint8_t* p, size_t n,
+                                                                    uint32_t* reach) {
     const PrefixIndex::Node* nodes = ix.nodes.data();
     uint32_t node = nodes[0].first_child + p[0];
     uint32_t best = nodes[node].token;
@@ -943,6 +948,8 @@ struct O200kTokenizer::Vocabulary {
         across = kNoRank;
       } else if (len1 + len2 == 2) {
         across = this->rank2[p[m - 1] | (uint32_t{p[m]} << 8)];  // one load: cheaper than the memo
+      } else if (len1 + len2 == 3 && !ix.Maybe3(p + m - len1)) {
+        across = kNoRank;  // most 3-byte strings: one bit, exact
       } else if (len1 <= kAcrossMax && len2 <= kAcrossMax) {
         BacktrackScratch::Across& c = scratch.across[len1][len2];
         if (c.stamp != scratch.stamp) c = {scratch.stamp, RankAcross(ix, p + m - len1, len1 + len2)};
