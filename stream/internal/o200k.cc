@@ -1105,7 +1105,8 @@ class Pretokenizer {
       : s_(reinterpret_cast<const uint8_t*>(text.data())),
         n_(text.size()),
         classes_(classes),
-        ascii_(classes.ascii()) {}
+        ascii_(classes.ascii()),
+        replacement_cls_(classes.Of(kReplacementChar)) {}
 
   // End of the piece starting at i. REQUIRES: i < size, i on a code point boundary.
   size_t PieceEnd(size_t i) const {
@@ -1187,6 +1188,9 @@ class Pretokenizer {
     const uint8_t* p = s_ + i;
     if (b < 0xE0) return {classes_.Of((uint32_t{b & 0x1Fu} << 6) | (p[1] & 0x3Fu)), 2};
     if (b < 0xF0) {
+      // U+FFFD (EF BF BD), what every ill-formed byte became: most 3-byte sequences of
+      // random bytes.
+      if (b == 0xEF && p[1] == 0xBF && p[2] == 0xBD) return {replacement_cls_, 3};
       return {classes_.Of((uint32_t{b & 0x0Fu} << 12) | (uint32_t{p[1] & 0x3Fu} << 6) | (p[2] & 0x3Fu)), 3};
     }
     return {classes_.Of((uint32_t{b & 0x07u} << 18) | (uint32_t{p[1] & 0x3Fu} << 12) | (uint32_t{p[2] & 0x3Fu} << 6) |
@@ -1245,6 +1249,7 @@ class Pretokenizer {
   size_t n_;
   const CodePointClasses& classes_;
   const uint8_t* ascii_;
+  uint8_t replacement_cls_;
 };
 
 // Per-thread memo of merged piece counts: most pieces that are not whole tokens repeat
@@ -1569,6 +1574,8 @@ __attribute__((noinline)) uint64_t O200kTokenizer::CountPieces(std::string_view 
     const uint8_t* piece = s + i;
     const size_t len = end - i;
     i = end;
+    // Whole-piece lookup first: most pieces of text are tokens (looking for cuts first saves
+    // 3 % on random bytes but costs 13 % on a JSON dump, callgrind).
     if (vocab.Rank(piece, len) != kNoRank) {
       ++total;
       continue;
