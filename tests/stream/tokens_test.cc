@@ -220,6 +220,10 @@ TEST(Utf8Scan, SanitizeKeepsWellFormedSequencesAndReplacesEveryIllFormedByte) {
       const unsigned r = rng();
       if (round % 3 == 0) {
         t += static_cast<char>(r & 0xFF);  // random bytes
+      } else if (round % 3 == 1 && round % 2 == 0) {
+        // lead bytes (C0..FF) and continuation bytes: sequences of every length, well-formed
+        // or not (overlongs, surrogates, above U+10FFFF, cut short)
+        t += static_cast<char>(r % 3 == 0 ? 0xC0 | (r >> 8 & 0x3F) : 0x80 | (r >> 8 & 0x3F));
       } else if (r % 17 == 0) {
         t += static_cast<char>(0x80 | (r >> 8 & 0x7F));  // a stray high byte in ASCII
       } else if (r % 13 == 0) {
