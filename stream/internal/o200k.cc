@@ -8,6 +8,7 @@
 #include <mutex>
 #include <new>
 #include <queue>
+#include <sys/mman.h>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -55,6 +56,47 @@ uint32_t Load32(const uint8_t* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+
+// Allocator for the prefix index's large arrays (the trie nodes, the token records, the 3-byte
+// bitmap: 2–3.4 MB each): blocks of 1 MiB or more are mapped in whole 2 MiB pages advised for
+// transparent huge pages, so the encoder's scattered reads into them miss the TLB far less.
+// Best effort: without THP they are ordinary pages.
+template <class T>
+struct HugePageAllocator {
+  using value_type = T;
+  static constexpr size_t kMin = size_t{1} << 20;
+  static constexpr size_t kHuge = size_t{2} << 20;
+  HugePageAllocator() = default;
+  template <class U>
+  explicit HugePageAllocator(const HugePageAllocator<U>&) {}
+  static size_t Rounded(size_t bytes) { return (bytes + kHuge - 1) & ~(kHuge - 1); }
+  T* allocate(size_t n) {
+    const size_t bytes = n * sizeof(T);
+    if (bytes < kMin) return static_cast<T*>(::operator new(bytes));
+    void* p = ::mmap(nullptr, Rounded(bytes) + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    // Keep the 2 MiB-aligned part and unmap the rest around it.
+    const auto start = reinterpret_cast<uintptr_t>(p);
+    const uintptr_t aligned = (start + kHuge - 1) & ~(uintptr_t{kHuge} - 1);
+    if (aligned > start) ::munmap(p, aligned - start);
+    const uintptr_t end = start + Rounded(bytes) + kHuge;
+    if (end > aligned + Rounded(bytes)) ::munmap(reinterpret_cast<void*>(aligned + Rounded(bytes)), end - aligned - Rounded(bytes));
+    (void)::madvise(reinterpret_cast<void*>(aligned), Rounded(bytes), MADV_HUGEPAGE);
+    return reinterpret_cast<T*>(aligned);
+  }
+  void deallocate(T* p, size_t n) {
+    const size_t bytes = n * sizeof(T);
+    if (bytes < kMin) {
+      ::operator delete(p);
+    } else {
+      ::munmap(p, Rounded(bytes));
+    }
+  }
+  template <class U>
+  bool operator==(const HugePageAllocator<U>&) const {
+    return true;
+  }
+};
 
 // calloc that throws like new: zeroed memory whose pages are only faulted in when used.
 void* CheckedCalloc(size_t bytes) {
@@ -669,7 +711,7 @@ struct O200kTokenizer::Vocabulary {
       uint32_t first_child;
       uint32_t token;  // the token the node spells (an index into `tokens`), kNoRank if none
     };
-    std::vector<Node> nodes;
+    std::vector<Node, HugePageAllocator<Node>> nodes;
     std::vector<uint8_t> label;    // node → the byte on the edge into it
     std::vector<uint32_t> depth2;  // p[0] | p[1] << 8 → the node spelling those two bytes, or kNoRank
     struct Token {
@@ -677,16 +719,16 @@ struct O200kTokenizer::Vocabulary {
       uint32_t shorter;  // the longest proper prefix that is a token, kNoRank if none
       // Bits 48–55 the length; the rest 0 until first use, then kKnown | ... (see Info);
       // racing threads store the same value.
-      std::atomic<uint64_t> info;
+      mutable std::atomic<uint64_t> info;
     };
-    std::unique_ptr<Token[]> tokens;
+    std::vector<Token, HugePageAllocator<Token>> tokens;
     std::vector<uint32_t> token_of_rank;
     size_t Length(uint32_t token) const {
       return (tokens[token].info.load(std::memory_order_relaxed) >> kLengthShift) & 0xFF;
     }
     // Most 3-byte strings the pair check asks about are no tokens: which are, exactly (bit
     // p[0] << 16 | p[1] << 8 | p[2], so the strings that share two bytes share a word; 2 MiB).
-    std::unique_ptr<uint64_t[]> tokens3;
+    std::vector<uint64_t, HugePageAllocator<uint64_t>> tokens3;
     static uint32_t Index3(const uint8_t* p) { return (uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | p[2]; }
     bool Maybe3(const uint8_t* p) const {
       const uint32_t bit = Index3(p);
@@ -720,7 +762,7 @@ struct O200kTokenizer::Vocabulary {
     std::vector<uint32_t> order(count);
     for (uint32_t r = 0; r < count; ++r) order[r] = r;
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return token(a) < token(b); });
-    ix->tokens = std::make_unique<PrefixIndex::Token[]>(count);
+    ix->tokens = std::vector<PrefixIndex::Token, HugePageAllocator<PrefixIndex::Token>>(count);
     ix->token_of_rank.assign(count, kNoRank);
     uint32_t tokens_seen = 0;
     // Breadth first, one level at a time: a node is a run of sorted tokens order[lo, hi)
@@ -772,7 +814,7 @@ struct O200kTokenizer::Vocabulary {
         ix->depth2[c | (uint32_t{ix->label[child]} << 8)] = child;
       }
     }
-    ix->tokens3.reset(new uint64_t[(size_t{1} << 24) / 64]());
+    ix->tokens3.assign((size_t{1} << 24) / 64, 0);
     for (uint32_t r = 0; r < count; ++r) {
       const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
       if (Length(r) == 3) {
