@@ -990,8 +990,10 @@ struct O200kTokenizer::Vocabulary {
         across = kNoRank;
       } else if (len1 + len2 == 2) {
         across = this->rank2[p[m - 1] | (uint32_t{p[m]} << 8)];  // one load: cheaper than the memo
-      } else if (len1 + len2 == 3 && !ix.Maybe3(p + m - len1)) {
-        across = kNoRank;  // most 3-byte strings: one bit, exact
+      } else if (len1 + len2 == 3) {
+        across = ix.Maybe3(p + m - len1) ? Rank(p + m - len1, 3) : kNoRank;  // mostly one bit, exact
+      } else if (len1 + len2 == 4) {
+        across = Rank(p + m - len1, 4);
       } else if (len1 <= kAcrossMax && len2 <= kAcrossMax) {
         BacktrackScratch::Across& c = scratch.across[len1][len2];
         if (c.stamp != scratch.stamp) c = {scratch.stamp, RankAcross(ix, p + m - len1, len1 + len2)};
