@@ -1255,6 +1255,16 @@ class Pretokenizer {
     }
     if (last_lower == SIZE_MAX) return 0;
     p = last_lower;
+    // Eight ASCII lowercase letters at a time (all of them [Lo]); the loop below does the rest.
+    constexpr uint64_t kOnes = 0x0101010101010101ULL;
+    constexpr uint64_t kHigh = 0x8080808080808080ULL;
+    while (p + 8 <= n_) {
+      const uint64_t w = Load64(s_ + p);
+      // Per byte b < 0x80 (no carry leaves a byte): the high bit of b + 0x1F is b >= 'a', of
+      // b + 0x05 is b > 'z'.
+      if (((w + 0x1F * kOnes) & ~(w + 0x05 * kOnes) & ~w & kHigh) != kHigh) break;
+      p += 8;
+    }
     while (p < n_) {
       const Cp c = At(p);
       if (!(c.cls & kClsLowerGroup)) break;

@@ -256,6 +256,27 @@ TEST(O200k, InvalidBytesBecomeOneReplacementCharEach) {
   EXPECT_EQ(internal::O200kPieces(" " + fffd + fffd + "a"), (std::vector<std::string_view>{" " + fffd + fffd, "a"}));
 }
 
+// A run of ASCII lowercase letters (scanned eight bytes at a time) ends at the first character
+// that is not one, whatever its length and wherever that character falls in a word of eight:
+// the ASCII neighbours of 'a' and 'z', capitals, digits, space, an apostrophe; a non-ASCII
+// lowercase letter continues it.
+TEST(O200k, LowercaseRunsEndAtTheFirstOtherCharacter) {
+  using Pieces = std::vector<std::string_view>;
+  std::mt19937 rng(3);
+  for (size_t k = 1; k <= 40; ++k) {
+    std::string run;
+    for (size_t j = 0; j < k; ++j) run += static_cast<char>('a' + rng() % 26);
+    for (const char* c : {"`", "{", "@", "[", "A", "Z", " ", "'", "~", "\x7F"}) {
+      const std::string text = run + c + "q";
+      EXPECT_EQ(internal::O200kPieces(text), (Pieces{run, std::string(c) + "q"})) << text;
+    }
+    const std::string digit = run + "7q";
+    EXPECT_EQ(internal::O200kPieces(digit), (Pieces{run, "7", "q"})) << digit;
+    const std::string accented = run + "\xC3\xA9q";  // é is [Lo]
+    EXPECT_EQ(internal::O200kPieces(accented), (Pieces{accented})) << accented;
+  }
+}
+
 TEST(O200k, PreTokenizerFollowsThePattern) {
   using Pieces = std::vector<std::string_view>;
   EXPECT_EQ(internal::O200kPieces("  \n\n  x"), (Pieces{"  \n\n", " ", " x"}));
