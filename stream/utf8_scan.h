@@ -112,15 +112,15 @@ struct Utf8LeadTable {
 };
 inline constexpr Utf8LeadTable kUtf8Lead;
 
-// `text` with every ill-formed byte replaced by EF BF BD (U+FFFD), one per byte.
-inline std::string SanitizeUtf8(std::string_view text) {
-  // One pass into a buffer sized for the worst case (three bytes out per byte in, plus one:
-  // a single byte goes out as a 4-byte store), written through a pointer: appending code
-  // point by code point (and regrowing past the input's size, as random bytes do) cost
-  // ≈ 17 ns per byte (issue 15 item 11). An ASCII byte and an ill-formed one are written
-  // without a branch between them: random bytes are half of each.
-  std::string out(text.size() * 3 + 1, '\0');
-  char* o = out.data();
+// Writes `text` with every ill-formed byte replaced by EF BF BD (U+FFFD), one per byte, to
+// out[0, returned size). REQUIRES: out has room for 3 × text.size() + 1 bytes (one byte
+// goes out as a 4-byte store).
+inline size_t SanitizeUtf8To(std::string_view text, char* out) {
+  // One pass written through a pointer: appending code point by code point (and regrowing
+  // past the input's size, as random bytes do) cost ≈ 17 ns per byte (issue 15 item 11). An
+  // ASCII byte and an ill-formed one are written without a branch between them: random
+  // bytes are half of each.
+  char* o = out;
   const auto* p = reinterpret_cast<const uint8_t*>(text.data());
   const size_t n = text.size();
   size_t i = 0;
@@ -149,7 +149,13 @@ inline std::string SanitizeUtf8(std::string_view text) {
     o += ascii ? 1 : 3;
     ++i;
   }
-  out.resize(static_cast<size_t>(o - out.data()));
+  return static_cast<size_t>(o - out);
+}
+
+// `text` with every ill-formed byte replaced by EF BF BD (U+FFFD), one per byte.
+inline std::string SanitizeUtf8(std::string_view text) {
+  std::string out(text.size() * 3 + 1, '\0');  // the worst case: no regrowth
+  out.resize(SanitizeUtf8To(text, out.data()));
   return out;
 }
 

@@ -42,6 +42,11 @@ std::atomic<bool> g_spine_check{true};
 // Counting cuts pieces where two neighbouring bytes occur together in no token (CountPieces);
 // tests switch it off for the reference.
 std::atomic<bool> g_pair_cuts{true};
+// Text with ill-formed bytes is sanitized and counted in blocks of at least this many bytes
+// (see Count); tests make it small. A per-thread buffer up to kSanitizeBufferKeep is kept.
+constexpr size_t kSanitizeBlock = 64 << 10;
+constexpr size_t kSanitizeBufferKeep = 1 << 20;
+std::atomic<size_t> g_sanitize_block{kSanitizeBlock};
 // Merged pieces up to this length are remembered per thread (see CountCache).
 constexpr size_t kCacheKeyMax = 30;
 constexpr size_t kCacheEntries = 4096;
@@ -1520,10 +1525,46 @@ bool O200kTokenizer::PairCompatibleForTest(std::string_view t1, std::string_view
 
 bool O200kTokenizer::PairInTokenForTest(uint8_t a, uint8_t b) const { return vocab_->InOneToken(a, b); }
 
+// Text with ill-formed bytes is sanitized and counted block by block: a block ends at the
+// first line-memo cut (an LF, spaces and tabs, then an ASCII byte that is not white space, and
+// not '/' right after the LF; see CountWellFormed) at least kSanitizeBlock bytes in, so the
+// sanitized copy (up to three times the block) stays in the cache and its buffer is reused,
+// instead of one copy of up to three times the whole text. The cut is placed on the raw bytes:
+// it is made of ASCII bytes, which sanitizing keeps as they are and never produces, and the
+// byte before it is an LF, so no sequence spans it and the sanitized blocks put together are
+// the sanitized text, cut at the same place (docs/DECISIONS.md, "Token counting of long
+// pieces", third step).
 uint64_t O200kTokenizer::Count(std::string_view text) const {
   if (text.empty()) return 0;
-  if (FirstInvalidUtf8(text) != text.size()) return CountWellFormed(SanitizeUtf8(text));
-  return CountWellFormed(text);
+  if (FirstInvalidUtf8(text) == text.size()) return CountWellFormed(text);
+  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
+  const size_t n = text.size();
+  const uint8_t* ascii = CodePointClasses::Get().ascii();
+  const size_t block = g_sanitize_block.load(std::memory_order_relaxed);
+  thread_local std::string buffer;  // kept while small; a block without a cut can be the whole text
+  uint64_t total = 0;
+  size_t begin = 0;
+  while (begin < n) {
+    size_t end = n;
+    for (size_t scan = begin + block; scan < n;) {
+      const void* nl = std::memchr(s + scan, '\n', n - scan);
+      if (nl == nullptr) break;
+      const size_t p = static_cast<size_t>(static_cast<const uint8_t*>(nl) - s) + 1;
+      size_t q = p;
+      while (q < n && (s[q] == ' ' || s[q] == '\t')) ++q;
+      if (q < n && s[q] < 0x80 && (ascii[s[q]] & kClsSpace) == 0 && (q > p || s[q] != '/')) {
+        end = p;
+        break;
+      }
+      scan = q;
+    }
+    const std::string_view part = text.substr(begin, end - begin);
+    if (buffer.size() < 3 * part.size() + 1) buffer.resize(3 * part.size() + 1);
+    total += CountWellFormed(std::string_view(buffer.data(), SanitizeUtf8To(part, buffer.data())));
+    begin = end;
+  }
+  if (buffer.size() > kSanitizeBufferKeep) std::string().swap(buffer);
+  return total;
 }
 
 void O200kTokenizer::Encode(std::string_view text, std::vector<uint32_t>* ids) const {
@@ -1690,6 +1731,7 @@ void SetO200kBacktrackKeepForTest(size_t tokens) { g_backtrack_keep.store(tokens
 uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
 void SetO200kSpineCheckForTest(bool on) { g_spine_check.store(on); }
 void SetO200kPairCutsForTest(bool on) { g_pair_cuts.store(on); }
+void SetO200kSanitizeBlockForTest(size_t bytes) { g_sanitize_block.store(bytes == 0 ? kSanitizeBlock : bytes); }
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {
   std::vector<std::string_view> pieces;

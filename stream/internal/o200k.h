@@ -99,6 +99,9 @@ void SetO200kSpineCheckForTest(bool on);
 // Tests only. false makes counting merge every piece whole instead of cutting it where two
 // neighbouring bytes occur together in no token (the reference for those cuts); default true.
 void SetO200kPairCutsForTest(bool on);
+// Tests only: text with ill-formed bytes is sanitized and counted in blocks of at least this
+// many bytes (0 = the default, 64 KiB).
+void SetO200kSanitizeBlockForTest(size_t bytes);
 
 }  // namespace caveman::internal
 

@@ -971,5 +971,43 @@ TEST(O200kPairCuts, TableIsTheVocabularysBytePairs) {
   EXPECT_EQ(set, 10439u);
 }
 
+// Text with ill-formed bytes is sanitized and counted in blocks that end at line-memo cuts.
+// Against the encoder (which sanitizes the whole text at once) with blocks of 1 byte up to the
+// default, on random bytes with line breaks followed by every kind of byte that decides a cut
+// (spaces, tabs, '/', a letter, an ill-formed byte, a non-ASCII letter, another LF), and on
+// text without any cut.
+TEST(O200kPairCuts, SanitizedBlocksCountLikeTheWholeText) {
+  const TokenCounter& counter = O200k();
+  const std::vector<std::string> after = {" ", "\t", "  \t", "/", " /", "a", "\xFF", "\x80", "\xC3\xA9",
+                                          "\n", "\r", "{", "\xE2\x82", "7", "\xEF\xBF\xBD", ""};
+  std::mt19937_64 rng(19);
+  for (int round = 0; round < 24; ++round) {
+    std::string text;
+    const size_t n = round % 4 == 3 ? 300000 : 1 + rng() % 5000;
+    while (text.size() < n) {
+      if (rng() % 9 == 0) {
+        text += "\n" + after[rng() % after.size()];
+      } else {
+        text += CutText(static_cast<int>(rng() % 4), 1 + rng() % 12, rng());
+      }
+    }
+    const uint64_t want = O200kEncode(text).size();
+    for (size_t block : {size_t{1}, size_t{7}, size_t{100}, size_t{0}}) {
+      internal::SetO200kSanitizeBlockForTest(block);
+      EXPECT_EQ(counter.Count(text), want) << "round " << round << " block " << block;
+    }
+    internal::SetO200kSanitizeBlockForTest(0);
+    EXPECT_EQ(StreamCount(counter, testing::RandomSplit(text, static_cast<uint64_t>(round), 1 + round % 7)),
+              std::to_string(want));
+  }
+  // No cut at all (no LF): one block, however large.
+  const std::string no_cut = CutText(0, 200000, 5);
+  std::string flat = no_cut;
+  std::replace(flat.begin(), flat.end(), '\n', 'x');
+  internal::SetO200kSanitizeBlockForTest(1);
+  EXPECT_EQ(counter.Count(flat), O200kEncode(flat).size());
+  internal::SetO200kSanitizeBlockForTest(0);
+}
+
 }  // namespace
 }  // namespace caveman
