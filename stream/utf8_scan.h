@@ -106,7 +106,8 @@ struct Utf8LeadTable {
   uint8_t kind[256];
   constexpr Utf8LeadTable() : kind() {
     for (int b = 0; b < 256; ++b) {
-      kind[b] = b < 0x80 ? 0 : (b >= 0xC2 && b <= 0xDF ? 2 : (b >= 0xE0 && b <= 0xEF ? 3 : (b >= 0xF0 && b <= 0xF4 ? 4 : 1)));
+      kind[b] =
+          b < 0x80 ? 0 : (b >= 0xC2 && b <= 0xDF ? 2 : (b >= 0xE0 && b <= 0xEF ? 3 : (b >= 0xF0 && b <= 0xF4 ? 4 : 1)));
     }
   }
 };

@@ -42,6 +42,9 @@ std::atomic<bool> g_spine_check{true};
 // Counting cuts pieces where two neighbouring bytes occur together in no token (CountPieces);
 // tests switch it off for the reference.
 std::atomic<bool> g_pair_cuts{true};
+// Merges start with merge units as one part (Vocabulary::units); tests switch it off for the
+// reference.
+std::atomic<bool> g_units{true};
 // Text with ill-formed bytes is sanitized and counted in blocks of at least this many bytes
 // (see Count); tests make it small. A per-thread buffer up to kSanitizeBufferKeep is kept.
 constexpr size_t kSanitizeBlock = 64 << 10;
@@ -85,7 +88,8 @@ struct HugePageAllocator {
     const uintptr_t aligned = (start + kHuge - 1) & ~(uintptr_t{kHuge} - 1);
     if (aligned > start) ::munmap(p, aligned - start);
     const uintptr_t end = start + Rounded(bytes) + kHuge;
-    if (end > aligned + Rounded(bytes)) ::munmap(reinterpret_cast<void*>(aligned + Rounded(bytes)), end - aligned - Rounded(bytes));
+    if (end > aligned + Rounded(bytes))
+      ::munmap(reinterpret_cast<void*>(aligned + Rounded(bytes)), end - aligned - Rounded(bytes));
     (void)::madvise(reinterpret_cast<void*>(aligned), Rounded(bytes), MADV_HUGEPAGE);
     return reinterpret_cast<T*>(aligned);
   }
@@ -387,6 +391,28 @@ struct O200kTokenizer::Vocabulary {
     const uint32_t k = (uint32_t{a} << 8) | b;
     return ((bigrams[k >> 6] >> (k & 63)) & 1) != 0;
   }
+  // Bit c is set for a code point c of the BMP whose UTF-8 bytes merge into one token before
+  // any merge can join one of them with a byte outside it, and whose token joins nothing
+  // before that (8 KiB; see ComputeUnits and docs/DECISIONS.md, "Merge units"). A merge may
+  // start with such a code point as one part instead of its bytes: the result is the same.
+  // U+FFFD, which every ill-formed byte becomes, is one; o200k_base has 301.
+  static constexpr size_t kUnitWords = (size_t{1} << 16) / 64;
+  std::span<const uint64_t> units;
+  std::vector<uint64_t> owned_units;
+  bool IsUnit(uint32_t cp) const { return ((units[cp >> 6] >> (cp & 63)) & 1) != 0; }
+  // Length of the part a merge starts with at p (left > 0 bytes remain): the code point's
+  // bytes when it is a unit, else one byte.
+  size_t UnitLength(const uint8_t* p, size_t left) const {
+    const uint8_t b = p[0];
+    if (b < 0xC2 || b >= 0xF0) return 1;
+    if (b < 0xE0) {
+      if (left < 2 || (p[1] & 0xC0) != 0x80) return 1;
+      return IsUnit((uint32_t{b & 0x1Fu} << 6) | (p[1] & 0x3Fu)) ? 2 : 1;
+    }
+    if (left < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80) return 1;
+    const uint32_t cp = (uint32_t{b & 0x0Fu} << 12) | (uint32_t{p[1] & 0x3Fu} << 6) | (p[2] & 0x3Fu);
+    return cp >= 0x800 && IsUnit(cp) ? 3 : 1;
+  }
 
   static uint32_t ShortHash(uint32_t key) { return (key * 0x9E3779B1u) >> (32 - kShortBits); }
   static uint32_t FindShort(std::span<const ShortSlot> table, uint32_t key) {
@@ -578,7 +604,96 @@ struct O200kTokenizer::Vocabulary {
         return Status::Corruption("o200k vocabulary: a single byte is missing");
       }
     }
+    ComputeUnits();
+    this->units = owned_units;
     return Status::OK();
+  }
+
+  // Fills owned_units. A code point c (2 or 3 bytes, itself a token) is a unit when, with R
+  // the highest rank among the merges of c's own bytes (which must give the one token c):
+  //   - every token that ends with a proper prefix of c's bytes, or starts with a proper
+  //     suffix of them, and has bytes on the other side (a merge that would join part of c
+  //     with its neighbour) has a rank above R, and
+  //   - every longer token that holds c's bytes has a rank above R.
+  // Then wherever c occurs in a piece, while c is not yet one part one of its own merges
+  // (rank <= R) is pending, so no merge across its edge (rank > R) is the lowest; and the
+  // merges of the unmerged run are those of a run that starts with c as one part, in the same
+  // order (c's part joins nothing below rank R + 1). Proof: docs/DECISIONS.md, "Merge units".
+  void ComputeUnits() {
+    owned_units.assign(kUnitWords, 0);
+    // Lowest rank of a token longer than s that ends (starts) with the 1- or 2-byte string s,
+    // and of one longer than 2 (3) bytes that holds the 2-byte (3-byte) string.
+    std::vector<uint32_t> end1(256, kNoRank), start1(256, kNoRank), end2(1 << 16, kNoRank), start2(1 << 16, kNoRank);
+    std::vector<uint32_t> holds2(1 << 16, kNoRank);
+    std::vector<uint32_t> candidates;  // ranks of 2- and 3-byte tokens that are one code point
+    for (size_t r = 0; r < size(); ++r) {
+      const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
+      const size_t len = Length(static_cast<uint32_t>(r));
+      if ((len == 2 && t[0] >= 0xC2 && t[0] < 0xE0 && (t[1] & 0xC0) == 0x80) ||
+          (len == 3 && t[0] >= 0xE0 && t[0] < 0xF0 && (t[1] & 0xC0) == 0x80 && (t[2] & 0xC0) == 0x80)) {
+        candidates.push_back(static_cast<uint32_t>(r));
+      }
+    }
+    // For the 3-byte candidates: a bit per 3-byte string in front of a sorted (string,
+    // candidate) list, and the lowest rank of a longer token holding it, by candidate.
+    std::vector<uint64_t> is_candidate3((size_t{1} << 24) / 64, 0);
+    std::vector<std::pair<uint32_t, uint32_t>> key3_to_candidate;
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      const uint32_t r = candidates[k];
+      if (Length(r) != 3) continue;
+      const uint32_t key = Key3(reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]));
+      is_candidate3[key >> 6] |= uint64_t{1} << (key & 63);
+      key3_to_candidate.emplace_back(key, static_cast<uint32_t>(k));
+    }
+    std::sort(key3_to_candidate.begin(), key3_to_candidate.end());
+    std::vector<uint32_t> holds3_min(candidates.size(), kNoRank);
+    for (size_t r = 0; r < size(); ++r) {
+      const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
+      const size_t len = Length(static_cast<uint32_t>(r));
+      const auto rank = static_cast<uint32_t>(r);
+      auto lower = [rank](uint32_t& v) { v = std::min(v, rank); };
+      if (len >= 2) {
+        lower(end1[t[len - 1]]);
+        lower(start1[t[0]]);
+      }
+      if (len >= 3) {
+        lower(end2[t[len - 2] | (uint32_t{t[len - 1]} << 8)]);
+        lower(start2[t[0] | (uint32_t{t[1]} << 8)]);
+        for (size_t a = 0; a + 2 <= len; ++a) lower(holds2[t[a] | (uint32_t{t[a + 1]} << 8)]);
+      }
+      if (len >= 4) {
+        for (size_t a = 0; a + 3 <= len; ++a) {
+          const uint32_t key = Key3(t + a);
+          if (((is_candidate3[key >> 6] >> (key & 63)) & 1) == 0) continue;
+          auto it = std::lower_bound(key3_to_candidate.begin(), key3_to_candidate.end(), std::make_pair(key, 0u));
+          lower(holds3_min[it->second]);
+        }
+      }
+    }
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      const uint32_t r = candidates[k];
+      const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
+      const size_t len = Length(r);
+      size_t parts = 0;
+      uint32_t highest = 0;
+      auto one = [&parts](uint32_t, uint32_t) { ++parts; };
+      MergeSmall(
+          t, len, one, [&highest](uint32_t merged, const uint32_t*, size_t) { highest = std::max(highest, merged); },
+          /*with_units=*/false);
+      if (parts != 1) continue;
+      uint32_t across = std::min(end1[t[0]], start1[t[len - 1]]);
+      uint32_t holds = kNoRank;
+      uint32_t cp;
+      if (len == 2) {
+        holds = holds2[t[0] | (uint32_t{t[1]} << 8)];
+        cp = (uint32_t{t[0] & 0x1Fu} << 6) | (t[1] & 0x3Fu);
+      } else {
+        across = std::min({across, end2[t[0] | (uint32_t{t[1]} << 8)], start2[t[1] | (uint32_t{t[2]} << 8)]});
+        holds = holds3_min[k];
+        cp = (uint32_t{t[0] & 0x0Fu} << 12) | (uint32_t{t[1] & 0x3Fu} << 6) | (t[2] & 0x3Fu);
+      }
+      if (highest < across && highest < holds) owned_units[cp >> 6] |= uint64_t{1} << (cp & 63);
+    }
   }
 
   // Byte-pair merging of the piece p[0, n): calls part(begin, end) for each resulting token,
@@ -593,11 +708,7 @@ struct O200kTokenizer::Vocabulary {
   template <class PartFn>
   size_t Merge(const uint8_t* p, size_t n, PartFn&& part) const {
     if (n <= g_long_piece.load(std::memory_order_relaxed) || !g_backtrack_merge.load(std::memory_order_relaxed)) {
-      if (n <= kSmallPiece) {
-        MergeSmall(p, n, part);
-      } else {
-        MergeLarge(p, n, part);
-      }
+      if (n > kSmallPiece * 3 || !MergeSmall(p, n, part)) MergeLarge(p, n, part);
       return 0;
     }
     size_t reported = 0;
@@ -655,7 +766,7 @@ struct O200kTokenizer::Vocabulary {
     auto report = [&](const Frame& f) { part(f.begin, f.begin + ix.Length(f.token)); };
     size_t reported = 0;  // stack[0, reported) went to `part`
     size_t i = 0;
-    uint32_t reach = 0;  // of position i
+    uint32_t reach = 0;     // of position i
     uint64_t top_info = 0;  // Info of stack[depth - 1].token (when depth > 0)
     uint32_t cand = LongestPrefixToken(ix, p, n, &reach);
     while (true) {
@@ -903,11 +1014,14 @@ struct O200kTokenizer::Vocabulary {
       uint32_t cut = 1;  // where the last merge joined (for two bytes: the only merge)
       uint32_t last = 0;
       bool rising = true;
-      MergeSmall(t, len, one, [&](uint32_t merged, const uint32_t* starts, size_t now) {
-        rising = rising && merged >= last;
-        last = merged;
-        if (now == 2) cut = starts[1];
-      });
+      MergeSmall(
+          t, len, one,
+          [&](uint32_t merged, const uint32_t* starts, size_t now) {
+            rising = rising && merged >= last;
+            last = merged;
+            if (now == 2) cut = starts[1];
+          },
+          /*with_units=*/false);
       if (parts == 1) {
         info |= kSelfMerging;
         const uint32_t left = ix.token_of_rank[Rank(t, cut)];
@@ -953,11 +1067,7 @@ struct O200kTokenizer::Vocabulary {
       if (b + pb == m) split_at_m = true;
       ++parts;
     };
-    if (e - b <= kSmallPiece) {
-      MergeSmall(p + b, e - b, check);
-    } else {
-      MergeLarge(p + b, e - b, check);
-    }
+    if (e - b > kSmallPiece * 3 || !MergeSmall(p + b, e - b, check)) MergeLarge(p + b, e - b, check);
     const bool ok = parts == 2 && split_at_m;
     slot = ((key + 1) << 1) | (ok ? 1 : 0);
     return ok;
@@ -1052,20 +1162,35 @@ struct O200kTokenizer::Vocabulary {
   mutable std::once_flag index_once;
   mutable std::unique_ptr<PrefixIndex> index;
 
+  // Merging with a stack array, quadratic in the number of parts: false, before any call of
+  // `part`, when p[0, n) starts as more than kSmallPiece parts. Parts start as single bytes,
+  // or with `with_units` as merge units and single bytes (UnitLength; the same result).
   template <class PartFn>
-  void MergeSmall(const uint8_t* p, size_t n, PartFn& part) const {
-    MergeSmall(p, n, part, [](uint32_t, const uint32_t*, size_t) {});
+  bool MergeSmall(const uint8_t* p, size_t n, PartFn& part) const {
+    return MergeSmall(
+        p, n, part, [](uint32_t, const uint32_t*, size_t) {}, g_units.load(std::memory_order_relaxed));
   }
 
   // As above; step(rank, starts, parts) after each merge (`rank` the merged pair's, the parts
   // then starting at starts[0, parts), starts[parts] = n).
   template <class PartFn, class StepFn>
-  void MergeSmall(const uint8_t* p, size_t n, PartFn& part, StepFn&& step) const {
+  bool MergeSmall(const uint8_t* p, size_t n, PartFn& part, StepFn&& step, bool with_units) const {
     uint32_t starts[kSmallPiece + 1];
     uint32_t pair[kSmallPiece];  // pair[k] = rank of parts k and k+1 joined
-    size_t parts = n;
-    for (size_t k = 0; k <= n; ++k) starts[k] = static_cast<uint32_t>(k);
-    for (size_t k = 0; k + 1 < parts; ++k) pair[k] = Rank(p + k, 2);
+    size_t parts = 0;
+    if (!with_units) {
+      if (n > kSmallPiece) return false;
+      for (size_t k = 0; k <= n; ++k) starts[k] = static_cast<uint32_t>(k);
+      parts = n;
+      for (size_t k = 0; k + 1 < parts; ++k) pair[k] = Rank(p + k, 2);
+    } else {
+      for (size_t k = 0; k < n; k += UnitLength(p + k, n - k)) {
+        if (parts == kSmallPiece) return false;
+        starts[parts++] = static_cast<uint32_t>(k);
+      }
+      starts[parts] = static_cast<uint32_t>(n);
+      for (size_t k = 0; k + 1 < parts; ++k) pair[k] = Rank(p + starts[k], starts[k + 2] - starts[k]);
+    }
     while (parts > 1) {
       uint32_t best = kNoRank;
       size_t at = 0;
@@ -1086,6 +1211,7 @@ struct O200kTokenizer::Vocabulary {
       step(best, starts, parts);
     }
     for (size_t k = 0; k < parts; ++k) part(starts[k], starts[k + 1]);
+    return true;
   }
 
   template <class PartFn>
@@ -1102,12 +1228,19 @@ struct O200kTokenizer::Vocabulary {
       const uint32_t end = next[j];
       return Rank(p + i, end - i);
     };
-    for (uint32_t i = 0; i < n; ++i) {
-      next[i] = i + 1;
-      prev[i] = i == 0 ? kNoRank : i - 1;
+    // The first parts: bytes, and merge units (see MergeSmall).
+    const bool with_units = g_units.load(std::memory_order_relaxed);
+    uint32_t last = kNoRank;
+    for (uint32_t i = 0; i < n;) {
+      const auto len = static_cast<uint32_t>(with_units ? UnitLength(p + i, n - i) : 1);
+      next[i] = i + len;
+      prev[i] = last;
+      for (uint32_t k = 1; k < len; ++k) alive[i + k] = 0;
+      last = i;
+      i += len;
     }
-    for (uint32_t i = 0; i + 1 < n; ++i) {
-      pair_rank[i] = Rank(p + i, 2);
+    for (uint32_t i = 0; i < n; i = next[i]) {
+      pair_rank[i] = pair_of(i);
       if (pair_rank[i] != kNoRank) heap.push((uint64_t{pair_rank[i]} << 32) | i);
     }
     while (!heap.empty()) {
@@ -1384,7 +1517,8 @@ struct TablesHeader {
 };
 static_assert(sizeof(TablesHeader) == 64);
 constexpr char kTablesMagic[8] = {'C', 'V', 'O', '2', '0', '0', 'K', '\0'};
-constexpr uint32_t kTablesVersion = 4;  // 2: short-token tables and the filter; 3: the short filter; 4: bigrams
+constexpr uint32_t kTablesVersion =
+    5;  // 2: short-token tables and the filter; 3: the short filter; 4: bigrams; 5: units
 constexpr size_t kTablesAlign = 64;
 
 // Sizes of the short-token tables and the filter (checked against Vocabulary in FromTables).
@@ -1393,11 +1527,12 @@ constexpr size_t kTablesShortSlotBytes = 8;
 constexpr size_t kTablesFilterWords = (size_t{1} << 21) / 64;
 constexpr size_t kTablesShortFilterWords = ((size_t{1} << 18) + (size_t{1} << 19)) / 64;
 constexpr size_t kTablesBigramWords = (size_t{1} << 16) / 64;
+constexpr size_t kTablesUnitWords = (size_t{1} << 16) / 64;
 
 size_t AlignUp(size_t n) { return (n + kTablesAlign - 1) / kTablesAlign * kTablesAlign; }
 
 struct TablesLayout {
-  size_t offsets, slots, bytes, index, leaves, rank1, rank2, short3, short4, filter, short_filter, bigrams, end;
+  size_t offsets, slots, bytes, index, leaves, rank1, rank2, short3, short4, filter, short_filter, bigrams, units, end;
 };
 
 TablesLayout LayoutOf(const TablesHeader& h) {
@@ -1414,7 +1549,8 @@ TablesLayout LayoutOf(const TablesHeader& h) {
   l.filter = AlignUp(l.short4 + kTablesShortSlots * kTablesShortSlotBytes);
   l.short_filter = AlignUp(l.filter + kTablesFilterWords * sizeof(uint64_t));
   l.bigrams = AlignUp(l.short_filter + kTablesShortFilterWords * sizeof(uint64_t));
-  l.end = l.bigrams + kTablesBigramWords * sizeof(uint64_t);
+  l.units = AlignUp(l.bigrams + kTablesBigramWords * sizeof(uint64_t));
+  l.end = l.units + kTablesUnitWords * sizeof(uint64_t);
   return l;
 }
 
@@ -1471,7 +1607,7 @@ Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::FromTables(std::string_v
   using V = Vocabulary;
   static_assert(V::kShortSlots == kTablesShortSlots && sizeof(V::ShortSlot) == kTablesShortSlotBytes &&
                 V::kFilterWords == kTablesFilterWords && V::kShortFilterWords == kTablesShortFilterWords &&
-                V::kBigramWords == kTablesBigramWords);
+                V::kBigramWords == kTablesBigramWords && V::kUnitWords == kTablesUnitWords);
   vocab->rank1 = view(l.rank1, static_cast<uint32_t*>(nullptr), 256);
   vocab->rank2 = view(l.rank2, static_cast<uint32_t*>(nullptr), 65536);
   vocab->short3 = view(l.short3, static_cast<V::ShortSlot*>(nullptr), V::kShortSlots);
@@ -1479,6 +1615,7 @@ Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::FromTables(std::string_v
   vocab->filter = view(l.filter, static_cast<uint64_t*>(nullptr), V::kFilterWords);
   vocab->short_filter = view(l.short_filter, static_cast<uint64_t*>(nullptr), V::kShortFilterWords);
   vocab->bigrams = view(l.bigrams, static_cast<uint64_t*>(nullptr), V::kBigramWords);
+  vocab->units = view(l.units, static_cast<uint64_t*>(nullptr), V::kUnitWords);
   return std::unique_ptr<O200kTokenizer>(new O200kTokenizer(std::move(vocab)));
 }
 
@@ -1511,6 +1648,7 @@ void O200kTokenizer::SerializeTables(std::string* out) const {
   std::memcpy(d + l.filter, v.filter.data(), v.filter.size_bytes());
   std::memcpy(d + l.short_filter, v.short_filter.data(), v.short_filter.size_bytes());
   std::memcpy(d + l.bigrams, v.bigrams.data(), v.bigrams.size_bytes());
+  std::memcpy(d + l.units, v.units.data(), v.units.size_bytes());
 }
 
 O200kTokenizer::O200kTokenizer(std::unique_ptr<Vocabulary> vocab) : vocab_(std::move(vocab)) {}
@@ -1524,6 +1662,8 @@ bool O200kTokenizer::PairCompatibleForTest(std::string_view t1, std::string_view
 }
 
 bool O200kTokenizer::PairInTokenForTest(uint8_t a, uint8_t b) const { return vocab_->InOneToken(a, b); }
+
+bool O200kTokenizer::IsMergeUnitForTest(uint32_t cp) const { return cp < 0x10000 && vocab_->IsUnit(cp); }
 
 // Text with ill-formed bytes is sanitized and counted block by block: a block ends at the
 // first line-memo cut (an LF, spaces and tabs, then an ASCII byte that is not white space, and
@@ -1731,6 +1871,7 @@ void SetO200kBacktrackKeepForTest(size_t tokens) { g_backtrack_keep.store(tokens
 uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
 void SetO200kSpineCheckForTest(bool on) { g_spine_check.store(on); }
 void SetO200kPairCutsForTest(bool on) { g_pair_cuts.store(on); }
+void SetO200kUnitsForTest(bool on) { g_units.store(on); }
 void SetO200kSanitizeBlockForTest(size_t bytes) { g_sanitize_block.store(bytes == 0 ? kSanitizeBlock : bytes); }
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {

@@ -62,6 +62,9 @@ class O200kTokenizer final : public TokenCounter {
   bool PairCompatibleForTest(std::string_view t1, std::string_view t2, bool by_spines, bool* walked) const;
   // Tests only: whether byte b follows byte a inside some token (the table counting cuts by).
   bool PairInTokenForTest(uint8_t a, uint8_t b) const;
+  // Tests only: whether code point cp (< 0x10000) is a merge unit: merges may start with its
+  // bytes as one part (see SetO200kUnitsForTest).
+  bool IsMergeUnitForTest(uint32_t cp) const;
 
  private:
   struct Vocabulary;
@@ -99,6 +102,10 @@ void SetO200kSpineCheckForTest(bool on);
 // Tests only. false makes counting merge every piece whole instead of cutting it where two
 // neighbouring bytes occur together in no token (the reference for those cuts); default true.
 void SetO200kPairCutsForTest(bool on);
+// Tests only. false makes every merge start from single bytes instead of merge units (code
+// points whose bytes always become one token first, U+FFFD among them; the reference for that
+// start); default true.
+void SetO200kUnitsForTest(bool on);
 // Tests only: text with ill-formed bytes is sanitized and counted in blocks of at least this
 // many bytes (0 = the default, 64 KiB).
 void SetO200kSanitizeBlockForTest(size_t bytes);

@@ -899,15 +899,42 @@ TEST(O200kLongPieces, SixteenMebibyteRunCountsExactlyAndStreams) {
 std::string CutText(int kind, size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::string s;
-  const std::vector<std::string> parts = {"\xEF\xBF\xBD", "?", "#", "&&", "\n", " ", "s", "a", "n", "\xE2\x82\xAC",
-                                          "\xD0\xBD", "\xCF\x80", "\xF0\x9F\x98\x80", "9", "'", "/", "\x05", "\xC3\xA9",
-                                          "the", "\t", "==", "Ab", "\xE4\xB8\xAD", "\xFF", "\x80", "_", "(", ")"};
+  const std::vector<std::string> parts = {"\xEF\xBF\xBD",
+                                          "?",
+                                          "#",
+                                          "&&",
+                                          "\n",
+                                          " ",
+                                          "s",
+                                          "a",
+                                          "n",
+                                          "\xE2\x82\xAC",
+                                          "\xD0\xBD",
+                                          "\xCF\x80",
+                                          "\xF0\x9F\x98\x80",
+                                          "9",
+                                          "'",
+                                          "/",
+                                          "\x05",
+                                          "\xC3\xA9",
+                                          "the",
+                                          "\t",
+                                          "==",
+                                          "Ab",
+                                          "\xE4\xB8\xAD",
+                                          "\xFF",
+                                          "\x80",
+                                          "_",
+                                          "(",
+                                          ")"};
   while (s.size() < n) {
     switch (kind) {
       case 0: s += static_cast<char>(rng() & 0xFF); break;
       case 1: s += static_cast<char>(rng() & 0x7F); break;
       case 2: s += parts[rng() % parts.size()]; break;
-      default: s += rng() % 4 == 0 ? parts[rng() % parts.size()] : std::string(1, static_cast<char>(rng() & 0xFF)); break;
+      default:
+        s += rng() % 4 == 0 ? parts[rng() % parts.size()] : std::string(1, static_cast<char>(rng() & 0xFF));
+        break;
     }
   }
   return s;
@@ -950,6 +977,81 @@ TEST(O200kPairCuts, CountsEqualTheWholePieceMerge) {
   internal::SetO200kLongPieceForTest(internal::kO200kLongPiece);
 }
 
+// Merge units: a merge may start with a unit code point (U+FFFD among them) as one part
+// instead of its bytes. Against the merge from single bytes (units off) on texts made of the
+// units themselves, vocabulary tokens that hold a unit's bytes or end or start with part of
+// them (the tokens the unit rule is about), other letters and random bytes, in pieces short
+// (stack merge), medium (heap merge) and long (backtracking encoder, whose pair check merges
+// too); ids compared, not only counts.
+TEST(O200kMergeUnits, MergingFromUnitsEqualsMergingFromBytes) {
+  auto tokenizer = internal::O200kTokenizer::FromTables(internal::EmbeddedO200kTables());
+  ASSERT_TRUE(tokenizer.ok());
+  std::vector<std::string> units;
+  for (uint32_t cp = 0x80; cp < 0x10000; ++cp) {
+    if (cp >= 0xD800 && cp < 0xE000) continue;
+    if ((*tokenizer)->IsMergeUnitForTest(cp)) AppendUtf8(cp, &units.emplace_back());
+  }
+  EXPECT_TRUE((*tokenizer)->IsMergeUnitForTest(0xFFFD));
+  EXPECT_FALSE((*tokenizer)->IsMergeUnitForTest('a'));
+  EXPECT_EQ(units.size(), 301u);  // o200k_base (docs/DECISIONS.md, "Merge units")
+  // Tokens that touch a unit's bytes: hold them, or end or start with a part of them.
+  std::vector<std::string> touching;
+  for (const std::string& t : VocabularyTokens()) {
+    for (const std::string& u : units) {
+      bool touches = t.size() > u.size() && t.find(u) != std::string::npos;
+      for (size_t k = 1; k < u.size() && !touches; ++k) {
+        touches = (t.size() > k && t.compare(t.size() - k, k, u, 0, k) == 0) ||
+                  (t.size() > u.size() - k && t.compare(0, u.size() - k, u, k, u.size() - k) == 0);
+      }
+      if (touches) {
+        touching.push_back(t);
+        break;
+      }
+    }
+  }
+  ASSERT_GT(touching.size(), 1000u);
+  auto make = [&](int kind, size_t n, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::string s;
+    while (s.size() < n) {
+      const uint64_t r = rng() % 10;
+      if (kind == 0 || r < 4) {
+        s += units[rng() % units.size()];
+      } else if (r < 7) {
+        s += touching[rng() % touching.size()];
+      } else if (r < 8) {
+        s += static_cast<char>(rng() & 0xFF);
+      } else if (r < 9) {
+        s += " \nae.,?-_("[rng() % 11];
+      } else {
+        AppendUtf8(0x0400 + static_cast<uint32_t>(rng() % 0x1000), &s);
+      }
+    }
+    return s;
+  };
+  size_t compared = 0;
+  for (size_t long_piece : {internal::kO200kLongPiece, size_t{0}}) {
+    internal::SetO200kLongPieceForTest(long_piece);
+    for (int kind = 0; kind < 2; ++kind) {
+      for (uint64_t seed = 1; seed <= 6; ++seed) {
+        for (size_t n : {2u, 5u, 20u, 63u, 64u, 65u, 150u, 193u, 700u, 5000u, 30000u}) {
+          const std::string in = make(kind, n, seed * 1000 + n);
+          internal::SetO200kUnitsForTest(false);
+          const std::vector<uint32_t> reference = O200kEncode(in);
+          const uint64_t reference_count = O200k().Count(in);
+          internal::SetO200kUnitsForTest(true);
+          EXPECT_EQ(reference_count, reference.size());
+          EXPECT_EQ(O200kEncode(in), reference) << kind << " " << seed << " " << n;
+          EXPECT_EQ(O200k().Count(in), reference_count) << kind << " " << seed << " " << n;
+          ++compared;
+        }
+      }
+    }
+  }
+  internal::SetO200kLongPieceForTest(internal::kO200kLongPiece);
+  EXPECT_EQ(compared, 2u * 2 * 6 * 11);
+}
+
 // The cut table holds exactly the byte pairs that occur inside some token: a place between
 // bytes a, b with the bit clear is spanned by no token, and every pair some token holds is
 // set (a missing one would cut where a merge may join).
@@ -978,8 +1080,8 @@ TEST(O200kPairCuts, TableIsTheVocabularysBytePairs) {
 // text without any cut.
 TEST(O200kPairCuts, SanitizedBlocksCountLikeTheWholeText) {
   const TokenCounter& counter = O200k();
-  const std::vector<std::string> after = {" ", "\t", "  \t", "/", " /", "a", "\xFF", "\x80", "\xC3\xA9",
-                                          "\n", "\r", "{", "\xE2\x82", "7", "\xEF\xBF\xBD", ""};
+  const std::vector<std::string> after = {" ",        "\t", "  \t", "/", " /",       "a", "\xFF",         "\x80",
+                                          "\xC3\xA9", "\n", "\r",   "{", "\xE2\x82", "7", "\xEF\xBF\xBD", ""};
   std::mt19937_64 rng(19);
   for (int round = 0; round < 24; ++round) {
     std::string text;
