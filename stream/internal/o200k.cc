@@ -59,6 +59,14 @@ uint64_t Load64(const uint8_t* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+// Whether p[0, n) is all ASCII, eight bytes at a time.
+bool AllAscii(const uint8_t* p, size_t n) {
+  uint64_t any = 0;
+  size_t k = 0;
+  for (; k + 8 <= n; k += 8) any |= Load64(p + k);
+  for (; k < n; ++k) any |= p[k];
+  return (any & 0x8080808080808080ULL) == 0;
+}
 uint32_t Load32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, sizeof v);
@@ -1178,6 +1186,7 @@ struct O200kTokenizer::Vocabulary {
     uint32_t starts[kSmallPiece + 1];
     uint32_t pair[kSmallPiece];  // pair[k] = rank of parts k and k+1 joined
     size_t parts = 0;
+    if (with_units) with_units = !AllAscii(p, n);  // most pieces: no unit, a byte per part
     if (!with_units) {
       if (n > kSmallPiece) return false;
       for (size_t k = 0; k <= n; ++k) starts[k] = static_cast<uint32_t>(k);
@@ -1229,7 +1238,7 @@ struct O200kTokenizer::Vocabulary {
       return Rank(p + i, end - i);
     };
     // The first parts: bytes, and merge units (see MergeSmall).
-    const bool with_units = g_units.load(std::memory_order_relaxed);
+    const bool with_units = g_units.load(std::memory_order_relaxed) && !AllAscii(p, n);
     uint32_t last = kNoRank;
     for (uint32_t i = 0; i < n;) {
       const auto len = static_cast<uint32_t>(with_units ? UnitLength(p + i, n - i) : 1);
