@@ -113,42 +113,72 @@ struct Utf8LeadTable {
 };
 inline constexpr Utf8LeadTable kUtf8Lead;
 
+// Per lead byte: the length of its sequence (0: never starts one), the allowed range of the
+// second byte (Table 3-7) and which of the checks "second byte in range", "third byte a
+// continuation", "fourth byte a continuation" (bits 0-2) the sequence needs (bit 3: an
+// impossible check, for bytes that start no sequence).
+struct Utf8StepTable {
+  uint8_t len[256], lo[256], hi[256], need[256];
+  constexpr Utf8StepTable() : len(), lo(), hi(), need() {
+    for (int b = 0; b < 256; ++b) {
+      const uint8_t kind = kUtf8Lead.kind[b];
+      len[b] = kind == 0 ? 1 : (kind == 1 ? 0 : kind);
+      need[b] = kind == 0 ? 0 : (kind == 1 ? 8 : (kind == 2 ? 1 : (kind == 3 ? 3 : 7)));
+      lo[b] = b == 0xE0 ? 0xA0 : (b == 0xF0 ? 0x90 : 0x80);
+      hi[b] = b == 0xED ? 0x9F : (b == 0xF4 ? 0x8F : 0xBF);
+    }
+  }
+};
+inline constexpr Utf8StepTable kUtf8Step;
+
 // Writes `text` with every ill-formed byte replaced by EF BF BD (U+FFFD), one per byte, to
-// out[0, returned size). REQUIRES: out has room for 3 × text.size() + 1 bytes (one byte
-// goes out as a 4-byte store).
+// out[0, returned size). REQUIRES: out has room for 3 × text.size() + 1 bytes (a step may
+// store four bytes of which it keeps fewer).
 inline size_t SanitizeUtf8To(std::string_view text, char* out) {
   // One pass written through a pointer: appending code point by code point (and regrowing
-  // past the input's size, as random bytes do) cost ≈ 17 ns per byte (issue 15 item 11). An
-  // ASCII byte and an ill-formed one are written without a branch between them: random
-  // bytes are half of each.
+  // past the input's size, as random bytes do) cost ≈ 17 ns per byte (issue 15 item 11).
+  // While four bytes remain, a step decides between the sequence's bytes and U+FFFD with
+  // table lookups and selects, no branch: random bytes make every branch on them a coin
+  // toss. Runs of eight ASCII bytes are copied whole.
   char* o = out;
   const auto* p = reinterpret_cast<const uint8_t*>(text.data());
   const size_t n = text.size();
+  constexpr uint8_t kFffd[4] = {0xEF, 0xBF, 0xBD, 0};
+  uint32_t fffd;
+  std::memcpy(&fffd, kFffd, 4);
   size_t i = 0;
-  while (i < n) {
+  while (i + 4 <= n) {
     if (EightAsciiAt(p, i, n)) {
       std::memcpy(o, p + i, 8);
       o += 8;
       i += 8;
       continue;
     }
-    const uint8_t b = p[i];
-    if (kUtf8Lead.kind[b] >= 2) {
-      const int len = Utf8SeqLen(p + i, n - i);
-      if (len > 0) {
-        for (int k = 0; k < len; ++k) o[k] = static_cast<char>(p[i + static_cast<size_t>(k)]);
-        o += len;
-        i += static_cast<size_t>(len);
-        continue;
-      }
-    }
-    constexpr bool kLittle = std::endian::native == std::endian::little;
-    const bool ascii = b < 0x80;
-    const uint32_t word = ascii ? (kLittle ? uint32_t{b} : uint32_t{b} << 24)
-                                : (kLittle ? 0x00BDBFEFu : 0xEFBFBD00u);  // EF BF BD in memory order
+    const uint8_t b0 = p[i], b1 = p[i + 1], b2 = p[i + 2], b3 = p[i + 3];
+    const unsigned ok = static_cast<unsigned>(b1 >= kUtf8Step.lo[b0] && b1 <= kUtf8Step.hi[b0]) |
+                        (static_cast<unsigned>((b2 & 0xC0) == 0x80) << 1) |
+                        (static_cast<unsigned>((b3 & 0xC0) == 0x80) << 2);
+    const unsigned need = kUtf8Step.need[b0];
+    const bool valid = (ok & need) == need;
+    uint32_t word;
+    std::memcpy(&word, p + i, 4);
+    word = valid ? word : fffd;
     std::memcpy(o, &word, 4);
-    o += ascii ? 1 : 3;
-    ++i;
+    const size_t len = kUtf8Step.len[b0];
+    o += valid ? len : 3;
+    i += valid ? len : 1;
+  }
+  while (i < n) {  // the last bytes: a sequence may be cut off by the end
+    const int len = Utf8SeqLen(p + i, n - i);
+    if (len > 0) {
+      std::memcpy(o, p + i, static_cast<size_t>(len));
+      o += len;
+      i += static_cast<size_t>(len);
+    } else {
+      std::memcpy(o, kFffd, 3);
+      o += 3;
+      ++i;
+    }
   }
   return static_cast<size_t>(o - out);
 }

@@ -238,6 +238,34 @@ TEST(Utf8Scan, SanitizeKeepsWellFormedSequencesAndReplacesEveryIllFormedByte) {
     }
   }
   EXPECT_EQ(internal::SanitizeUtf8("a\x80\xE2\x80"), "a\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  // Every first and second byte, with third and fourth bytes from each class that matters
+  // (ASCII, the ends of the continuation range, a lead byte), then ASCII: each four-byte step
+  // of SanitizeUtf8To against the byte-by-byte reference.
+  const uint8_t later[] = {0x41, 0x80, 0xBF, 0xC3};
+  size_t compared = 0;
+  for (int b0 = 0; b0 < 256; ++b0) {
+    for (int b1 = 0; b1 < 256; ++b1) {
+      for (uint8_t b2 : later) {
+        for (uint8_t b3 : later) {
+          const char t[] = {static_cast<char>(b0),
+                            static_cast<char>(b1),
+                            static_cast<char>(b2),
+                            static_cast<char>(b3),
+                            'z',
+                            'z',
+                            'z',
+                            'z'};
+          const std::string_view v(t, sizeof t);
+          if (internal::SanitizeUtf8(v) != reference(v)) {
+            ADD_FAILURE() << std::hex << b0 << " " << b1 << " " << int{b2} << " " << int{b3};
+            return;
+          }
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 256u * 256 * 16);
 }
 
 TEST(O200k, InvalidBytesBecomeOneReplacementCharEach) {
