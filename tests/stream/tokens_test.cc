@@ -900,6 +900,26 @@ TEST(O200kLongPieces, EncoderEqualsHeapMergeWithThePairCheckByMerging) {
   internal::SetO200kLongPieceForTest(internal::kO200kLongPiece);
 }
 
+// Pieces of 65 bytes to 4 KiB go to the backtracking encoder once the process has its index
+// (or has heap-merged 1 MiB of them): ids and counts against the heap merge, on words of
+// random letters between apostrophes and spaces, after a long piece has built the index.
+TEST(O200kLongPieces, MediumPiecesOnTheEncoderEqualTheHeapMerge) {
+  const TokenCounter& counter = O200k();
+  EXPECT_GT(counter.Count(Generate("lower", 5000, 1)), 0u);  // a long piece: the index exists
+  std::mt19937_64 rng(21);
+  for (int round = 0; round < 20; ++round) {
+    std::string in;
+    while (in.size() < 30000) {
+      in += round % 2 == 0 ? "'" : " ";
+      const size_t len = 60 + rng() % (round < 10 ? 200 : 4000);
+      for (size_t k = 0; k < len; ++k) in += static_cast<char>('a' + rng() % (round % 3 == 0 ? 4 : 26));
+    }
+    const std::vector<uint32_t> reference = ReferenceEncode(in);
+    EXPECT_EQ(O200kEncode(in), reference) << round;
+    EXPECT_EQ(counter.Count(in), reference.size()) << round;
+  }
+}
+
 TEST(O200kLongPieces, SixteenMebibyteRunCountsExactlyAndStreams) {
   // One 16 MiB run of a letter is one pre-token: the count equals the plain heap merge's,
   // and streaming it in random chunks (down to 1 byte at the start) gives the same total.
