@@ -40,6 +40,8 @@ std::unique_ptr<Compressor> NewJsonCompressor();
 std::string MinifyJson(std::string_view json, int* max_depth = nullptr);
 // MinifyJson(json, max_depth).size(), without building it.
 size_t MinifiedJsonSize(std::string_view json, int* max_depth = nullptr);
+// MinifiedJsonSize(json) <= limit, reading only as far as needed to decide.
+bool MinifiedJsonSizeAtMost(std::string_view json, size_t limit);
 
 std::optional<std::string> ElideJson(std::string_view body, std::string_view query);
 // Same, where `readable_padding` bytes after body.end() may be read (Body::view_padding()):

@@ -28,6 +28,22 @@ inline void AdviseHugePages(const void* p, size_t n) {
   if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
+inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+
+// An anonymous read-write mapping of `bytes` (a multiple of kHugePageBytes) that starts on a
+// 2 MiB boundary, or MAP_FAILED: 2 MiB more is mapped and the parts around the aligned range
+// are unmapped again. Not advised: the caller decides.
+inline void* MapHugeAligned(size_t bytes) {
+  void* p = ::mmap(nullptr, bytes + kHugePageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return p;
+  const auto start = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t aligned = (start + kHugePageBytes - 1) & ~(uintptr_t{kHugePageBytes} - 1);
+  if (aligned > start) ::munmap(p, aligned - start);
+  const uintptr_t end = start + bytes + kHugePageBytes;
+  if (end > aligned + bytes) ::munmap(reinterpret_cast<void*>(aligned + bytes), end - aligned - bytes);
+  return reinterpret_cast<void*>(aligned);
+}
+
 }  // namespace caveman
 
 #endif  // CAVEMAN_STREAM_HUGE_PAGES_H_

@@ -2,6 +2,11 @@
 // view of the compressors (megabytes of strings), not just the short report fields.
 #include "stream/json_writer.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -25,6 +30,34 @@ struct EscapeTable {
 };
 constexpr EscapeTable kEscape;
 
+// Steps i over whole 16-byte blocks in which the table maps every byte to 0; returns the start
+// of the first block that has another byte, or of the tail shorter than 16 bytes.
+size_t SkipPlainBlocks(const char* s, size_t i, size_t n) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i lt = _mm_set1_epi8('<');
+  const __m128i gt = _mm_set1_epi8('>');
+  const __m128i amp = _mm_set1_epi8('&');
+  const __m128i e2 = _mm_set1_epi8(static_cast<char>(0xE2));
+  const __m128i space = _mm_set1_epi8(0x20);
+  while (i + 16 <= n) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    const __m128i special =
+        _mm_or_si128(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                                  _mm_or_si128(_mm_cmpeq_epi8(x, lt), _mm_cmpeq_epi8(x, gt))),
+                     _mm_or_si128(_mm_cmpeq_epi8(x, amp), _mm_cmpeq_epi8(x, e2)));
+    const __m128i printable = _mm_cmpeq_epi8(_mm_max_epu8(x, space), x);  // x >= 0x20
+    if (_mm_movemask_epi8(special) != 0 || _mm_movemask_epi8(printable) != 0xFFFF) break;
+    i += 16;
+  }
+#else
+  (void)s;
+  (void)n;
+#endif
+  return i;
+}
+
 }  // namespace
 
 void AppendJsonString(std::string_view s, std::string* out) {
@@ -32,37 +65,44 @@ void AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
   size_t run = 0;
   const size_t n = s.size();
-  for (size_t i = 0; i < n; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    uint8_t e = kEscape.t[c];
-    if (e == 0) continue;
-    if (e == 2) {
-      if (i + 2 < n && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-          (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
-        out->append(s.data() + run, i - run);
-        out->append(static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029");
-        i += 2;
-        run = i + 1;
+  size_t i = 0;
+  while (i < n) {
+    // Blocks without a byte to escape are stepped over; the block after them (or the tail) is
+    // read byte by byte.
+    i = SkipPlainBlocks(s.data(), i, n);
+    const size_t block_end = std::min(i + 16, n);
+    for (; i < block_end; ++i) {
+      unsigned char c = static_cast<unsigned char>(s[i]);
+      uint8_t e = kEscape.t[c];
+      if (e == 0) continue;
+      if (e == 2) {
+        if (i + 2 < n && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+            (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
+          out->append(s.data() + run, i - run);
+          out->append(static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029");
+          i += 2;
+          run = i + 1;
+        }
+        continue;
       }
-      continue;
-    }
-    out->append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case 0x08: out->append("\\b"); break;
-      case 0x0C: out->append("\\f"); break;
-      case '<': out->append("\\u003c"); break;
-      case '>': out->append("\\u003e"); break;
-      case '&': out->append("\\u0026"); break;
-      default:
-        out->append("\\u00");
-        out->push_back(kHex[c >> 4]);
-        out->push_back(kHex[c & 15]);
+      out->append(s.data() + run, i - run);
+      run = i + 1;
+      switch (c) {
+        case '"': out->append("\\\""); break;
+        case '\\': out->append("\\\\"); break;
+        case '\n': out->append("\\n"); break;
+        case '\r': out->append("\\r"); break;
+        case '\t': out->append("\\t"); break;
+        case 0x08: out->append("\\b"); break;
+        case 0x0C: out->append("\\f"); break;
+        case '<': out->append("\\u003c"); break;
+        case '>': out->append("\\u003e"); break;
+        case '&': out->append("\\u0026"); break;
+        default:
+          out->append("\\u00");
+          out->push_back(kHex[c >> 4]);
+          out->push_back(kHex[c & 15]);
+      }
     }
   }
   out->append(s.data() + run, n - run);

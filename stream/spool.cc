@@ -114,12 +114,25 @@ void SpoolMemory::Reserve(size_t n) {
     return;
   }
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const size_t want = (n + page - 1) / page * page;
+  size_t want = (n + page - 1) / page * page;
+  // From the huge-page size on, the block starts on a 2 MiB boundary and ends on one, so each
+  // of its 2 MiB stretches can be one huge page (an unaligned mapping left the first and last
+  // stretch, and after a move every one, in 4 KiB pages).
+  const bool huge = want >= kHugePageAdviceMin;
+  if (huge) want = (want + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
   void* p;
   if (mapped_) {
-    p = ::mremap(data_, capacity_, want, MREMAP_MAYMOVE);
+    p = ::mremap(data_, capacity_, want, 0);  // in place, when the addresses after it are free
+    if (p == MAP_FAILED && huge) {
+      void* dest = MapHugeAligned(want);
+      if (dest != MAP_FAILED) {
+        p = ::mremap(data_, capacity_, want, MREMAP_MAYMOVE | MREMAP_FIXED, dest);
+        if (p == MAP_FAILED) ::munmap(dest, want);
+      }
+    }
+    if (p == MAP_FAILED) p = ::mremap(data_, capacity_, want, MREMAP_MAYMOVE);
   } else {
-    p = ::mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    p = huge ? MapHugeAligned(want) : ::mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p != MAP_FAILED && size_ > 0) std::memcpy(p, data_, size_);
   }
   if (p == MAP_FAILED) throw std::bad_alloc();

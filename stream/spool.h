@@ -45,7 +45,8 @@ class SpoolMemory {
   std::string_view view() const { return {data_, size_}; }
   size_t size() const { return size_; }
   size_t capacity() const { return capacity_; }
-  // Capacity for at least `n` bytes (exactly what is asked, rounded up to a page when mapped).
+  // Capacity for at least `n` bytes (exactly what is asked, rounded up to a page when mapped,
+  // to 2 MiB from 4 MiB on).
   void Reserve(size_t n);
   // REQUIRES: size() + d.size() <= capacity() or grows by Reserve's rule (at least doubling).
   void Append(std::string_view d);

@@ -85,12 +85,16 @@ inline size_t FirstInvalidUtf8(std::string_view text) {
   const size_t n = text.size();
   size_t i = 0;
   while (i < n) {
-    if (EightAsciiAt(p, i, n)) {
-      i += 8;
-      continue;
-    }
     if (p[i] < 0x80) {
-      ++i;
+      // An ASCII run: 32 bytes, then 8, then single bytes up to the next non-ASCII byte.
+      while (i + 32 <= n) {
+        uint64_t w[4];
+        std::memcpy(w, p + i, sizeof w);
+        if (((w[0] | w[1] | w[2] | w[3]) & 0x8080808080808080ULL) != 0) break;
+        i += 32;
+      }
+      while (EightAsciiAt(p, i, n)) i += 8;
+      while (i < n && p[i] < 0x80) ++i;
       continue;
     }
     const int len = Utf8SeqLen(p + i, n - i);

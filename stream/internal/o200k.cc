@@ -18,6 +18,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "stream/huge_pages.h"
 #include "stream/internal/o200k_classes.h"
 #include "stream/utf8_scan.h"
 #include "stream/sha256.h"
@@ -81,7 +82,7 @@ template <class T>
 struct HugePageAllocator {
   using value_type = T;
   static constexpr size_t kMin = size_t{1} << 20;
-  static constexpr size_t kHuge = size_t{2} << 20;
+  static constexpr size_t kHuge = kHugePageBytes;
   HugePageAllocator() = default;
   template <class U>
   explicit HugePageAllocator(const HugePageAllocator<U>&) {}
@@ -89,17 +90,10 @@ struct HugePageAllocator {
   T* allocate(size_t n) {
     const size_t bytes = n * sizeof(T);
     if (bytes < kMin) return static_cast<T*>(::operator new(bytes));
-    void* p = ::mmap(nullptr, Rounded(bytes) + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* p = MapHugeAligned(Rounded(bytes));
     if (p == MAP_FAILED) throw std::bad_alloc();
-    // Keep the 2 MiB-aligned part and unmap the rest around it.
-    const auto start = reinterpret_cast<uintptr_t>(p);
-    const uintptr_t aligned = (start + kHuge - 1) & ~(uintptr_t{kHuge} - 1);
-    if (aligned > start) ::munmap(p, aligned - start);
-    const uintptr_t end = start + Rounded(bytes) + kHuge;
-    if (end > aligned + Rounded(bytes))
-      ::munmap(reinterpret_cast<void*>(aligned + Rounded(bytes)), end - aligned - Rounded(bytes));
-    (void)::madvise(reinterpret_cast<void*>(aligned), Rounded(bytes), MADV_HUGEPAGE);
-    return reinterpret_cast<T*>(aligned);
+    (void)::madvise(p, Rounded(bytes), MADV_HUGEPAGE);
+    return static_cast<T*>(p);
   }
   void deallocate(T* p, size_t n) {
     const size_t bytes = n * sizeof(T);

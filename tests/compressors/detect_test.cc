@@ -567,6 +567,18 @@ TEST(JsonByteValidator, AgreesWithSimdjsonOnCasesAndMutations) {
                                     "\"unterminated",
                                     "[\"a\\\"]"};
   for (const char* f : {"fixtures/seed/orders.json"}) cases.push_back(testing::ReadFile(f));
+  // Strings and indentation scanned eight bytes at a time: a special byte at every offset of
+  // strings up to 24 bytes, and runs of spaces of every length up to 24.
+  for (size_t len = 0; len <= 24; ++len) {
+    for (size_t at = 0; at <= len; ++at) {
+      for (const std::string special :
+           {"\\\"", "\x01", "\x1f", "\"", "\\n", "\\u00e9", "\xc3\xa9", "\x7f", " ", "\\", "\\x"}) {
+        cases.push_back("[\"" + std::string(at, 'a') + special + std::string(len - at, 'b') + "\"]");
+      }
+    }
+    cases.push_back("[" + std::string(len, ' ') + "1,\n" + std::string(len, ' ') + "\t2" + std::string(len, ' ') + "]");
+    cases.push_back("{" + std::string(len, ' ') + "\"k\"" + std::string(len, ' ') + ":" + std::string(len, ' ') + "1}");
+  }
   std::string deep_ok(10000, '['), deep_bad(10001, '[');
   deep_ok += std::string(10000, ']');
   deep_bad += std::string(10001, ']');

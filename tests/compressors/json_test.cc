@@ -619,6 +619,10 @@ TEST(MinifyJson, SizeAndDepthWithoutBuildingMatchTheMinifiedText) {
     const std::string minified = MinifyJson(json, &depth_built);
     EXPECT_EQ(MinifiedJsonSize(json, &depth_sized), minified.size()) << json;
     EXPECT_EQ(depth_sized, depth_built) << json;
+    // The early-stopping comparison agrees with the full size at and around every bound.
+    for (size_t limit = 0; limit <= minified.size() + 2; ++limit) {
+      EXPECT_EQ(MinifiedJsonSizeAtMost(json, limit), minified.size() <= limit) << json << " limit " << limit;
+    }
   }
   int depth = 0;
   EXPECT_EQ(MinifyJson("[1,[2,[3,[4,[5]]]]]", &depth), "[1,[2,[3,[4,[5]]]]]");

@@ -194,6 +194,40 @@ TEST(O200k, EmptyInputCountsZero) {
   EXPECT_TRUE(O200kEncode("").empty());
 }
 
+// FirstInvalidUtf8 against a byte-by-byte scan: one ill-formed or well-formed multi-byte
+// sequence planted at every offset of ASCII runs from 0 to 100 bytes (so it falls in the
+// 32-byte, the 8-byte and the single-byte steps), and texts cut inside a sequence.
+TEST(Utf8Scan, FirstInvalidFindsTheFirstIllFormedByteAtEveryOffset) {
+  auto reference = [](std::string_view t) {
+    const auto* p = reinterpret_cast<const uint8_t*>(t.data());
+    size_t i = 0;
+    while (i < t.size()) {
+      const int len = internal::Utf8SeqLen(p + i, t.size() - i);
+      if (len <= 0) return i;
+      i += static_cast<size_t>(len);
+    }
+    return t.size();
+  };
+  const std::vector<std::string> planted = {
+      "\x80", "\xFF", "\xC3", "\xE2\x82", "\xED\xA0\x80", "\xC3\xA9", "\xF0\x9F\x98\x80", "\xC0\xAF"};
+  size_t invalid_seen = 0;
+  for (size_t len = 0; len <= 100; ++len) {
+    for (size_t at = 0; at <= len; ++at) {
+      for (const std::string& seq : planted) {
+        std::string t(len, 'q');
+        t.insert(at, seq);
+        t += std::string(len % 7, 'r');
+        const size_t want = reference(t);
+        invalid_seen += want != t.size();
+        ASSERT_EQ(internal::FirstInvalidUtf8(t), want) << len << " " << at << " " << seq.size();
+      }
+    }
+  }
+  EXPECT_GT(invalid_seen, 0u);
+  EXPECT_EQ(internal::FirstInvalidUtf8(std::string(64, 'a') + "\xE2\x82"), 64u);
+  EXPECT_EQ(internal::FirstInvalidUtf8(std::string(64, 'a') + "\xE2\x82\xAC"), 67u);
+}
+
 // SanitizeUtf8 against the plain rule (a well-formed sequence is kept, every other byte becomes
 // EF BF BD) on random bytes, mostly-ASCII text with stray bytes, and every short tail.
 TEST(Utf8Scan, SanitizeKeepsWellFormedSequencesAndReplacesEveryIllFormedByte) {
