@@ -38,11 +38,10 @@ const Result<std::unique_ptr<internal::O200kTokenizer>>& O200kState() {
   return *state;
 }
 
-// Whether a cut before byte p of `text` is count-additive (§7.4): byte p-1 is LF and the code
-// point starting at p is neither White_Space nor '/'. A code point that the bytes present do
-// not determine yet (a truncated sequence at the end) is not a safe place.
-bool IsSafeCutAt(const uint8_t* text, size_t size, size_t p) {
-  if (p == 0 || p >= size || text[p - 1] != '\n') return false;
+// Whether the code point starting at text[p] allows a §7.4 cut right before it (after an
+// LF): neither White_Space nor '/'. A code point that the bytes present do not determine yet
+// (a truncated sequence at the end) does not.
+bool SafeAfterLf(const uint8_t* text, size_t size, size_t p) {
   const uint8_t b = text[p];
   if (b < 0x80) {
     return b != '/' && (internal::CodePointClasses::Get().ascii()[b] & internal::kClsSpace) == 0;
@@ -54,19 +53,59 @@ bool IsSafeCutAt(const uint8_t* text, size_t size, size_t p) {
   return (internal::CodePointClasses::Get().Of(cp) & internal::kClsSpace) == 0;
 }
 
-// Smallest safe cut p >= from in text, or 0 if none.
-size_t FirstSafeCutFrom(std::string_view text, size_t from) {
+// Whether a cut before byte p of `text` is count-additive by §7.4: byte p-1 is LF and the
+// code point at p allows it (SafeAfterLf).
+bool IsSafeCutAt(const uint8_t* text, size_t size, size_t p) {
+  return p > 0 && p < size && text[p - 1] == '\n' && SafeAfterLf(text, size, p);
+}
+
+// The cut after an LF right before text[p] (the LF itself need not be in `text`): §7.4's
+// rule, or its widening to indented lines, the line memo's cuts (docs/DECISIONS.md, "Line
+// memo of the token counter", "Count cuts"): a run of spaces and tabs, then an ASCII byte
+// that is not White_Space ('/' included). No piece spans such a place: the LF ends its piece
+// because no LF, CR or '/' follows it, and the indentation starts a piece of its own. A run
+// that reaches the end of `text` is no cut (what follows is unknown).
+bool CountCutFollows(const uint8_t* text, size_t size, size_t p) {
+  if (p >= size) return false;
+  if (text[p] != ' ' && text[p] != '\t') return SafeAfterLf(text, size, p);
+  size_t q = p;
+  while (q < size && (text[q] == ' ' || text[q] == '\t')) ++q;
+  return q < size && text[q] < 0x80 && (internal::CodePointClasses::Get().ascii()[text[q]] & internal::kClsSpace) == 0;
+}
+
+bool IsCountCutAt(const uint8_t* text, size_t size, size_t p) {
+  return p > 0 && p < size && text[p - 1] == '\n' && CountCutFollows(text, size, p);
+}
+
+// Smallest count cut p >= from in text, or 0 if none.
+size_t FirstCountCutFrom(std::string_view text, size_t from) {
   const auto* s = reinterpret_cast<const uint8_t*>(text.data());
   size_t p = from == 0 ? 1 : from;
   while (p < text.size()) {
     if (s[p - 1] == '\n') {
-      if (IsSafeCutAt(s, text.size(), p)) return p;
+      if (IsCountCutAt(s, text.size(), p)) return p;
       ++p;
       continue;
     }
     const void* nl = std::memchr(s + p, '\n', text.size() - p);
     if (nl == nullptr) return 0;
     p = static_cast<size_t>(static_cast<const uint8_t*>(nl) - s) + 1;
+  }
+  return 0;
+}
+
+// Largest p in (0, text.size()) with is_cut(s, size, p), or 0.
+template <class IsCut>
+size_t LastCut(std::string_view text, IsCut is_cut) {
+  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
+  size_t end = text.size();
+  // Scan backwards over the LFs; most candidates are cuts, so this stops early.
+  while (end > 0) {
+    const void* nl = memrchr(s, '\n', end);
+    if (nl == nullptr) return 0;
+    const size_t p = static_cast<size_t>(static_cast<const uint8_t*>(nl) - s) + 1;
+    if (is_cut(s, text.size(), p)) return p;
+    end = p - 1;
   }
   return 0;
 }
@@ -103,18 +142,18 @@ std::vector<uint32_t> O200kEncode(std::string_view text) {
   return ids;
 }
 
-size_t LastSafeCut(std::string_view text) {
-  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
-  size_t end = text.size();
-  // Scan backwards over the LFs; most candidates are safe, so this stops early.
-  while (end > 0) {
-    const void* nl = memrchr(s, '\n', end);
-    if (nl == nullptr) return 0;
-    const size_t p = static_cast<size_t>(static_cast<const uint8_t*>(nl) - s) + 1;
-    if (IsSafeCutAt(s, text.size(), p)) return p;
-    end = p - 1;
-  }
-  return 0;
+size_t LastSafeCut(std::string_view text) { return LastCut(text, IsSafeCutAt); }
+
+size_t LastCountCut(std::string_view text) { return LastCut(text, IsCountCutAt); }
+
+void StreamingTokenCount::Reset() {
+  std::string().swap(carry_);
+  total_ = 0;
+}
+
+uint64_t StreamingTokenCount::counted_tokens() const {
+  CAVEMAN_DCHECK(counter_.name() != kApproxName);
+  return total_;
 }
 
 // Memory: carry_ holds only the text after the last safe cut found; each chunk is counted in
@@ -124,19 +163,17 @@ void StreamingTokenCount::Feed(std::string_view chunk) {
   size_t first = 0;  // first safe cut in chunk; 0 = right before it
   bool cut_at_start = false;
   if (!carry_.empty() && carry_.back() == '\n') {
-    // A cut between carry_ and chunk: judge the chunk's first code point behind that LF.
-    std::string probe("\n");
-    probe.append(chunk.substr(0, std::min<size_t>(chunk.size(), 4)));
-    cut_at_start = IsSafeCutAt(reinterpret_cast<const uint8_t*>(probe.data()), probe.size(), 1);
+    // A cut between carry_ and chunk: judged from the chunk's bytes behind that LF.
+    cut_at_start = CountCutFollows(reinterpret_cast<const uint8_t*>(chunk.data()), chunk.size(), 0);
   }
   if (!cut_at_start) {
-    first = FirstSafeCutFrom(chunk, 1);
+    first = FirstCountCutFrom(chunk, 1);
     if (first == 0) {
       carry_.append(chunk);  // no safe cut yet: keep accumulating
       return;
     }
   }
-  const size_t last = LastSafeCut(chunk);  // >= first
+  const size_t last = LastCountCut(chunk);  // >= first
   // approx-chars/4 is not additive as a formula, but its code point count is: sum those and
   // apply the formula in Finish().
   const bool approx = counter_.name() == kApproxName;

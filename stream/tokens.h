@@ -41,17 +41,24 @@ CAVEMAN_EXPORT Result<const TokenCounter*> O200kCounter();
 CAVEMAN_EXPORT std::vector<uint32_t> O200kEncode(std::string_view text);
 
 // Counts a stream chunk by chunk with totals identical to Count(whole) (§7.4): text after the
-// last safe cut is carried into the next chunk, so memory is one chunk plus that carry (which
-// grows only while no safe cut appears, e.g. one huge line). With approx-chars/4 it sums code
-// points and applies the formula once in Finish().
+// last count cut (LastCountCut: §7.4's safe cuts and indented line starts) is carried into
+// the next chunk, so memory is one chunk plus that carry (which grows only while no cut
+// appears, e.g. one huge line). With approx-chars/4 it sums code points and applies the
+// formula once in Finish().
 class CAVEMAN_EXPORT StreamingTokenCount {
  public:
   explicit StreamingTokenCount(const TokenCounter& counter) : counter_(counter) {}
   void Feed(std::string_view chunk);
   // Counts the carried tail; returns the total. The object may then be reused from zero.
   uint64_t Finish();
-  // Bytes held back for the next Feed (the text after the last safe cut seen).
+  // Bytes held back for the next Feed (the text after the last cut seen): always the last
+  // carried_bytes() bytes fed.
   size_t carried_bytes() const { return carry_.size(); }
+  // Tokens of everything fed except the carried bytes (o200k_base only: the count of text
+  // that ends at a cut). Count(fed) = counted_tokens() + Count(the carried bytes).
+  uint64_t counted_tokens() const;
+  // Drops the carried bytes (their memory too) and the total, uncounted.
+  void Reset();
 
  private:
   const TokenCounter& counter_;
@@ -88,6 +95,11 @@ class CAVEMAN_EXPORT BackgroundTokenCount {
 // Valid for any TokenCounter whose count is additive at those cuts (o200k_base);
 // StreamingTokenCount handles approx-chars/4 itself.
 CAVEMAN_EXPORT size_t LastSafeCut(std::string_view text);
+// The same with the safe cuts widened to indented lines: also p where byte p-1 is LF, then a
+// run of spaces and tabs, then an ASCII byte that is not White_Space ('/' included). Still
+// count-additive for o200k_base (docs/DECISIONS.md, "Count cuts"); indented JSON, YAML and
+// code have one at nearly every line, where LastSafeCut has none.
+CAVEMAN_EXPORT size_t LastCountCut(std::string_view text);
 
 }  // namespace caveman
 

@@ -162,7 +162,11 @@ void InputWorker::RunSegments() {
     free_.push_back(std::move(chunk));
   }
   if (!whole.empty()) {
-    // The frame gets the rest in order; the count restarts on the whole text.
+    // The frame gets the rest in order. The count goes on from the last cut the stream
+    // passed: what precedes it is counted, the carried text after it starts the rest
+    // (additive there for o200k_base; approx-chars/4 restarts on the whole text). Indented
+    // JSON has a cut at nearly every line, so little is carried; minified JSON has none, and
+    // its carry (the whole text read so far) is freed before the whole text is counted.
     for (uint64_t off = from; off < whole.size() && writer_ != nullptr && writer_status_.ok();
          off += kDefaultChunkSize) {
       {
@@ -171,12 +175,19 @@ void InputWorker::RunSegments() {
       }
       writer_status_ = writer_->Append(whole.substr(off, kDefaultChunkSize));
     }
-    (void)tokens_.Finish();
-    token_total_ = counter_.Count(whole);
+    if (counter_.name() == "o200k_base" && tokens_.carried_bytes() <= from) {
+      const uint64_t counted = tokens_.counted_tokens();
+      const uint64_t rest = from - tokens_.carried_bytes();
+      tokens_.Reset();
+      token_total_ = counted + counter_.Count(whole.substr(rest));
+    } else {
+      tokens_.Reset();
+      token_total_ = counter_.Count(whole);
+    }
     return;
   }
   // Catch up from the spool (only what never went through the queue), in segments that
-  // start at safe cuts (§7.4), so that the main thread can count segments from the back once
+  // start at count cuts (§7.4's safe cuts and indented line starts, LastCountCut), so that the main thread can count segments from the back once
   // it has nothing else to do (Help); the frame still gets every byte in order from here.
   if (original == nullptr) return;
   std::vector<uint64_t> starts = SegmentStarts(*original, from);
@@ -222,7 +233,7 @@ std::vector<uint64_t> InputWorker::SegmentStarts(const Spool& spool, uint64_t fr
     for (uint64_t p = from + kSegmentBytes; p + kSegmentBytes / 2 < spool.size(); p += kSegmentBytes) {
       window.clear();
       if (!spool.ReadRange(p, kCutWindow, &window).ok()) break;
-      const size_t cut = LastSafeCut(window);
+      const size_t cut = LastCountCut(window);
       if (cut > 0) starts.push_back(p + cut);  // none in the window: segments merge
     }
   }

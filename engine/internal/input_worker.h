@@ -50,9 +50,10 @@ class InputWorker {
 
   // End of input. `original` holds every byte offered or not and is not written again.
   // `whole`, when not empty, is the complete input already in memory (and alive until Join):
-  // the worker then counts it in one call instead of streaming the rest, because a streaming
-  // count of text without safe cuts (indented JSON: every line starts with a space) would
-  // copy the whole input into its carry while the transform holds its own copy.
+  // the worker then counts the rest of it, from the last cut the stream passed, in one call
+  // instead of streaming it, because a streaming count of text without cuts (minified JSON:
+  // one line) would copy the whole input into its carry while the transform holds its own
+  // copy.
   void InputComplete(const Spool* original, std::string_view whole = {});
 
   // Whether detection will need its pattern database: a body that starts like JSON is

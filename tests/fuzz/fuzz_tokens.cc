@@ -1,6 +1,6 @@
 // libFuzzer target for token accounting (§7): the streaming count over a random split equals
-// the whole count; O200kEncode yields exactly Count() ids; LastSafeCut returns a cut that is
-// additive; approx-chars/4 streams the same way.
+// the whole count; O200kEncode yields exactly Count() ids; LastSafeCut and LastCountCut return
+// cuts that are additive; approx-chars/4 streams the same way.
 #include <cstdint>
 #include <string_view>
 
@@ -42,6 +42,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (cut != 0) {
     FUZZ_CHECK(cut < in.size(), "cut at the end");
     FUZZ_CHECK(c.Count(in.substr(0, cut)) + c.Count(in.substr(cut)) == whole, "LastSafeCut %zu is not additive", cut);
+  }
+  cut = LastCountCut(in);
+  if (cut != 0) {
+    FUZZ_CHECK(cut < in.size(), "count cut at the end");
+    FUZZ_CHECK(c.Count(in.substr(0, cut)) + c.Count(in.substr(cut)) == whole, "LastCountCut %zu is not additive", cut);
   }
   const TokenCounter& a = ApproxTokenCounter();
   FUZZ_CHECK(Streamed(a, in, seed) == a.Count(in), "approx streaming differs");

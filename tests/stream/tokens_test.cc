@@ -675,6 +675,123 @@ TEST(SafeCut, EverySafeCutIsCountAdditive) {
   EXPECT_GT(checked, 15u);
 }
 
+// Count cuts (§7.4 widened to indented lines): the rule on small cases, then additivity at
+// every cut LastCountCut finds in every prefix of random text made of the fragments that
+// matter around an LF (indentation of spaces and tabs, CR, blank lines, '/', White_Space
+// other than space and tab, letters, digits, punctuation, contractions, non-ASCII).
+TEST(CountCut, FollowsTheWidenedRule) {
+  EXPECT_EQ(LastCountCut("a\nb\n c"), 4u);  // indentation: a cut where LastSafeCut has none
+  EXPECT_EQ(LastSafeCut("a\nb\n c"), 2u);
+  EXPECT_EQ(LastCountCut("a\nb\n\t  c"), 4u);
+  EXPECT_EQ(LastCountCut("a\nb\n  /c"), 4u);   // '/' after indentation is fine
+  EXPECT_EQ(LastCountCut("a\nb\n/c"), 2u);     // '/' right after the LF is not
+  EXPECT_EQ(LastCountCut("a\nb\n   "), 2u);    // the run reaches the end: unknown
+  EXPECT_EQ(LastCountCut("a\nb\n  \nc"), 7u);  // a blank line: only after its LF
+  EXPECT_EQ(LastCountCut("a\nb\n \r\nc"), 7u);
+  EXPECT_EQ(LastCountCut("a\nb\n \x0B c"), 2u);    // other White_Space ends the run
+  EXPECT_EQ(LastCountCut("a\nb\n \xC3\xA9"), 2u);  // non-ASCII after a run: not taken
+  EXPECT_EQ(LastCountCut("a\nb\n\xC3\xA9"), 4u);   // §7.4 itself
+  EXPECT_EQ(LastCountCut("a\n\xE6\x97"), 0u);
+  EXPECT_EQ(LastCountCut(""), 0u);
+}
+
+std::string IndentedRandomText(uint32_t seed, size_t fragments) {
+  static const std::vector<std::string> kFragments = {"\n",
+                                                      "\n",
+                                                      "\n",
+                                                      "\r\n",
+                                                      " ",
+                                                      "  ",
+                                                      "    ",
+                                                      "\t",
+                                                      "/",
+                                                      "//",
+                                                      "x",
+                                                      "word",
+                                                      "Word",
+                                                      "'s",
+                                                      "'LL",
+                                                      "123",
+                                                      "4567",
+                                                      ",",
+                                                      "{",
+                                                      "}",
+                                                      "\"k\": ",
+                                                      "-",
+                                                      ".",
+                                                      "\xC2\xA0",
+                                                      "\xE3\x80\x80",
+                                                      "\x0B",
+                                                      "\xC3\xA9t\xC3\xA9",
+                                                      "\xE6\x97\xA5",
+                                                      "!",
+                                                      "?!",
+                                                      "#"};
+  std::mt19937 rng(seed);
+  std::string t;
+  for (size_t i = 0; i < fragments; ++i) t += kFragments[rng() % kFragments.size()];
+  return t;
+}
+
+TEST(CountCut, EveryCountCutIsCountAdditive) {
+  const TokenCounter& counter = O200k();
+  size_t checked = 0;
+  size_t widened = 0;  // cuts LastSafeCut would not take
+  for (uint32_t seed = 0; seed < 60; ++seed) {
+    const std::string text = seed == 0 ? VariedText() : IndentedRandomText(seed, 200);
+    const uint64_t whole = counter.Count(text);
+    std::set<size_t> cuts;
+    for (size_t len = 1; len <= text.size(); ++len) cuts.insert(LastCountCut(std::string_view(text).substr(0, len)));
+    cuts.erase(0);
+    for (size_t p : cuts) {
+      ++checked;
+      widened += text[p] == ' ' || text[p] == '\t';
+      ASSERT_EQ(counter.Count(text.substr(0, p)) + counter.Count(text.substr(p)), whole)
+          << "seed " << seed << " cut at " << p;
+      EXPECT_EQ(O200kEncode(text.substr(0, p)).size() + O200kEncode(text.substr(p)).size(), whole);
+    }
+  }
+  EXPECT_GT(checked, 500u);
+  EXPECT_GT(widened, 100u);
+}
+
+// Indented JSON: the streaming count carries about one line (it carried everything before
+// the widening: every line starts with spaces), equals the whole count for any chunking, and
+// counted_tokens() + the count of the carried tail is the count of what was fed.
+TEST(StreamingTokenCount, IndentedJsonCarriesAboutOneLine) {
+  const TokenCounter& counter = O200k();
+  std::string json = "[\n";
+  for (int k = 0; k < 3000; ++k) {
+    json += "  {\n    \"name\": \"pod-" + std::to_string(k) +
+            "\",\n    \"status\": {\n      \"phase\": \"Running\"\n    }\n  },\n";
+  }
+  json += "  {}\n]\n";
+  const uint64_t whole = counter.Count(json);
+  StreamingTokenCount stream(counter);
+  size_t max_carry = 0;
+  constexpr size_t kChunk = 4096;
+  for (size_t pos = 0; pos < json.size(); pos += kChunk) {
+    stream.Feed(std::string_view(json).substr(pos, kChunk));
+    max_carry = std::max(max_carry, stream.carried_bytes());
+    const size_t fed = std::min(json.size(), pos + kChunk);
+    ASSERT_EQ(stream.counted_tokens() +
+                  counter.Count(std::string_view(json).substr(fed - stream.carried_bytes(), stream.carried_bytes())),
+              counter.Count(std::string_view(json).substr(0, fed)));
+  }
+  EXPECT_LE(max_carry, kChunk + 40);
+  EXPECT_EQ(stream.Finish(), whole);
+  for (size_t max_piece : {1, 7, 100, 5000}) {
+    StreamingTokenCount s(counter);
+    for (auto piece : testing::RandomSplit(json, 1, max_piece)) s.Feed(piece);
+    EXPECT_EQ(s.Finish(), whole) << max_piece;
+  }
+  StreamingTokenCount dropped(counter);
+  dropped.Feed(json.substr(0, 10000));
+  dropped.Reset();
+  EXPECT_EQ(dropped.carried_bytes(), 0u);
+  EXPECT_EQ(dropped.Finish(), 0u);
+}
+
 }  // namespace
 }  // namespace caveman
 
