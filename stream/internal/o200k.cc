@@ -51,9 +51,12 @@ std::atomic<bool> g_units{true};
 constexpr size_t kSanitizeBlock = 64 << 10;
 constexpr size_t kSanitizeBufferKeep = 1 << 20;
 std::atomic<size_t> g_sanitize_block{kSanitizeBlock};
-// Merged pieces up to this length are remembered per thread (see CountCache).
+// Merged pieces up to this length are remembered per thread (see CountCache): first in
+// kCacheFirstEntries slots, and in kCacheEntries once kCacheGrowMisses merges missed.
 constexpr size_t kCacheKeyMax = 30;
+constexpr size_t kCacheFirstEntries = 256;
 constexpr size_t kCacheEntries = 4096;
+constexpr uint64_t kCacheGrowMisses = 4096;
 
 uint64_t Load64(const uint8_t* p) {
   uint64_t v;
@@ -1474,16 +1477,32 @@ class Pretokenizer {
 // (identifiers, paths, numbers in logs), and merging costs far more than a probe.
 // Thread-local because Count() is const and called concurrently; there is only one
 // tokenizer per process, and a key includes its bytes, so a stale hit is impossible.
-// Zero bytes are an empty cache (a piece is never empty), so a fresh calloc'd cache needs no
-// initialising pass.
+// Zero bytes are an empty slot (a piece is never empty), so a calloc'd table needs no
+// initialising pass. It starts small (8 KiB): a 4 KiB `compress` merges a few hundred pieces,
+// and touching all 128 KiB of the full table cost it ≈ 30 page faults (issue 19); it grows,
+// empty, after kCacheGrowMisses misses. Sizes change nothing but the hit rate.
 struct CountCache {
   struct Entry {
     uint8_t len;  // 0 = empty
     uint8_t count;
     char bytes[kCacheKeyMax];
   };
-  Entry entries[kCacheEntries];
-  const void* owner;
+  Entry* entries = nullptr;
+  size_t mask = 0;
+  uint64_t misses = 0;
+  const void* owner = nullptr;
+
+  Entry& Slot(uint64_t hash) { return entries[hash & mask]; }
+  // After a miss: the larger table once enough merges missed the small one.
+  void Missed() {
+    if (++misses == kCacheGrowMisses && mask + 1 < kCacheEntries) Reset(kCacheEntries);
+  }
+  void Reset(size_t n) {
+    std::free(entries);
+    entries = static_cast<Entry*>(CheckedCalloc(n * sizeof(Entry)));
+    mask = n - 1;
+  }
+  ~CountCache() { std::free(entries); }
 };
 static_assert(sizeof(CountCache::Entry) == 32);
 
@@ -1491,22 +1510,14 @@ static_assert(sizeof(CountCache::Entry) == 32);
 // which glibc zero-fills at the creation of every thread of the process, counting or not
 // (four per `compress`; issue 19, docs/PERFORMANCE.md "Small inputs").
 CountCache& ThreadCache(const void* owner) {
-  struct Holder {
-    CountCache* cache = nullptr;
-    ~Holder() { std::free(cache); }
-  };
-  thread_local Holder holder;
-  if (holder.cache == nullptr) {
-    holder.cache = static_cast<CountCache*>(CheckedCalloc(sizeof(CountCache)));
-    holder.cache->owner = owner;
+  thread_local std::unique_ptr<CountCache> cache;
+  if (cache == nullptr || cache->owner != owner) {
+    // First use on this thread, or another tokenizer (only in tests) used it: start afresh.
+    cache = std::make_unique<CountCache>();
+    cache->Reset(kCacheFirstEntries);
+    cache->owner = owner;
   }
-  CountCache& cache = *holder.cache;
-  if (cache.owner != owner) {
-    // Another tokenizer (only in tests) used this thread: start afresh.
-    std::memset(cache.entries, 0, sizeof(cache.entries));
-    cache.owner = owner;
-  }
-  return cache;
+  return *cache;
 }
 
 }  // namespace
@@ -1832,7 +1843,7 @@ __attribute__((noinline)) uint64_t O200kTokenizer::CountPieces(std::string_view 
   auto merged = [&](const uint8_t* piece, size_t len) -> uint64_t {
     CountCache::Entry* slot = nullptr;
     if (len <= kCacheKeyMax) {
-      slot = &cache.entries[HashBytes(piece, len) & (kCacheEntries - 1)];
+      slot = &cache.Slot(HashBytes(piece, len));
       if (slot->len == len && std::memcmp(slot->bytes, piece, len) == 0) return slot->count;
     }
     uint64_t parts = 0;
@@ -1841,6 +1852,7 @@ __attribute__((noinline)) uint64_t O200kTokenizer::CountPieces(std::string_view 
       slot->len = static_cast<uint8_t>(len);
       slot->count = static_cast<uint8_t>(parts);  // parts <= len <= kCacheKeyMax
       std::memcpy(slot->bytes, piece, len);
+      cache.Missed();  // (may replace the table: `slot` is not used after this)
     }
     return parts;
   };

@@ -371,6 +371,28 @@ TEST(O200k, CountsAreIdenticalAcrossThreads) {
   for (uint64_t g : got) EXPECT_EQ(g, expected);
 }
 
+// The per-thread cache of merged pieces starts with 256 slots and is replaced, empty, by
+// 4,096 after 4,096 misses (issue 19: a small count touches 8 KiB instead of 128 KiB). On a
+// fresh thread, counts of texts with thousands of distinct short pieces that are no tokens
+// must equal the encoder's before, across and after the switch, and again from a warm cache.
+TEST(O200k, MergedPieceCacheGrowsWithoutChangingCounts) {
+  std::mt19937 rng(20261205);
+  std::string text;
+  for (int i = 0; i < 12000; ++i) {  // " xq…" words: mostly pieces that are no single token
+    text += ' ';
+    const int len = 3 + static_cast<int>(rng() % 8);
+    for (int k = 0; k < len; ++k) text += static_cast<char>('a' + rng() % 26);
+  }
+  std::thread([&] {
+    for (size_t part = 0; part < 8; ++part) {  // misses pass 4,096 within the first parts
+      const std::string piece = text.substr(part * text.size() / 8, text.size() / 8);
+      EXPECT_EQ(O200k().Count(piece), O200kEncode(piece).size()) << "part " << part;
+    }
+    EXPECT_EQ(O200k().Count(text), O200kEncode(text).size());
+    EXPECT_EQ(O200k().Count(text), O200kEncode(text).size());  // warm cache
+  }).join();
+}
+
 // The line memo of Count (issue 19): texts of at least 4 KiB are counted segment by segment
 // between safe cuts, repeated segments from a per-thread memo. Counts must equal the
 // memo-free encoder's on texts whose lines repeat, start with white space, '/', non-ASCII or
