@@ -46,6 +46,9 @@ std::atomic<bool> g_pair_cuts{true};
 // Merges start with merge units as one part (Vocabulary::units); tests switch it off for the
 // reference.
 std::atomic<bool> g_units{true};
+// Pieces of up to kSmallPiece parts merge on the stack (MergeSmall); tests switch it off so
+// that the heap merge, the reference, merges every piece.
+std::atomic<bool> g_small_merge{true};
 // Text with ill-formed bytes is sanitized and counted in blocks of at least this many bytes
 // (see Count); tests make it small. A per-thread buffer up to kSanitizeBufferKeep is kept.
 constexpr size_t kSanitizeBlock = 64 << 10;
@@ -489,6 +492,8 @@ struct O200kTokenizer::Vocabulary {
     }
     const size_t count = line_rank.size();
     if (count == 0) return Status::Corruption("o200k vocabulary: empty");
+    // Ranks fit in 24 bits (the stack merge's keys and the encoder's token names rely on it).
+    if (count >= (size_t{1} << 24)) return Status::Corruption("o200k vocabulary: too many tokens");
     if (in_order) {
       owned_offsets = std::move(line_offset);
     } else {
@@ -1192,8 +1197,101 @@ struct O200kTokenizer::Vocabulary {
   // or with `with_units` as merge units and single bytes (UnitLength; the same result).
   template <class PartFn>
   bool MergeSmall(const uint8_t* p, size_t n, PartFn& part) const {
-    return MergeSmall(
-        p, n, part, [](uint32_t, const uint32_t*, size_t) {}, g_units.load(std::memory_order_relaxed));
+    if (!g_small_merge.load(std::memory_order_relaxed)) return false;
+    return MergeSmallSlots(p, n, part, g_units.load(std::memory_order_relaxed));
+  }
+
+  // The same merge without moving anything: a part keeps the slot of the first part it began
+  // as (its first unit), `alive` has a bit per slot that still starts a part, and key[k] holds
+  // (rank << 6) | k for the pair of slot k's part with the next part (kDeadKey: none). The
+  // smallest key is the lowest rank, leftmost on ties (a slot's index grows with its start).
+  // Ranks are clamped to kKeyCap (kNoRank and nothing else there: vocabularies have fewer
+  // tokens, see View / Parse).
+  static constexpr uint32_t kKeyCap = (uint32_t{1} << 25) - 1;
+  static constexpr uint32_t kDeadKey = UINT32_MAX >> 1;
+  static uint32_t PairKey(uint32_t rank, size_t slot) {
+    return (std::min(rank, kKeyCap) << 6) | static_cast<uint32_t>(slot);
+  }
+  template <class PartFn>
+  bool MergeSmallSlots(const uint8_t* p, size_t n, PartFn& part, bool with_units) const {
+    static_assert(kSmallPiece == 64);
+    alignas(16) uint32_t key[kSmallPiece];
+    uint32_t starts[kSmallPiece + 1];
+    size_t parts = 0;
+    if (with_units) with_units = !AllAscii(p, n);  // most pieces: no unit, a byte per part
+    if (!with_units) {
+      if (n > kSmallPiece) return false;
+      for (size_t k = 0; k <= n; ++k) starts[k] = static_cast<uint32_t>(k);
+      parts = n;
+      for (size_t k = 0; k + 1 < parts; ++k) key[k] = PairKey(Rank(p + k, 2), k);
+    } else {
+      for (size_t k = 0; k < n; k += UnitLength(p + k, n - k)) {
+        if (parts == kSmallPiece) return false;
+        starts[parts++] = static_cast<uint32_t>(k);
+      }
+      starts[parts] = static_cast<uint32_t>(n);
+      for (size_t k = 0; k + 1 < parts; ++k) key[k] = PairKey(Rank(p + starts[k], starts[k + 2] - starts[k]), k);
+    }
+    if (parts == 0) return true;
+    key[parts - 1] = kDeadKey;
+    const size_t vectors = (parts + 3) / 4;
+    for (size_t k = parts; k < vectors * 4; ++k) key[k] = kDeadKey;
+    uint64_t alive = parts == 64 ? ~uint64_t{0} : (uint64_t{1} << parts) - 1;
+    // End of the part at slot k (alive): the start of the next alive slot, or n.
+    auto end_of = [&](uint64_t live, size_t k) -> uint32_t {
+      const uint64_t after = k == 63 ? 0 : live >> (k + 1);
+      return after == 0 ? static_cast<uint32_t>(n) : starts[k + 1 + static_cast<size_t>(__builtin_ctzll(after))];
+    };
+    while (true) {
+      const uint32_t best = MinKey(key, vectors);
+      if ((best >> 6) >= kKeyCap) break;  // no pair is a token (or no pair left)
+      const size_t at = best & 63;
+      // The right part's slot j, merged into `at`.
+      const size_t j = at + 1 + static_cast<size_t>(__builtin_ctzll(alive >> (at + 1)));
+      alive &= ~(uint64_t{1} << j);
+      key[j] = kDeadKey;
+      const uint32_t merged_end = end_of(alive, at);
+      const uint32_t begin = starts[at];
+      if (merged_end < n) {
+        const size_t r = at + 1 + static_cast<size_t>(__builtin_ctzll(alive >> (at + 1)));
+        key[at] = PairKey(Rank(p + begin, end_of(alive, r) - begin), at);
+      } else {
+        key[at] = kDeadKey;
+      }
+      const uint64_t below = alive & ((uint64_t{1} << at) - 1);
+      if (below != 0) {
+        const size_t l = 63 - static_cast<size_t>(__builtin_clzll(below));
+        key[l] = PairKey(Rank(p + starts[l], merged_end - starts[l]), l);
+      }
+    }
+    for (uint64_t live = alive; live != 0; live &= live - 1) {
+      const size_t k = static_cast<size_t>(__builtin_ctzll(live));
+      part(starts[k], end_of(alive, k));
+    }
+    return true;
+  }
+
+  // The smallest of key[0, 4 * vectors) (all below 2^31).
+  static uint32_t MinKey(const uint32_t* key, size_t vectors) {
+#if defined(__SSE2__)
+    __m128i m = _mm_load_si128(reinterpret_cast<const __m128i*>(key));
+    for (size_t v = 1; v < vectors; ++v) {
+      const __m128i x = _mm_load_si128(reinterpret_cast<const __m128i*>(key + 4 * v));
+      const __m128i lt = _mm_cmplt_epi32(x, m);
+      m = _mm_or_si128(_mm_and_si128(lt, x), _mm_andnot_si128(lt, m));
+    }
+    __m128i s = _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2));
+    __m128i lt = _mm_cmplt_epi32(s, m);
+    m = _mm_or_si128(_mm_and_si128(lt, s), _mm_andnot_si128(lt, m));
+    s = _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1));
+    lt = _mm_cmplt_epi32(s, m);
+    m = _mm_or_si128(_mm_and_si128(lt, s), _mm_andnot_si128(lt, m));
+    return static_cast<uint32_t>(_mm_cvtsi128_si32(m));
+#else
+    uint32_t best = kDeadKey;
+    for (size_t k = 0; k < 4 * vectors; ++k) best = std::min(best, key[k]);
+    return best;
+#endif
   }
 
   // As above; step(rank, starts, parts) after each merge (`rank` the merged pair's, the parts
@@ -1588,7 +1686,7 @@ Status CheckTables(std::string_view tables, TablesHeader* header, TablesLayout* 
     return Status::Corruption("o200k tables: wrong magic or version");
   }
   *layout = LayoutOf(h);
-  const bool sizes_ok = h.count > 0 && h.slot_count >= h.count && (h.slot_count & (h.slot_count - 1)) == 0 &&
+  const bool sizes_ok = h.count > 0 && h.count < (uint32_t{1} << 24) && h.slot_count >= h.count && (h.slot_count & (h.slot_count - 1)) == 0 &&
                         h.index_count == CodePointClasses::kBlocks && h.leaf_bytes > 0 && h.leaf_bytes % 256 == 0 &&
                         layout->end == tables.size();
   if (!sizes_ok) return Status::Corruption("o200k tables: sizes do not add up");
@@ -1914,6 +2012,7 @@ uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
 void SetO200kSpineCheckForTest(bool on) { g_spine_check.store(on); }
 void SetO200kPairCutsForTest(bool on) { g_pair_cuts.store(on); }
 void SetO200kUnitsForTest(bool on) { g_units.store(on); }
+void SetO200kSmallMergeForTest(bool on) { g_small_merge.store(on); }
 void SetO200kSanitizeBlockForTest(size_t bytes) { g_sanitize_block.store(bytes == 0 ? kSanitizeBlock : bytes); }
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {
