@@ -443,7 +443,10 @@ struct O200kTokenizer::Vocabulary {
       default: break;
     }
     if (n > max_len) return kNoRank;
-    const uint64_t h = HashBytes(p, n);
+    return RankLong(p, n, HashBytes(p, n));
+  }
+  // Rank(p, n) for 4 < n <= max_len, h = HashBytes(p, n).
+  uint32_t RankLong(const uint8_t* p, size_t n, uint64_t h) const {
     const uint64_t bit = (h >> 40) & (kFilterBits - 1);
     if (((filter[bit >> 6] >> (bit & 63)) & 1) == 0) return kNoRank;
     const auto tag = static_cast<uint32_t>(h >> 32);
@@ -455,6 +458,36 @@ struct O200kTokenizer::Vocabulary {
         return s.rank;
       }
     }
+  }
+
+  // A lookup in two halves: StartRank computes what Rank(p, n) will load and starts those
+  // loads (the filter word and the first slot); FinishRank gives the rank. Two independent
+  // lookups started one after the other overlap their cache misses instead of queueing.
+  struct RankQuery {
+    const uint8_t* p;
+    size_t n;
+    uint64_t h;  // HashBytes(p, n) when 4 < n <= max_len
+  };
+  __attribute__((always_inline)) RankQuery StartRank(const uint8_t* p, size_t n) const {
+    RankQuery q{p, n, 0};
+    if (n == 3) {
+      const uint32_t key = Key3(p);
+      __builtin_prefetch(&short_filter[ShortFilterBit3(key) >> 6]);
+      __builtin_prefetch(&short3[ShortHash(key)]);
+    } else if (n == 4) {
+      const uint32_t key = Load32(p);
+      __builtin_prefetch(&short_filter[ShortFilterBit4(key) >> 6]);
+      __builtin_prefetch(&short4[ShortHash(key)]);
+    } else if (n > 4 && n <= max_len) {
+      q.h = HashBytes(p, n);
+      __builtin_prefetch(&filter[((q.h >> 40) & (kFilterBits - 1)) >> 6]);
+      __builtin_prefetch(&slots[q.h & mask]);
+    }
+    return q;
+  }
+  uint32_t FinishRank(const RankQuery& q) const {
+    if (q.n <= 4) return Rank(q.p, q.n);
+    return q.n <= max_len ? RankLong(q.p, q.n, q.h) : kNoRank;
   }
 
   // Parses the tiktoken text. The file lists ranks in order, so tokens are decoded straight
@@ -1252,17 +1285,18 @@ struct O200kTokenizer::Vocabulary {
       key[j] = kDeadKey;
       const uint32_t merged_end = end_of(alive, at);
       const uint32_t begin = starts[at];
+      // The two new pairs, with the left neighbour and with the right one (when there are):
+      // independent lookups, both started before either is finished.
+      const uint64_t below = alive & ((uint64_t{1} << at) - 1);
+      const size_t l = below == 0 ? 0 : 63 - static_cast<size_t>(__builtin_clzll(below));
+      RankQuery left{}, right{};
       if (merged_end < n) {
         const size_t r = at + 1 + static_cast<size_t>(__builtin_ctzll(alive >> (at + 1)));
-        key[at] = PairKey(Rank(p + begin, end_of(alive, r) - begin), at);
-      } else {
-        key[at] = kDeadKey;
+        right = StartRank(p + begin, end_of(alive, r) - begin);
       }
-      const uint64_t below = alive & ((uint64_t{1} << at) - 1);
-      if (below != 0) {
-        const size_t l = 63 - static_cast<size_t>(__builtin_clzll(below));
-        key[l] = PairKey(Rank(p + starts[l], merged_end - starts[l]), l);
-      }
+      if (below != 0) left = StartRank(p + starts[l], merged_end - starts[l]);
+      key[at] = merged_end < n ? PairKey(FinishRank(right), at) : kDeadKey;
+      if (below != 0) key[l] = PairKey(FinishRank(left), l);
     }
     for (uint64_t live = alive; live != 0; live &= live - 1) {
       const size_t k = static_cast<size_t>(__builtin_ctzll(live));
