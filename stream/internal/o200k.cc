@@ -191,12 +191,24 @@ bool DecodeBase64(std::string_view in, std::string* out) {
 // BacktrackScratch::across).
 constexpr size_t kAcrossMax = 16;
 
-// Per-thread scratch of the backtracking encoder, allocated on first use (520 KiB): answers
+// Per-thread scratch of the backtracking encoder, allocated on first use (1 MiB): answers
 // of the pair check for tokens it cannot walk, by token pair (an entry is
 // ((key + 1) << 1) | compatible, 0 = empty), and the ranks across the current position.
 struct BacktrackScratch {
   static constexpr size_t kPairSlots = size_t{1} << 16;
   uint64_t pairs[kPairSlots] = {};
+  // The same for the answers of the spine walk (kept apart so that tests can compare the two).
+  // Used while it pays: on random letters most pairs are new and a probe into 512 KiB costs
+  // more than the walk, on runs of a few characters (white space) nearly every pair repeats.
+  // After every kSpineWindow probes with fewer than a quarter hits, it rests for
+  // kSpineRest checks.
+  static constexpr size_t kSpinePairSlots = size_t{1} << 16;
+  static constexpr uint32_t kSpineWindow = 4096;
+  static constexpr uint32_t kSpineRest = 1 << 18;
+  uint64_t spine_pairs[kSpinePairSlots] = {};
+  uint32_t spine_probes = 0;
+  uint32_t spine_hits = 0;
+  uint32_t spine_rest = 0;
   // Ranks of p[m - right, m + left) at the position m the encoder is trying tokens at (all
   // the pair checks there share them); an entry is current when its stamp equals `stamp`.
   struct Across {
@@ -1108,8 +1120,34 @@ struct O200kTokenizer::Vocabulary {
     // Runs of one letter or of a short period ask about the same pair again and again.
     if (t1 == scratch.last_pair[0] && t2 == scratch.last_pair[1]) return scratch.last_pair[2];
     const bool walk = (info1 & info2 & kWalkable) != 0 && spines;
-    const bool ok = walk ? CompatibleBySpines(ix, scratch, p, m, t1, info1, reach1, t2, info2)
-                         : CompatibleByMerge(scratch, p, b, t1, m, t2, e);
+    bool ok;
+    if (walk) {
+      // Compatibility is a property of the two tokens alone: remembered by token pair while
+      // that pays (see BacktrackScratch::spine_pairs).
+      uint64_t* slot = nullptr;
+      const uint64_t key = (uint64_t{t1} << 24) | t2;  // fewer than 2^24 tokens
+      if (scratch.spine_rest > 0) {
+        --scratch.spine_rest;
+      } else {
+        slot = &scratch.spine_pairs[PairHash(key) & (BacktrackScratch::kSpinePairSlots - 1)];
+        const bool hit = (*slot >> 1) == key + 1;
+        scratch.spine_hits += hit ? 1 : 0;
+        if (++scratch.spine_probes == BacktrackScratch::kSpineWindow) {
+          if (scratch.spine_hits * 4 < scratch.spine_probes) scratch.spine_rest = BacktrackScratch::kSpineRest;
+          scratch.spine_probes = scratch.spine_hits = 0;
+        }
+        if (hit) {
+          ok = *slot & 1;
+          slot = nullptr;
+          goto done;
+        }
+      }
+      ok = CompatibleBySpines(ix, scratch, p, m, t1, info1, reach1, t2, info2);
+      if (slot != nullptr) *slot = ((key + 1) << 1) | (ok ? 1 : 0);
+    } else {
+      ok = CompatibleByMerge(scratch, p, b, t1, m, t2, e);
+    }
+  done:
     scratch.last_pair[0] = t1;
     scratch.last_pair[1] = t2;
     scratch.last_pair[2] = ok ? 1 : 0;
