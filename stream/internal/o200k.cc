@@ -1207,9 +1207,11 @@ struct O200kTokenizer::Vocabulary {
       } else if (len1 + len2 == 2) {
         across = this->rank2[p[m - 1] | (uint32_t{p[m]} << 8)];  // one load: cheaper than the memo
       } else if (len1 + len2 == 3) {
-        across = ix.Maybe3(p + m - len1) ? Rank(p + m - len1, 3) : kNoRank;  // mostly one bit, exact
+        // Mostly one bit, exact: a string with its bit set is a token, so it is in short3.
+        across = ix.Maybe3(p + m - len1) ? FindShort(short3, Key3(p + m - len1)) : kNoRank;
       } else if (len1 + len2 == 4) {
-        across = Rank(p + m - len1, 4);
+        const uint32_t key = Load32(p + m - len1);
+        across = MaybeShort(ShortFilterBit4(key)) ? FindShort(short4, key) : kNoRank;  // Rank(.., 4) inlined
       } else if (len1 <= kAcrossMax && len2 <= kAcrossMax) {
         BacktrackScratch::Across& c = scratch.across[len1][len2];
         if (c.stamp != scratch.stamp) c = {scratch.stamp, RankAcross(ix, p + m - len1, len1 + len2)};
