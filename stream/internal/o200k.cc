@@ -1762,9 +1762,9 @@ Status CheckTables(std::string_view tables, TablesHeader* header, TablesLayout* 
     return Status::Corruption("o200k tables: wrong magic or version");
   }
   *layout = LayoutOf(h);
-  const bool sizes_ok = h.count > 0 && h.count < (uint32_t{1} << 24) && h.slot_count >= h.count && (h.slot_count & (h.slot_count - 1)) == 0 &&
-                        h.index_count == CodePointClasses::kBlocks && h.leaf_bytes > 0 && h.leaf_bytes % 256 == 0 &&
-                        layout->end == tables.size();
+  const bool sizes_ok = h.count > 0 && h.count < (uint32_t{1} << 24) && h.slot_count >= h.count &&
+                        (h.slot_count & (h.slot_count - 1)) == 0 && h.index_count == CodePointClasses::kBlocks &&
+                        h.leaf_bytes > 0 && h.leaf_bytes % 256 == 0 && layout->end == tables.size();
   if (!sizes_ok) return Status::Corruption("o200k tables: sizes do not add up");
   uint32_t last_offset;
   std::memcpy(&last_offset, tables.data() + layout->offsets + size_t{h.count} * sizeof(uint32_t), sizeof last_offset);

@@ -1085,10 +1085,20 @@ std::vector<uint32_t> HeapOnlyEncode(std::string_view text) {
 
 TEST(O200kSmallMerge, StackMergeEqualsHeapMerge) {
   const TokenCounter& counter = O200k();
-  const std::vector<std::string> alphabets = {
-      "ab",  "aab", "abc'", "abcdefghijklmnopqrstuvwxyz'", "xyzw", "0123456789", " \t\n", "=-*#._",
-      "Ab",  "eE",  "\xEF\xBF\xBD", "\xD0\xB0\xD0\xB1\xD0\xB2\xD1\x8F", "\xE4\xB8\x80\xE4\xB8\x8A\xE5\xA4\xA7",
-      "\x80\xC3\xA9\xFF\xE2"};
+  const std::vector<std::string> alphabets = {"ab",
+                                              "aab",
+                                              "abc'",
+                                              "abcdefghijklmnopqrstuvwxyz'",
+                                              "xyzw",
+                                              "0123456789",
+                                              " \t\n",
+                                              "=-*#._",
+                                              "Ab",
+                                              "eE",
+                                              "\xEF\xBF\xBD",
+                                              "\xD0\xB0\xD0\xB1\xD0\xB2\xD1\x8F",
+                                              "\xE4\xB8\x80\xE4\xB8\x8A\xE5\xA4\xA7",
+                                              "\x80\xC3\xA9\xFF\xE2"};
   std::mt19937_64 rng(1117);
   size_t compared = 0;
   for (int round = 0; round < 400; ++round) {
