@@ -46,6 +46,9 @@ std::atomic<bool> g_pair_cuts{true};
 // Merges start with merge units as one part (Vocabulary::units); tests switch it off for the
 // reference.
 std::atomic<bool> g_units{true};
+// Pieces of up to kSmallPiece parts merge on the stack (MergeSmall); tests switch it off so
+// that the heap merge, the reference, merges every piece.
+std::atomic<bool> g_small_merge{true};
 // Text with ill-formed bytes is sanitized and counted in blocks of at least this many bytes
 // (see Count); tests make it small. A per-thread buffer up to kSanitizeBufferKeep is kept.
 constexpr size_t kSanitizeBlock = 64 << 10;
@@ -191,12 +194,24 @@ bool DecodeBase64(std::string_view in, std::string* out) {
 // BacktrackScratch::across).
 constexpr size_t kAcrossMax = 16;
 
-// Per-thread scratch of the backtracking encoder, allocated on first use (520 KiB): answers
+// Per-thread scratch of the backtracking encoder, allocated on first use (1 MiB): answers
 // of the pair check for tokens it cannot walk, by token pair (an entry is
 // ((key + 1) << 1) | compatible, 0 = empty), and the ranks across the current position.
 struct BacktrackScratch {
   static constexpr size_t kPairSlots = size_t{1} << 16;
   uint64_t pairs[kPairSlots] = {};
+  // The same for the answers of the spine walk (kept apart so that tests can compare the two).
+  // Used while it pays: on random letters most pairs are new and a probe into 512 KiB costs
+  // more than the walk, on runs of a few characters (white space) nearly every pair repeats.
+  // After every kSpineWindow probes with fewer than a quarter hits, it rests for
+  // kSpineRest checks.
+  static constexpr size_t kSpinePairSlots = size_t{1} << 16;
+  static constexpr uint32_t kSpineWindow = 4096;
+  static constexpr uint32_t kSpineRest = 1 << 18;
+  uint64_t spine_pairs[kSpinePairSlots] = {};
+  uint32_t spine_probes = 0;
+  uint32_t spine_hits = 0;
+  uint32_t spine_rest = 0;
   // Ranks of p[m - right, m + left) at the position m the encoder is trying tokens at (all
   // the pair checks there share them); an entry is current when its stamp equals `stamp`.
   struct Across {
@@ -443,7 +458,10 @@ struct O200kTokenizer::Vocabulary {
       default: break;
     }
     if (n > max_len) return kNoRank;
-    const uint64_t h = HashBytes(p, n);
+    return RankLong(p, n, HashBytes(p, n));
+  }
+  // Rank(p, n) for 4 < n <= max_len, h = HashBytes(p, n).
+  uint32_t RankLong(const uint8_t* p, size_t n, uint64_t h) const {
     const uint64_t bit = (h >> 40) & (kFilterBits - 1);
     if (((filter[bit >> 6] >> (bit & 63)) & 1) == 0) return kNoRank;
     const auto tag = static_cast<uint32_t>(h >> 32);
@@ -455,6 +473,38 @@ struct O200kTokenizer::Vocabulary {
         return s.rank;
       }
     }
+  }
+
+  // A lookup in two halves: StartRank computes what Rank(p, n) will load and starts those
+  // loads (the filter word and the first slot); FinishRank gives the rank. Two independent
+  // lookups started one after the other overlap their cache misses instead of queueing.
+  struct RankQuery {
+    const uint8_t* p;
+    size_t n;
+    uint64_t h;  // HashBytes(p, n) when 4 < n <= max_len; for n = 3, 4: key | filter bit << 32
+  };
+  __attribute__((always_inline)) RankQuery StartRank(const uint8_t* p, size_t n) const {
+    RankQuery q{p, n, 0};
+    if (n == 3 || n == 4) {
+      const uint32_t key = n == 3 ? Key3(p) : Load32(p);
+      const uint32_t bit = n == 3 ? ShortFilterBit3(key) : ShortFilterBit4(key);
+      __builtin_prefetch(&short_filter[bit >> 6]);
+      __builtin_prefetch(&(n == 3 ? short3 : short4)[ShortHash(key)]);
+      q.h = key | (uint64_t{bit} << 32);
+    } else if (n > 4 && n <= max_len) {
+      q.h = HashBytes(p, n);
+      __builtin_prefetch(&filter[((q.h >> 40) & (kFilterBits - 1)) >> 6]);
+      __builtin_prefetch(&slots[q.h & mask]);
+    }
+    return q;
+  }
+  uint32_t FinishRank(const RankQuery& q) const {
+    if (q.n == 3 || q.n == 4) {
+      if (!MaybeShort(static_cast<uint32_t>(q.h >> 32))) return kNoRank;
+      return FindShort(q.n == 3 ? short3 : short4, static_cast<uint32_t>(q.h));
+    }
+    if (q.n <= 2) return Rank(q.p, q.n);
+    return q.n <= max_len ? RankLong(q.p, q.n, q.h) : kNoRank;
   }
 
   // Parses the tiktoken text. The file lists ranks in order, so tokens are decoded straight
@@ -492,6 +542,8 @@ struct O200kTokenizer::Vocabulary {
     }
     const size_t count = line_rank.size();
     if (count == 0) return Status::Corruption("o200k vocabulary: empty");
+    // Ranks fit in 24 bits (the stack merge's keys and the encoder's token names rely on it).
+    if (count >= (size_t{1} << 24)) return Status::Corruption("o200k vocabulary: too many tokens");
     if (in_order) {
       owned_offsets = std::move(line_offset);
     } else {
@@ -1073,8 +1125,34 @@ struct O200kTokenizer::Vocabulary {
     // Runs of one letter or of a short period ask about the same pair again and again.
     if (t1 == scratch.last_pair[0] && t2 == scratch.last_pair[1]) return scratch.last_pair[2];
     const bool walk = (info1 & info2 & kWalkable) != 0 && spines;
-    const bool ok = walk ? CompatibleBySpines(ix, scratch, p, m, t1, info1, reach1, t2, info2)
-                         : CompatibleByMerge(scratch, p, b, t1, m, t2, e);
+    bool ok;
+    if (walk) {
+      // Compatibility is a property of the two tokens alone: remembered by token pair while
+      // that pays (see BacktrackScratch::spine_pairs).
+      uint64_t* slot = nullptr;
+      const uint64_t key = (uint64_t{t1} << 24) | t2;  // fewer than 2^24 tokens
+      if (scratch.spine_rest > 0) {
+        --scratch.spine_rest;
+      } else {
+        slot = &scratch.spine_pairs[PairHash(key) & (BacktrackScratch::kSpinePairSlots - 1)];
+        const bool hit = (*slot >> 1) == key + 1;
+        scratch.spine_hits += hit ? 1 : 0;
+        if (++scratch.spine_probes == BacktrackScratch::kSpineWindow) {
+          if (scratch.spine_hits * 4 < scratch.spine_probes) scratch.spine_rest = BacktrackScratch::kSpineRest;
+          scratch.spine_probes = scratch.spine_hits = 0;
+        }
+        if (hit) {
+          ok = *slot & 1;
+          slot = nullptr;
+          goto done;
+        }
+      }
+      ok = CompatibleBySpines(ix, scratch, p, m, t1, info1, reach1, t2, info2);
+      if (slot != nullptr) *slot = ((key + 1) << 1) | (ok ? 1 : 0);
+    } else {
+      ok = CompatibleByMerge(scratch, p, b, t1, m, t2, e);
+    }
+  done:
     scratch.last_pair[0] = t1;
     scratch.last_pair[1] = t2;
     scratch.last_pair[2] = ok ? 1 : 0;
@@ -1132,9 +1210,11 @@ struct O200kTokenizer::Vocabulary {
       } else if (len1 + len2 == 2) {
         across = this->rank2[p[m - 1] | (uint32_t{p[m]} << 8)];  // one load: cheaper than the memo
       } else if (len1 + len2 == 3) {
-        across = ix.Maybe3(p + m - len1) ? Rank(p + m - len1, 3) : kNoRank;  // mostly one bit, exact
+        // Mostly one bit, exact: a string with its bit set is a token, so it is in short3.
+        across = ix.Maybe3(p + m - len1) ? FindShort(short3, Key3(p + m - len1)) : kNoRank;
       } else if (len1 + len2 == 4) {
-        across = Rank(p + m - len1, 4);
+        const uint32_t key = Load32(p + m - len1);
+        across = MaybeShort(ShortFilterBit4(key)) ? FindShort(short4, key) : kNoRank;  // Rank(.., 4) inlined
       } else if (len1 <= kAcrossMax && len2 <= kAcrossMax) {
         BacktrackScratch::Across& c = scratch.across[len1][len2];
         if (c.stamp != scratch.stamp) c = {scratch.stamp, RankAcross(ix, p + m - len1, len1 + len2)};
@@ -1195,8 +1275,102 @@ struct O200kTokenizer::Vocabulary {
   // or with `with_units` as merge units and single bytes (UnitLength; the same result).
   template <class PartFn>
   bool MergeSmall(const uint8_t* p, size_t n, PartFn& part) const {
-    return MergeSmall(
-        p, n, part, [](uint32_t, const uint32_t*, size_t) {}, g_units.load(std::memory_order_relaxed));
+    if (!g_small_merge.load(std::memory_order_relaxed)) return false;
+    return MergeSmallSlots(p, n, part, g_units.load(std::memory_order_relaxed));
+  }
+
+  // The same merge without moving anything: a part keeps the slot of the first part it began
+  // as (its first unit), `alive` has a bit per slot that still starts a part, and key[k] holds
+  // (rank << 6) | k for the pair of slot k's part with the next part (kDeadKey: none). The
+  // smallest key is the lowest rank, leftmost on ties (a slot's index grows with its start).
+  // Ranks are clamped to kKeyCap (kNoRank and nothing else there: vocabularies have fewer
+  // tokens, see View / Parse).
+  static constexpr uint32_t kKeyCap = (uint32_t{1} << 25) - 1;
+  static constexpr uint32_t kDeadKey = UINT32_MAX >> 1;
+  static uint32_t PairKey(uint32_t rank, size_t slot) {
+    return (std::min(rank, kKeyCap) << 6) | static_cast<uint32_t>(slot);
+  }
+  template <class PartFn>
+  bool MergeSmallSlots(const uint8_t* p, size_t n, PartFn& part, bool with_units) const {
+    static_assert(kSmallPiece == 64);
+    alignas(16) uint32_t key[kSmallPiece];
+    uint32_t starts[kSmallPiece + 1];
+    size_t parts = 0;
+    if (with_units) with_units = !AllAscii(p, n);  // most pieces: no unit, a byte per part
+    if (!with_units) {
+      if (n > kSmallPiece) return false;
+      for (size_t k = 0; k <= n; ++k) starts[k] = static_cast<uint32_t>(k);
+      parts = n;
+      for (size_t k = 0; k + 1 < parts; ++k) key[k] = PairKey(Rank(p + k, 2), k);
+    } else {
+      for (size_t k = 0; k < n; k += UnitLength(p + k, n - k)) {
+        if (parts == kSmallPiece) return false;
+        starts[parts++] = static_cast<uint32_t>(k);
+      }
+      starts[parts] = static_cast<uint32_t>(n);
+      for (size_t k = 0; k + 1 < parts; ++k) key[k] = PairKey(Rank(p + starts[k], starts[k + 2] - starts[k]), k);
+    }
+    if (parts == 0) return true;
+    key[parts - 1] = kDeadKey;
+    const size_t vectors = (parts + 3) / 4;
+    for (size_t k = parts; k < vectors * 4; ++k) key[k] = kDeadKey;
+    uint64_t alive = parts == 64 ? ~uint64_t{0} : (uint64_t{1} << parts) - 1;
+    // End of the part at slot k (alive): the start of the next alive slot, or n.
+    auto end_of = [&](uint64_t live, size_t k) -> uint32_t {
+      const uint64_t after = k == 63 ? 0 : live >> (k + 1);
+      return after == 0 ? static_cast<uint32_t>(n) : starts[k + 1 + static_cast<size_t>(__builtin_ctzll(after))];
+    };
+    while (true) {
+      const uint32_t best = MinKey(key, vectors);
+      if ((best >> 6) >= kKeyCap) break;  // no pair is a token (or no pair left)
+      const size_t at = best & 63;
+      // The right part's slot j, merged into `at`.
+      const size_t j = at + 1 + static_cast<size_t>(__builtin_ctzll(alive >> (at + 1)));
+      alive &= ~(uint64_t{1} << j);
+      key[j] = kDeadKey;
+      const uint32_t merged_end = end_of(alive, at);
+      const uint32_t begin = starts[at];
+      // The two new pairs, with the left neighbour and with the right one (when there are):
+      // independent lookups, both started before either is finished.
+      const uint64_t below = alive & ((uint64_t{1} << at) - 1);
+      const size_t l = below == 0 ? 0 : 63 - static_cast<size_t>(__builtin_clzll(below));
+      RankQuery left{}, right{};
+      if (merged_end < n) {
+        const size_t r = at + 1 + static_cast<size_t>(__builtin_ctzll(alive >> (at + 1)));
+        right = StartRank(p + begin, end_of(alive, r) - begin);
+      }
+      if (below != 0) left = StartRank(p + starts[l], merged_end - starts[l]);
+      key[at] = merged_end < n ? PairKey(FinishRank(right), at) : kDeadKey;
+      if (below != 0) key[l] = PairKey(FinishRank(left), l);
+    }
+    for (uint64_t live = alive; live != 0; live &= live - 1) {
+      const size_t k = static_cast<size_t>(__builtin_ctzll(live));
+      part(starts[k], end_of(alive, k));
+    }
+    return true;
+  }
+
+  // The smallest of key[0, 4 * vectors) (all below 2^31).
+  static uint32_t MinKey(const uint32_t* key, size_t vectors) {
+#if defined(__SSE2__)
+    __m128i m = _mm_load_si128(reinterpret_cast<const __m128i*>(key));
+    for (size_t v = 1; v < vectors; ++v) {
+      const __m128i x = _mm_load_si128(reinterpret_cast<const __m128i*>(key + 4 * v));
+      const __m128i lt = _mm_cmplt_epi32(x, m);
+      m = _mm_or_si128(_mm_and_si128(lt, x), _mm_andnot_si128(lt, m));
+    }
+    __m128i s = _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2));
+    __m128i lt = _mm_cmplt_epi32(s, m);
+    m = _mm_or_si128(_mm_and_si128(lt, s), _mm_andnot_si128(lt, m));
+    s = _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1));
+    lt = _mm_cmplt_epi32(s, m);
+    m = _mm_or_si128(_mm_and_si128(lt, s), _mm_andnot_si128(lt, m));
+    return static_cast<uint32_t>(_mm_cvtsi128_si32(m));
+#else
+    uint32_t best = kDeadKey;
+    for (size_t k = 0; k < 4 * vectors; ++k) best = std::min(best, key[k]);
+    return best;
+#endif
   }
 
   // As above; step(rank, starts, parts) after each merge (`rank` the merged pair's, the parts
@@ -1599,9 +1773,9 @@ Status CheckTables(std::string_view tables, TablesHeader* header, TablesLayout* 
     return Status::Corruption("o200k tables: wrong magic or version");
   }
   *layout = LayoutOf(h);
-  const bool sizes_ok = h.count > 0 && h.slot_count >= h.count && (h.slot_count & (h.slot_count - 1)) == 0 &&
-                        h.index_count == CodePointClasses::kBlocks && h.leaf_bytes > 0 && h.leaf_bytes % 256 == 0 &&
-                        layout->end == tables.size();
+  const bool sizes_ok = h.count > 0 && h.count < (uint32_t{1} << 24) && h.slot_count >= h.count &&
+                        (h.slot_count & (h.slot_count - 1)) == 0 && h.index_count == CodePointClasses::kBlocks &&
+                        h.leaf_bytes > 0 && h.leaf_bytes % 256 == 0 && layout->end == tables.size();
   if (!sizes_ok) return Status::Corruption("o200k tables: sizes do not add up");
   uint32_t last_offset;
   std::memcpy(&last_offset, tables.data() + layout->offsets + size_t{h.count} * sizeof(uint32_t), sizeof last_offset);
@@ -1840,10 +2014,11 @@ __attribute__((noinline)) uint64_t O200kTokenizer::CountPieces(std::string_view 
   CountCache& cache = ThreadCache(this);
   const bool cuts = g_pair_cuts.load(std::memory_order_relaxed);
   // Count of a segment known not to be a token.
-  auto merged = [&](const uint8_t* piece, size_t len) -> uint64_t {
+  // `hash` = HashBytes(piece, len) when the caller has it, else 0.
+  auto merged = [&](const uint8_t* piece, size_t len, uint64_t hash) -> uint64_t {
     CountCache::Entry* slot = nullptr;
     if (len <= kCacheKeyMax) {
-      slot = &cache.Slot(HashBytes(piece, len));
+      slot = &cache.Slot(hash != 0 ? hash : HashBytes(piece, len));
       if (slot->len == len && std::memcmp(slot->bytes, piece, len) == 0) return slot->count;
     }
     uint64_t parts = 0;
@@ -1865,7 +2040,15 @@ __attribute__((noinline)) uint64_t O200kTokenizer::CountPieces(std::string_view 
     i = end;
     // Whole-piece lookup first: most pieces of text are tokens (looking for cuts first saves
     // 3 % on random bytes but costs 13 % on a JSON dump, callgrind).
-    if (vocab.Rank(piece, len) != kNoRank) {
+    // (Longer pieces are hashed once, for the lookup and the count cache.)
+    uint64_t hash = 0;
+    if (len > 4 && len <= vocab.max_len) {
+      hash = HashBytes(piece, len);
+      if (vocab.RankLong(piece, len, hash) != kNoRank) {
+        ++total;
+        continue;
+      }
+    } else if (vocab.Rank(piece, len) != kNoRank) {
       ++total;
       continue;
     }
@@ -1876,7 +2059,7 @@ __attribute__((noinline)) uint64_t O200kTokenizer::CountPieces(std::string_view 
       cut = len;
     }
     if (cut == len) {
-      total += merged(piece, len);
+      total += merged(piece, len, hash);
       continue;
     }
     size_t begin = 0;
@@ -1885,7 +2068,7 @@ __attribute__((noinline)) uint64_t O200kTokenizer::CountPieces(std::string_view 
       if (n == 1 || vocab.Rank(piece + begin, n) != kNoRank) {
         ++total;
       } else {
-        total += merged(piece + begin, n);
+        total += merged(piece + begin, n, 0);
       }
       if (cut == len) break;
       begin = cut;
@@ -1926,6 +2109,7 @@ uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
 void SetO200kSpineCheckForTest(bool on) { g_spine_check.store(on); }
 void SetO200kPairCutsForTest(bool on) { g_pair_cuts.store(on); }
 void SetO200kUnitsForTest(bool on) { g_units.store(on); }
+void SetO200kSmallMergeForTest(bool on) { g_small_merge.store(on); }
 void SetO200kSanitizeBlockForTest(size_t bytes) { g_sanitize_block.store(bytes == 0 ? kSanitizeBlock : bytes); }
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {

@@ -106,6 +106,9 @@ void SetO200kPairCutsForTest(bool on);
 // points whose bytes always become one token first, U+FFFD among them; the reference for that
 // start); default true.
 void SetO200kUnitsForTest(bool on);
+// Tests only. false makes pieces of up to 64 parts use the heap merge too instead of the stack
+// merge (the reference for the stack merge); default true.
+void SetO200kSmallMergeForTest(bool on);
 // Tests only: text with ill-formed bytes is sanitized and counted in blocks of at least this
 // many bytes (0 = the default, 64 KiB).
 void SetO200kSanitizeBlockForTest(size_t bytes);

@@ -1093,6 +1093,56 @@ TEST(O200kLongPieces, MediumPiecesOnTheEncoderEqualTheHeapMerge) {
   }
 }
 
+// The stack merge of pieces up to 64 parts (slots, an alive mask, the smallest packed key)
+// against the heap merge alone, on pieces with many equal pairs (ties go leftmost), letters
+// with apostrophes, digits, units (U+FFFD, Cyrillic, CJK) and random bytes.
+std::vector<uint32_t> HeapOnlyEncode(std::string_view text) {
+  internal::SetO200kSmallMergeForTest(false);
+  internal::SetO200kBacktrackMergeForTest(false);
+  std::vector<uint32_t> ids = O200kEncode(text);
+  internal::SetO200kBacktrackMergeForTest(true);
+  internal::SetO200kSmallMergeForTest(true);
+  return ids;
+}
+
+TEST(O200kSmallMerge, StackMergeEqualsHeapMerge) {
+  const TokenCounter& counter = O200k();
+  const std::vector<std::string> alphabets = {"ab",
+                                              "aab",
+                                              "abc'",
+                                              "abcdefghijklmnopqrstuvwxyz'",
+                                              "xyzw",
+                                              "0123456789",
+                                              " \t\n",
+                                              "=-*#._",
+                                              "Ab",
+                                              "eE",
+                                              "\xEF\xBF\xBD",
+                                              "\xD0\xB0\xD0\xB1\xD0\xB2\xD1\x8F",
+                                              "\xE4\xB8\x80\xE4\xB8\x8A\xE5\xA4\xA7",
+                                              "\x80\xC3\xA9\xFF\xE2"};
+  std::mt19937_64 rng(1117);
+  size_t compared = 0;
+  for (int round = 0; round < 400; ++round) {
+    std::string in;
+    const std::string& alphabet = alphabets[round % alphabets.size()];
+    const std::string& other = alphabets[rng() % alphabets.size()];
+    while (in.size() < 3000) {
+      const size_t len = 1 + rng() % (round % 4 == 0 ? 200 : 70);
+      in += rng() % 3 == 0 ? "'" : " ";
+      for (size_t k = 0; k < len; ++k) {
+        const std::string& from = rng() % 8 == 0 ? other : alphabet;
+        in += from[rng() % from.size()];
+      }
+    }
+    const std::vector<uint32_t> reference = HeapOnlyEncode(in);
+    ASSERT_EQ(O200kEncode(in), reference) << round;
+    EXPECT_EQ(counter.Count(in), reference.size()) << round;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 400u);
+}
+
 TEST(O200kLongPieces, SixteenMebibyteRunCountsExactlyAndStreams) {
   // One 16 MiB run of a letter is one pre-token: the count equals the plain heap merge's,
   // and streaming it in random chunks (down to 1 byte at the start) gives the same total.
