@@ -54,9 +54,11 @@ constexpr uint8_t kNotePrefixBit = 4;
 constexpr uint8_t kRepeatPrefixBit = 8;
 constexpr uint8_t kGitHeaderBit = 16;
 
-// One byte per line of the body, in a spool (memory ≤ 1 MiB + 64 KiB; the rest spills to a
-// 0600 temporary file), so memory does not grow with the number of lines.
-class LineFlags {
+// A sequence of bytes written once and replayed in order from the start, in a spool (memory
+// ≤ 1 MiB + 64 KiB; the rest spills to a 0600 temporary file), so memory does not grow with
+// the number of lines. Holds pass 1's classification bits (one byte per line) and its template
+// ids (two bytes per element).
+class ByteLog {
  public:
   static constexpr size_t kBuffer = 64 * 1024;
   void Append(uint8_t f) {
@@ -68,18 +70,18 @@ class LineFlags {
     return status_;
   }
 
-  // Replays the flags from the first line on. Errors end in status().
+  // Replays the bytes from the first on. Errors end in status().
   class Reader {
    public:
-    explicit Reader(const LineFlags& flags) : flags_(flags) {}
+    explicit Reader(const ByteLog& log) : log_(log) {}
     uint8_t Next() {
       if (pos_ == buf_.size()) {
         buf_.clear();
         pos_ = 0;
-        if (status_.ok()) status_ = flags_.spool_.ReadRange(offset_, kBuffer, &buf_);
+        if (status_.ok()) status_ = log_.spool_.ReadRange(offset_, kBuffer, &buf_);
         offset_ += buf_.size();
         if (buf_.empty()) {
-          if (status_.ok()) status_ = Status::Internal("log: line flags out of step");
+          if (status_.ok()) status_ = Status::Internal("log: replayed bytes out of step");
           return 0;
         }
       }
@@ -88,7 +90,7 @@ class LineFlags {
     const Status& status() const { return status_; }
 
    private:
-    const LineFlags& flags_;
+    const ByteLog& log_;
     std::string buf_;
     size_t pos_ = 0;
     uint64_t offset_ = 0;
@@ -103,6 +105,41 @@ class LineFlags {
   Spool spool_{SpoolOptions{.memory_limit = 1 << 20}};
   std::string pending_;
   Status status_;
+};
+
+using LineFlags = ByteLog;
+
+// Pass 1's template id of every element, replayed by passes 2 and 4 instead of mining the
+// lines again (the miner is deterministic, so a replay would give the same ids; storing them
+// halves the mining work: issue 19). Ids are < max_clusters ≤ 65,535 and kept in two bytes,
+// 0xFFFF standing for kNoTemplate.
+class TemplateIdLog {
+ public:
+  static constexpr uint16_t kNone = 0xFFFF;
+  static_assert(internal::TemplateMinerOptions{}.max_clusters < kNone, "template ids fit in two bytes");
+  void Append(uint32_t id) {
+    const uint16_t v = id == internal::TemplateMiner::kNoTemplate ? kNone : static_cast<uint16_t>(id);
+    log_.Append(static_cast<uint8_t>(v & 0xFF));
+    log_.Append(static_cast<uint8_t>(v >> 8));
+  }
+  Status Finish() { return log_.Finish(); }
+
+  class Reader {
+   public:
+    explicit Reader(const TemplateIdLog& ids) : reader_(ids.log_) {}
+    uint32_t Next() {
+      const uint16_t lo = reader_.Next();
+      const uint16_t v = static_cast<uint16_t>(lo | (reader_.Next() << 8));
+      return v == kNone ? internal::TemplateMiner::kNoTemplate : v;
+    }
+    const Status& status() const { return reader_.status(); }
+
+   private:
+    ByteLog::Reader reader_;
+  };
+
+ private:
+  ByteLog log_;
 };
 
 // Pass 1 classifier: Hyperscan over each block, bits recorded into `record`.
@@ -355,6 +392,7 @@ class LogRun {
   // Templates with a kept line; miner1_ holds pass 1's final (most general) templates.
   std::vector<bool> kept_templates_;
   internal::TemplateMiner miner1_;
+  TemplateIdLog template_ids_;  // pass 1's id of every element (when grouping_)
   // Pass 1 results.
   bool trailing_ = false;
   bool crlf_ = false;
@@ -382,6 +420,7 @@ Result<bool> LogRun::Survey() {
     n_ = idx + 1;
     const bool marker_or_note = info.marker_or_note;
     const uint32_t tid = grouping_ ? miner1_.Add(line) : internal::TemplateMiner::kNoTemplate;
+    if (grouping_) template_ids_.Append(tid);
     if (idx >= kHead && !marker_or_note) {
       tail_idx[0] = tail_idx[1];
       tail_prefix[0] = tail_prefix[1];
@@ -415,6 +454,7 @@ Result<bool> LogRun::Survey() {
   if (!utf8.Finish() || raw_lines < kMinLines) return false;
   CAVEMAN_RETURN_IF_ERROR(flags_.Finish());
   collapser.Finish(element);
+  CAVEMAN_RETURN_IF_ERROR(template_ids_.Finish());
   static_assert(kTailBudget == 2, "tail tracking keeps exactly two positions");
   // With fewer than two tail candidates every element from index 2 on is kept.
   tail_start_ = tail_seen >= kTailBudget ? tail_idx[0] : std::min<uint64_t>(kHead, n_);
@@ -432,10 +472,10 @@ Status LogRun::QueryFill() {
   auto better = [](const Candidate& a, const Candidate& b) {
     return a.score > b.score || (a.score == b.score && a.index < b.index);
   };
-  internal::TemplateMiner miner2(miner_options_);
+  TemplateIdLog::Reader ids(template_ids_);
   CAVEMAN_RETURN_IF_ERROR(ScanElements(
       body_, read_size_, flags_, collapse_, [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
-        const uint32_t tid = grouping_ ? miner2.Add(line) : internal::TemplateMiner::kNoTemplate;
+        const uint32_t tid = grouping_ ? ids.Next() : internal::TemplateMiner::kNoTemplate;
         const double score = bm25_.Score(line);
         max_score = std::max(max_score, score);
         if (score <= 0 || IsForced(idx, info)) return true;
@@ -445,6 +485,7 @@ Status LogRun::QueryFill() {
         if (best.size() > kQueryLimit) best.pop_back();
         return true;
       }));
+  CAVEMAN_RETURN_IF_ERROR(ids.status());
   if (max_score > 0) {
     for (const Candidate& c : best) {
       if (c.score / max_score >= kQueryThreshold) {
@@ -484,7 +525,7 @@ Result<TransformOutcome> LogRun::Emit(ByteSink& out) {
   internal::FieldList fields;
   internal::FieldList template_fields;
   bool any_marker = false;  // a §5.2 or an identical-run marker was written
-  internal::TemplateMiner miner4(miner_options_);
+  TemplateIdLog::Reader ids(template_ids_);
   std::vector<std::string_view> tokens;
   auto flush_run = [&]() {
     if (run.count() == 0) return;
@@ -500,7 +541,7 @@ Result<TransformOutcome> LogRun::Emit(ByteSink& out) {
   CAVEMAN_RETURN_IF_ERROR(
       ScanElements(body_, read_size_, flags_, collapse_,
                    [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t weight) {
-                     const uint32_t tid = grouping_ ? miner4.Add(line) : internal::TemplateMiner::kNoTemplate;
+                     const uint32_t tid = grouping_ ? ids.Next() : internal::TemplateMiner::kNoTemplate;
                      bool keep = IsForced(idx, info) || InFill(idx);
                      bool template_drop = false;
                      if (!keep) {
@@ -531,8 +572,8 @@ Result<TransformOutcome> LogRun::Emit(ByteSink& out) {
                      if (grouping_) {
                        group_fields = &fields;
                        if (fields.empty() && tid != internal::TemplateMiner::kNoTemplate) {
-                         // miner4 replays pass 1, so ids agree; miner1 holds the final (most general)
-                         // templates, whose wildcards cover every line of the cluster.
+                         // The id is pass 1's; miner1 holds the final (most general) templates,
+                         // whose wildcards cover every line of the cluster.
                          internal::TemplateFields(line, tid, miner1_, &tokens, &template_fields);
                          group_fields = &template_fields;
                        }
@@ -542,6 +583,7 @@ Result<TransformOutcome> LogRun::Emit(ByteSink& out) {
                    }));
   flush_run();
   CAVEMAN_RETURN_IF_ERROR(write_status);
+  CAVEMAN_RETURN_IF_ERROR(ids.status());
   if (!any_marker) return TransformOutcome::kDeclined;  // output would equal the input
   if (elided_total >= internal::kNoteMinElidedBytes && !has_note_prefix_) {
     emit(internal::SynthesizedLine(internal::ContractNote("lines"), crlf_));

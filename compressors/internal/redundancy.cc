@@ -20,17 +20,71 @@ uint64_t Mix(uint64_t h) {
   return h;
 }
 
-// Token scanner. Emits each finished token's bytes through `sink(bytes, has_letter)`; stops
-// when `sink` returns false.
-template <class Sink>
+uint64_t HashToken(std::string_view t) {
+  uint64_t h = kFnvOffset;
+  for (unsigned char c : t) {
+    h ^= c;
+    h *= kFnvPrime;
+  }
+  return Mix(h ^ t.size());
+}
+
+// The token being scanned, as text (for ProfileTokenStrings) ...
+struct TextToken {
+  std::string text;
+  void Push(char c) { text.push_back(c); }
+  void PushCodePoint(uint32_t cp) { AppendUtf8(cp, &text); }
+  bool empty() const { return text.empty(); }
+  void Clear() { text.clear(); }
+};
+
+// ... or only as its HashToken, computed byte by byte as the text would be appended (profiles
+// need only the hashes; no string is built per token: issue 19).
+struct HashedToken {
+  uint64_t h = kFnvOffset;
+  size_t size = 0;
+  void Push(char c) {
+    h ^= static_cast<unsigned char>(c);
+    h *= kFnvPrime;
+    ++size;
+  }
+  void PushCodePoint(uint32_t cp) {
+    // The bytes AppendUtf8 writes.
+    if (cp < 0x80) {
+      Push(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      Push(static_cast<char>(0xC0 | (cp >> 6)));
+      Push(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+      Push(static_cast<char>(0xE0 | (cp >> 12)));
+      Push(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      Push(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      Push(static_cast<char>(0xF0 | (cp >> 18)));
+      Push(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+      Push(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      Push(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+  }
+  bool empty() const { return size == 0; }
+  void Clear() {
+    h = kFnvOffset;
+    size = 0;
+  }
+  uint64_t Hash() const { return Mix(h ^ size); }
+};
+
+// Token scanner. Hands each finished token to `sink(token, has_letter)` (a TextToken or a
+// HashedToken); stops when `sink` returns false.
+template <class Token, class Sink>
 void ScanTokens(std::string_view unit, bool mask, Sink&& sink) {
-  std::string cur;
+  Token cur;
   bool has_letter = false;
   bool prev_digit = false;
   auto flush = [&]() -> bool {
     bool go = true;
-    if (!cur.empty()) go = sink(std::string_view(cur), has_letter);
-    cur.clear();
+    if (!cur.empty()) go = sink(static_cast<const Token&>(cur), has_letter);
+    cur.Clear();
     has_letter = false;
     prev_digit = false;
     return go;
@@ -43,22 +97,22 @@ void ScanTokens(std::string_view unit, bool mask, Sink&& sink) {
       ++i;
       cp = (c >= 'A' && c <= 'Z') ? c + 32u : c;
       if (cp >= 'a' && cp <= 'z') {
-        cur.push_back(static_cast<char>(cp));
+        cur.Push(static_cast<char>(cp));
         has_letter = true;
         prev_digit = false;
         continue;
       }
       if (cp >= '0' && cp <= '9') {
         if (!mask) {
-          cur.push_back(static_cast<char>(cp));
+          cur.Push(static_cast<char>(cp));
         } else if (!prev_digit) {
-          cur.push_back('#');
+          cur.Push('#');
         }
         prev_digit = true;
         continue;
       }
       if (cp == '_') {
-        cur.push_back('_');
+        cur.Push('_');
         has_letter = true;
         prev_digit = false;
         continue;
@@ -70,13 +124,13 @@ void ScanTokens(std::string_view unit, bool mask, Sink&& sink) {
     cp = static_cast<uint32_t>(u_tolower(static_cast<UChar32>(cp)));
     if (IsDecimalDigit(cp)) {
       if (!mask) {
-        AppendUtf8(cp, &cur);
+        cur.PushCodePoint(cp);
       } else if (!prev_digit) {
-        cur.push_back('#');
+        cur.Push('#');
       }
       prev_digit = true;
     } else if (IsLetter(cp)) {
-      AppendUtf8(cp, &cur);
+      cur.PushCodePoint(cp);
       has_letter = true;
       prev_digit = false;
     } else {
@@ -84,15 +138,6 @@ void ScanTokens(std::string_view unit, bool mask, Sink&& sink) {
     }
   }
   flush();
-}
-
-uint64_t HashToken(std::string_view t) {
-  uint64_t h = kFnvOffset;
-  for (unsigned char c : t) {
-    h ^= c;
-    h *= kFnvPrime;
-  }
-  return Mix(h ^ t.size());
 }
 
 // Small open-addressing set of token hashes that clears only the slots it used.
@@ -135,8 +180,8 @@ thread_local TokenSet t_token_set;
 Profile BuildProfile(std::string_view unit, bool mask) {
   TokenSet& set = t_token_set;
   bool any_letter = false;
-  ScanTokens(unit, mask, [&](std::string_view tok, bool has_letter) {
-    uint64_t h = HashToken(tok);
+  ScanTokens<HashedToken>(unit, mask, [&](const HashedToken& tok, bool has_letter) {
+    const uint64_t h = tok.Hash();
     if (set.Insert(h) && has_letter) any_letter = true;
     return set.size() < kMaxProfileTokens;
   });
@@ -149,6 +194,8 @@ Profile BuildProfile(std::string_view unit, bool mask) {
 }
 
 }  // namespace
+
+uint64_t ProfileTokenHash(std::string_view token) { return HashToken(token); }
 
 Profile ComputeProfile(std::string_view unit) {
   Profile p = BuildProfile(unit, /*mask=*/true);
@@ -164,9 +211,9 @@ std::vector<std::string> ProfileTokenStrings(std::string_view unit, bool* masked
   bool any_letter = false;
   auto collect = [&](bool mask) {
     toks.clear();
-    ScanTokens(unit, mask, [&](std::string_view tok, bool has_letter) {
-      if (std::find(toks.begin(), toks.end(), tok) == toks.end()) {
-        toks.emplace_back(tok);
+    ScanTokens<TextToken>(unit, mask, [&](const TextToken& tok, bool has_letter) {
+      if (std::find(toks.begin(), toks.end(), tok.text) == toks.end()) {
+        toks.emplace_back(tok.text);
         if (has_letter) any_letter = true;
       }
       return toks.size() < kMaxProfileTokens;
@@ -286,19 +333,44 @@ bool OnlineGuard::TestAndLearn(const Profile& p) {
   return true;
 }
 
-bool RedundancyGuard::Represents(const Profile& p) const {
-  return p.tokens.empty() || FindRepresenting(p, classes_, last_hit_) < classes_.size();
+size_t RedundancyGuard::Find(const Profile& p) const {
+  // Lines of a log repeat their profiles (digits are masked): the memo remembers, per profile,
+  // how many classes were already tried without a match, or that one matched. Classes are
+  // only ever appended, so a match stays a match and a miss needs only the newer classes.
+  uint64_t key = p.masked ? 0x9E3779B97F4A7C15ULL : 0;
+  for (uint64_t t : p.tokens) key = Mix(key ^ t) + 0x632BE59BD9B4E019ULL;
+  if (memo_.empty()) memo_.resize(kMemoSlots);
+  MemoSlot& slot = memo_[key & (kMemoSlots - 1)];
+  const bool known = slot.key == key && slot.masked == p.masked && slot.tokens == p.tokens;
+  size_t found = classes_.size();
+  if (known && slot.match < slot.checked) {
+    found = slot.match;
+  } else if (known) {
+    const size_t need = RepresentedNeed(p.tokens.size());
+    for (size_t i = slot.checked; i < classes_.size(); ++i) {
+      if (RepresentedBy(p, classes_[i], need)) {
+        found = i;
+        break;
+      }
+    }
+  } else {
+    found = FindRepresenting(p, classes_, last_hit_);
+    slot.key = key;
+    slot.masked = p.masked;
+    slot.tokens = p.tokens;
+  }
+  slot.checked = classes_.size();
+  slot.match = found;
+  if (found < classes_.size()) last_hit_ = found;
+  return found;
 }
+
+bool RedundancyGuard::Represents(const Profile& p) const { return p.tokens.empty() || Find(p) < classes_.size(); }
 
 bool RedundancyGuard::TestProfile(Profile p) {
   if (promotions_ >= kMaxPromotions) return true;
   if (p.tokens.empty()) return false;
-  // Streams of similar lines hit the same class again and again: try the last one first.
-  const size_t found = FindRepresenting(p, classes_, last_hit_);
-  if (found < classes_.size()) {
-    last_hit_ = found;
-    return false;
-  }
+  if (Find(p) < classes_.size()) return false;
   ++promotions_;
   classes_.push_back(std::move(p));
   return true;

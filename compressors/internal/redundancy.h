@@ -37,6 +37,8 @@ struct Profile {
 Profile ComputeProfile(std::string_view unit);
 // The same tokens as text (sorted byte-wise), for tests and debugging.
 std::vector<std::string> ProfileTokenStrings(std::string_view unit, bool* masked);
+// The hash a profile keeps for a token's text (for tests: ComputeProfile hashes as it scans).
+uint64_t ProfileTokenHash(std::string_view token);
 
 // ⌊0.9·n + 0.999999⌋.
 size_t RepresentedNeed(size_t n);
@@ -70,7 +72,23 @@ class RedundancyGuard {
   std::vector<Profile> classes_;
   size_t seeds_ = 0;
   size_t promotions_ = 0;
-  size_t last_hit_ = 0;  // class that represented the previous unit (a search hint only)
+  // Index of a class representing `p`, or classes_.size() (through the memo below).
+  size_t Find(const Profile& p) const;
+
+  // A profile's last answer: classes [0, checked) were tried and `match` (< checked) is one
+  // that represents it, or match == checked when none did. A search aid only: answers are
+  // those of trying every class.
+  struct MemoSlot {
+    uint64_t key = 0;
+    bool masked = false;
+    std::vector<uint64_t> tokens;
+    size_t checked = 0;
+    size_t match = 0;
+  };
+  static constexpr size_t kMemoSlots = 256;
+  mutable std::vector<MemoSlot> memo_;  // direct-mapped by a hash of the profile
+  // Class that represented the previous unit (a search hint only).
+  mutable size_t last_hit_ = 0;
 };
 
 // The guard of follow mode, where the kept units are known only as they arrive: every kept

@@ -10,8 +10,9 @@
 // when `max_clusters` clusters exist and none fits, get no template.
 //
 // Deterministic: the cluster id of a line depends only on the lines added before it, so
-// replaying the same lines in the same order reproduces every id (the log compressor re-mines
-// in each pass instead of storing per-line ids). Memory: ≤ max_clusters × max_tokens hashes.
+// replaying the same lines in the same order reproduces every id (the log compressor mines in
+// its first pass and replays the ids it stored, two bytes per line, in a spool).
+// Memory: ≤ max_clusters × max_tokens hashes.
 //
 // Thread-safety: a miner belongs to one payload.
 #ifndef CAVEMAN_COMPRESSORS_INTERNAL_TEMPLATES_H_

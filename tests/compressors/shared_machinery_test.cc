@@ -1,4 +1,5 @@
 // Shared machinery of §4: lines, redundancy guard, BM25, invariant summaries, elision.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -130,6 +131,80 @@ TEST(Redundancy, AfterMaxPromotionsEverythingIsKept) {
   }
   EXPECT_EQ(g.promotions(), kMaxPromotions);
   EXPECT_TRUE(g.Test("seed"));  // even a represented unit is kept now
+}
+
+// ComputeProfile hashes each token as it scans it (no string per token): its hashes must be
+// those of the tokens ProfileTokenStrings spells out, masked or not, for ASCII, Unicode letters
+// and digits, case mappings that leave ASCII (U+212A KELVIN SIGN -> 'k'), invalid bytes and
+// the 128-token cap.
+TEST(Profile, HashesAreThoseOfTheTokenTexts) {
+  std::vector<std::string> units = {
+      "Order ord_12 AB12cd345 7 x9",
+      "12, 345; 12",
+      "\xC3\x89t\xD9\xA3\xD9\xA3 \xE2\x84\xAA elvin \xC4\xB0stanbul",
+      "\xF0\x9D\x90\x80\xF0\x9D\x9F\x8E x \xE4\xB8\xAD\xE6\x96\x87 \xFF\xFE bad",
+      "",
+      "....",
+  };
+  std::string many;
+  for (int i = 0; i < 300; ++i) many += "w" + std::to_string(i) + std::string(1, static_cast<char>('a' + i % 26)) + " ";
+  units.push_back(many);
+  uint64_t seed = 7;
+  for (int k = 0; k < 200; ++k) {
+    std::string u;
+    for (int j = 0; j < 40; ++j) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      static const char* kPieces[] = {"a",    "Z", "7", "_", " ", "-", "\xC3\xA9", "\xD9\xA3", "\xE2\x84\xAA",
+                                      "\x80", "x1"};
+      u += kPieces[(seed >> 33) % 11];
+    }
+    units.push_back(u);
+  }
+  for (const std::string& u : units) {
+    bool masked = false;
+    std::vector<std::string> texts = ProfileTokenStrings(u, &masked);
+    std::vector<uint64_t> want;
+    for (const std::string& t : texts) want.push_back(ProfileTokenHash(t));
+    std::sort(want.begin(), want.end());
+    want.erase(std::unique(want.begin(), want.end()), want.end());
+    const Profile p = ComputeProfile(u);
+    EXPECT_EQ(p.masked, masked) << u;
+    EXPECT_EQ(p.tokens, want) << u;
+  }
+}
+
+// The guard remembers each profile's last answer (classes tried, class found); its answers must
+// be those of trying every class each time (IsRepresented), through promotions that add classes
+// between two tests of the same profile.
+TEST(Redundancy, GuardMemoAnswersAsTryingEveryClass) {
+  std::vector<std::string> words = {"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"};
+  uint64_t seed = 11;
+  auto next = [&]() {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return seed >> 33;
+  };
+  for (int round = 0; round < 20; ++round) {
+    RedundancyGuard g;
+    std::vector<Profile> classes;  // the reference: every seed and promotion, in order
+    for (int i = 0; i < 3; ++i) {
+      std::string u = words[next() % words.size()] + " " + words[next() % words.size()];
+      g.AddSeed(u);
+      classes.push_back(ComputeProfile(u));
+    }
+    for (int i = 0; i < 400; ++i) {
+      std::string u;
+      const size_t n = 1 + next() % 4;
+      for (size_t j = 0; j < n; ++j) u += words[next() % words.size()] + " " + std::to_string(next() % 100) + " ";
+      const Profile p = ComputeProfile(u);
+      const bool represented = p.tokens.empty() || IsRepresented(p, classes);
+      ASSERT_EQ(g.Represents(p), represented) << u;
+      if (next() % 2 == 0) continue;
+      const bool promotions_left = g.promotions() < kMaxPromotions;
+      const bool kept = g.Test(u);
+      ASSERT_EQ(kept, !promotions_left || (!represented && !p.tokens.empty())) << u;
+      if (kept && promotions_left) classes.push_back(p);
+    }
+  }
 }
 
 // ---------------------------------------------------------------- BM25 (§4.3)
