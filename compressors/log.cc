@@ -179,18 +179,26 @@ class ReplayClassifier {
   LineFlags::Reader reader_;
 };
 
+// The read buffer of ScanLines, kept by a LogRun across its passes: one allocation instead of
+// one per pass (each a fresh mapping of read_size bytes, faulted in again; issue 19).
+struct ScanBuffer {
+  std::unique_ptr<char[]> data;
+  size_t cap = 0;
+};
+
 // Reads `body` in `read_size` pieces, calls on_chunk(chunk) for every piece, and
 // on_line(line, index, info) for every line of the §4.1 split, in order. Lines are cut from
 // blocks of whole lines (the unfinished last line is carried to the next read), and each block
 // is classified once (`classifier`: Hyperscan in pass 1, replayed bits later). Returns whether
 // the input ended with LF. Stops early (without error) when on_line returns false.
 template <class Classifier, class ChunkFn, class LineFn>
-Result<bool> ScanLines(const Body& body, size_t read_size, Classifier* classifier, ChunkFn&& on_chunk,
-                       LineFn&& on_line) {
+Result<bool> ScanLines(const Body& body, size_t read_size, ScanBuffer* scratch, Classifier* classifier,
+                       ChunkFn&& on_chunk, LineFn&& on_line) {
   std::unique_ptr<ByteSource> reader = body.NewReader();
   // Carried partial line + the bytes just read; grown without zero-filling.
-  std::unique_ptr<char[]> buf;
-  size_t cap = 0, len = 0;
+  std::unique_ptr<char[]>& buf = scratch->data;
+  size_t& cap = scratch->cap;
+  size_t len = 0;
   uint64_t index = 0;
   bool last_was_lf = false;
   auto process = [&](std::string_view block, bool final_piece) -> bool {
@@ -308,12 +316,13 @@ class RunCollapser {
 
 // ScanLines over elements (see RunCollapser): on_element(line, index, info, weight).
 template <class ElementFn>
-Status ScanElements(const Body& body, size_t read_size, const LineFlags& flags, bool collapse, ElementFn&& on_element) {
+Status ScanElements(const Body& body, size_t read_size, ScanBuffer* scratch, const LineFlags& flags, bool collapse,
+                    ElementFn&& on_element) {
   RunCollapser collapser(collapse);
   ReplayClassifier replay(flags);
   bool stopped = false;
   CAVEMAN_ASSIGN_OR_RETURN(bool ignored, ScanLines(
-                                             body, read_size, &replay, [](std::string_view) {},
+                                             body, read_size, scratch, &replay, [](std::string_view) {},
                                              [&](std::string_view line, uint64_t, const LineInfo& info) {
                                                stopped = !collapser.Push(line, info, on_element);
                                                return !stopped;
@@ -384,6 +393,7 @@ class LogRun {
   const size_t read_size_;
   KeepMatcher matcher_;
   LineFlags flags_;  // pass 1's classification of every line, replayed by passes 2-4
+  ScanBuffer scan_buffer_;
   internal::Bm25Index bm25_;
   const bool use_query_;
   const bool grouping_;
@@ -439,18 +449,19 @@ Result<bool> LogRun::Survey() {
   };
   RunCollapser collapser(collapse_);
   LiveClassifier live(&matcher_, &flags_);
-  CAVEMAN_ASSIGN_OR_RETURN(trailing_, ScanLines(
-                                          body_, read_size_, &live, [&](std::string_view chunk) { utf8.Feed(chunk); },
-                                          [&](std::string_view line, uint64_t, const LineInfo& info) {
-                                            ++raw_lines;
-                                            if (info.terminated) {
-                                              ++lf_count;
-                                              if (!line.empty() && line.back() == '\r') ++crlf_count;
-                                            }
-                                            has_note_prefix_ = has_note_prefix_ || info.note_prefix;
-                                            collapser.Push(line, info, element);
-                                            return utf8.valid_so_far();
-                                          }));
+  CAVEMAN_ASSIGN_OR_RETURN(
+      trailing_, ScanLines(
+                     body_, read_size_, &scan_buffer_, &live, [&](std::string_view chunk) { utf8.Feed(chunk); },
+                     [&](std::string_view line, uint64_t, const LineInfo& info) {
+                       ++raw_lines;
+                       if (info.terminated) {
+                         ++lf_count;
+                         if (!line.empty() && line.back() == '\r') ++crlf_count;
+                       }
+                       has_note_prefix_ = has_note_prefix_ || info.note_prefix;
+                       collapser.Push(line, info, element);
+                       return utf8.valid_so_far();
+                     }));
   if (!utf8.Finish() || raw_lines < kMinLines) return false;
   CAVEMAN_RETURN_IF_ERROR(flags_.Finish());
   collapser.Finish(element);
@@ -473,18 +484,19 @@ Status LogRun::QueryFill() {
     return a.score > b.score || (a.score == b.score && a.index < b.index);
   };
   TemplateIdLog::Reader ids(template_ids_);
-  CAVEMAN_RETURN_IF_ERROR(ScanElements(
-      body_, read_size_, flags_, collapse_, [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
-        const uint32_t tid = grouping_ ? ids.Next() : internal::TemplateMiner::kNoTemplate;
-        const double score = bm25_.Score(line);
-        max_score = std::max(max_score, score);
-        if (score <= 0 || IsForced(idx, info)) return true;
-        Candidate c{score, idx, tid};
-        if (best.size() == kQueryLimit && !better(c, best.back())) return true;
-        best.insert(std::upper_bound(best.begin(), best.end(), c, better), c);
-        if (best.size() > kQueryLimit) best.pop_back();
-        return true;
-      }));
+  CAVEMAN_RETURN_IF_ERROR(ScanElements(body_, read_size_, &scan_buffer_, flags_, collapse_,
+                                       [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
+                                         const uint32_t tid =
+                                             grouping_ ? ids.Next() : internal::TemplateMiner::kNoTemplate;
+                                         const double score = bm25_.Score(line);
+                                         max_score = std::max(max_score, score);
+                                         if (score <= 0 || IsForced(idx, info)) return true;
+                                         Candidate c{score, idx, tid};
+                                         if (best.size() == kQueryLimit && !better(c, best.back())) return true;
+                                         best.insert(std::upper_bound(best.begin(), best.end(), c, better), c);
+                                         if (best.size() > kQueryLimit) best.pop_back();
+                                         return true;
+                                       }));
   CAVEMAN_RETURN_IF_ERROR(ids.status());
   if (max_score > 0) {
     for (const Candidate& c : best) {
@@ -501,7 +513,7 @@ Status LogRun::QueryFill() {
 Status LogRun::SeedGuard() {
   const uint64_t kept_count = forced_before_tail_ + (n_ - tail_start_) + fill_.size();
   uint64_t ordinal = 0;
-  return ScanElements(body_, read_size_, flags_, collapse_,
+  return ScanElements(body_, read_size_, &scan_buffer_, flags_, collapse_,
                       [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
                         if (!IsForced(idx, info) && !InFill(idx)) return true;
                         if (internal::RedundancyGuard::IsSeed(ordinal, kept_count)) guard_.AddSeed(line);
@@ -539,7 +551,7 @@ Result<TransformOutcome> LogRun::Emit(ByteSink& out) {
     run.Reset();
   };
   CAVEMAN_RETURN_IF_ERROR(
-      ScanElements(body_, read_size_, flags_, collapse_,
+      ScanElements(body_, read_size_, &scan_buffer_, flags_, collapse_,
                    [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t weight) {
                      const uint32_t tid = grouping_ ? ids.Next() : internal::TemplateMiner::kNoTemplate;
                      bool keep = IsForced(idx, info) || InFill(idx);
