@@ -33,6 +33,14 @@
 namespace caveman {
 namespace {
 
+// The record's marker map as bytes: the PostgreSQL store binds it as one parameter, so a map
+// given as a reader (follow mode) is read whole into *storage first.
+Result<const std::optional<std::string>*> MarkerMapOf(const RecordInfo& info, std::optional<std::string>* storage) {
+  if (info.marker_map.has_value() || !info.marker_map_reader) return &info.marker_map;
+  CAVEMAN_ASSIGN_OR_RETURN(*storage, info.MarkerMapBytes());
+  return static_cast<const std::optional<std::string>*>(storage);
+}
+
 using internal::StopSink;
 using internal::VerifyingSink;
 
@@ -520,6 +528,8 @@ Result<bool> PgStore::RefreshExisting(const std::string& handle, const RecordInf
   const bool replace_fields = !(info.tokens_before == 0 && old_tokens_before > 0);
   // Only the metadata can grow the record (it is set once, when the record had none).
   if (!keep_meta && !info.metadata.empty()) CAVEMAN_RETURN_IF_ERROR(Charge(info.metadata.size()));
+  std::optional<std::string> read_map;
+  CAVEMAN_ASSIGN_OR_RETURN(const std::optional<std::string>* map, MarkerMapOf(info, &read_map));
   CAVEMAN_RETURN_IF_ERROR(
       pg_->Run("UPDATE ccr_recoveries SET created_at = now(),"
                " content_type = CASE WHEN $2::boolean THEN $3 ELSE content_type END,"
@@ -531,8 +541,8 @@ Result<bool> PgStore::RefreshExisting(const std::string& handle, const RecordInf
                " WHERE handle = $1",
                {Text(handle), Bool(replace_fields), Text(info.content_type), Text(info.compressor),
                 Text(Dec(info.tokens_before)), Text(Dec(info.tokens_after)), Bool(keep_meta),
-                info.metadata.empty() ? Null() : Bytes(info.metadata), Bool(info.marker_map.has_value()),
-                info.marker_map.has_value() ? Bytes(*info.marker_map) : Null()}));
+                info.metadata.empty() ? Null() : Bytes(info.metadata), Bool(map->has_value()),
+                map->has_value() ? Bytes(**map) : Null()}));
   return true;
 }
 
@@ -551,17 +561,19 @@ Status PgStore::InsertChunkRows(const std::string& key, std::string_view frame, 
 
 Status PgStore::InsertRecord(const std::string& handle, const RecordInfo& info, uint64_t original_bytes,
                              uint64_t stored_bytes, const std::string* chunk_key) {
+  std::optional<std::string> read_map;
+  CAVEMAN_ASSIGN_OR_RETURN(const std::optional<std::string>* map, MarkerMapOf(info, &read_map));
   CAVEMAN_ASSIGN_OR_RETURN(
       PgResult r,
-      pg_->Exec("INSERT INTO ccr_recoveries (handle, content_type, compressor, tokens_before, tokens_after,"
-                " original_bytes, stored_bytes, metadata, command, chunk_key, marker_map)"
-                " VALUES ($1, $2, $3, $4::bigint, $5::bigint, $6::bigint, $7::bigint, $8::bytea, $9, $10, $11::bytea)"
-                " ON CONFLICT (handle) DO NOTHING RETURNING 1",
-                {Text(handle), Text(info.content_type), Text(info.compressor), Text(Dec(info.tokens_before)),
-                 Text(Dec(info.tokens_after)), Text(Dec(original_bytes)), Text(Dec(stored_bytes)),
-                 info.metadata.empty() ? Null() : Bytes(info.metadata),
-                 info.command.empty() ? Null() : Text(info.command), chunk_key == nullptr ? Null() : Text(*chunk_key),
-                 info.marker_map.has_value() ? Bytes(*info.marker_map) : Null()}));
+      pg_->Exec(
+          "INSERT INTO ccr_recoveries (handle, content_type, compressor, tokens_before, tokens_after,"
+          " original_bytes, stored_bytes, metadata, command, chunk_key, marker_map)"
+          " VALUES ($1, $2, $3, $4::bigint, $5::bigint, $6::bigint, $7::bigint, $8::bytea, $9, $10, $11::bytea)"
+          " ON CONFLICT (handle) DO NOTHING RETURNING 1",
+          {Text(handle), Text(info.content_type), Text(info.compressor), Text(Dec(info.tokens_before)),
+           Text(Dec(info.tokens_after)), Text(Dec(original_bytes)), Text(Dec(stored_bytes)),
+           info.metadata.empty() ? Null() : Bytes(info.metadata), info.command.empty() ? Null() : Text(info.command),
+           chunk_key == nullptr ? Null() : Text(*chunk_key), map->has_value() ? Bytes(**map) : Null()}));
   // Another writer committed the same original since RefreshExisting looked: this
   // transaction is rolled back and repeated, and then refreshes that record.
   if (r.rows() == 0) return pg_->Retry("ccr: concurrent put of " + handle);

@@ -52,6 +52,17 @@ constexpr int kPageSize = 4096;
 
 constexpr char kMemoryPath[] = ":memory:";
 
+bool HasMarkerMap(const RecordInfo& info) {
+  return info.marker_map.has_value() || static_cast<bool>(info.marker_map_reader);
+}
+
+// Binds the record's marker map: its bytes, or (given as a reader) a blob of zeros of its size
+// that WriteMarkerMapPieces fills once the row exists.
+Status BindMarkerMap(Statement& st, int idx, const RecordInfo& info) {
+  if (info.marker_map.has_value()) return st.BindBlob(idx, *info.marker_map);
+  return st.BindZeroBlob(idx, info.marker_map_size);
+}
+
 constexpr char kCreateSchemaSql[] =
     "CREATE TABLE IF NOT EXISTS recoveries ("
     "  handle         TEXT PRIMARY KEY,"
@@ -278,6 +289,9 @@ class SqliteStore final : public RecoveryStore {
   // REQUIRES: inside a write transaction; `used` = UsedBytes().
   Result<bool> RefreshExisting(const std::string& handle, const RecordInfo& info, uint64_t used);
   Status InsertChunks(const std::string& handle, const Spool& frame);
+  // A marker map given as a reader: copies its bytes into the zero blob BindMarkerMap bound,
+  // 1 MiB at a time (a long follow run's map never sits in memory whole). No-op otherwise.
+  Status WriteMarkerMapPieces(const std::string& handle, const RecordInfo& info);
   Status InsertChunkRows(const std::string& key, std::string_view frame, int64_t first_seq);
   Status DeletePartialRows(const std::string& id);
   Status ReadVerified(std::string_view handle, Spool& original);
@@ -479,8 +493,9 @@ Status SqliteStore::PutOnce(const std::string& handle, const RecordInfo& info, c
   CAVEMAN_RETURN_IF_ERROR(ins.BindInt(8, ToSqlInt(stored)));
   if (!info.metadata.empty()) CAVEMAN_RETURN_IF_ERROR(ins.BindBlob(9, info.metadata));
   if (!info.command.empty()) CAVEMAN_RETURN_IF_ERROR(ins.BindText(10, info.command));
-  if (info.marker_map.has_value()) CAVEMAN_RETURN_IF_ERROR(ins.BindBlob(11, *info.marker_map));
+  if (HasMarkerMap(info)) CAVEMAN_RETURN_IF_ERROR(BindMarkerMap(ins, 11, info));
   CAVEMAN_RETURN_IF_ERROR(ins.Run());
+  CAVEMAN_RETURN_IF_ERROR(WriteMarkerMapPieces(handle, info));
   return db_->Exec("COMMIT");
 }
 
@@ -527,10 +542,43 @@ Result<bool> SqliteStore::RefreshExisting(const std::string& handle, const Recor
   CAVEMAN_RETURN_IF_ERROR(upd.BindInt(8, keep_meta ? 1 : 0));
   if (!info.metadata.empty()) CAVEMAN_RETURN_IF_ERROR(upd.BindBlob(9, info.metadata));
   // The map describes the view just emitted, so the latest put's map replaces the old one.
-  CAVEMAN_RETURN_IF_ERROR(upd.BindInt(10, info.marker_map.has_value() ? 1 : 0));
-  if (info.marker_map.has_value()) CAVEMAN_RETURN_IF_ERROR(upd.BindBlob(11, *info.marker_map));
+  CAVEMAN_RETURN_IF_ERROR(upd.BindInt(10, HasMarkerMap(info) ? 1 : 0));
+  if (HasMarkerMap(info)) CAVEMAN_RETURN_IF_ERROR(BindMarkerMap(upd, 11, info));
   CAVEMAN_RETURN_IF_ERROR(upd.Run());
+  CAVEMAN_RETURN_IF_ERROR(WriteMarkerMapPieces(handle, info));
   return true;
+}
+
+Status SqliteStore::WriteMarkerMapPieces(const std::string& handle, const RecordInfo& info) {
+  if (info.marker_map.has_value() || !info.marker_map_reader) return Status::OK();
+  CAVEMAN_ASSIGN_OR_RETURN(Statement find, db_->Prepare("SELECT rowid FROM recoveries WHERE handle = ?1"));
+  CAVEMAN_RETURN_IF_ERROR(find.BindText(1, handle));
+  CAVEMAN_ASSIGN_OR_RETURN(bool found, find.Step());
+  if (!found) return Status::Internal("ccr: the record written a moment ago is missing");
+  const int64_t rowid = find.ColumnInt(0);
+  find.Reset();
+  std::unique_ptr<ByteSource> reader = info.marker_map_reader();
+  sqlite3_blob* blob = nullptr;
+  if (info.marker_map_size > 0) {
+    const int rc = sqlite3_blob_open(db_->raw(), "main", "recoveries", "marker_map", rowid, 1, &blob);
+    if (rc != SQLITE_OK) {
+      sqlite3_blob_close(blob);
+      return db_->Error(rc, "open marker map");
+    }
+  }
+  std::unique_ptr<sqlite3_blob, int (*)(sqlite3_blob*)> closer(blob, sqlite3_blob_close);
+  std::unique_ptr<char[]> buf(new char[kMaxChunkBytes]);
+  uint64_t written = 0;
+  for (;;) {
+    CAVEMAN_ASSIGN_OR_RETURN(size_t n, reader->Read(buf.get(), kMaxChunkBytes));
+    if (n == 0) break;
+    if (n > info.marker_map_size - written) return Status::IoError("ccr: marker map longer than announced");
+    const int rc = sqlite3_blob_write(blob, buf.get(), static_cast<int>(n), static_cast<int>(written));
+    if (rc != SQLITE_OK) return db_->Error(rc, "write marker map");
+    written += n;
+  }
+  if (written != info.marker_map_size) return Status::IoError("ccr: marker map shorter than announced");
+  return Status::OK();
 }
 
 Status SqliteStore::InsertChunks(const std::string& handle, const Spool& frame) {
@@ -998,8 +1046,9 @@ Status SqliteStore::CommitPartial(SqliteStreamWriter& w, const std::string& hand
     const std::string& command = info.command.empty() ? w.command_ : info.command;
     if (!command.empty()) CAVEMAN_RETURN_IF_ERROR(ins.BindText(10, command));
     CAVEMAN_RETURN_IF_ERROR(ins.BindText(11, w.id_));
-    if (info.marker_map.has_value()) CAVEMAN_RETURN_IF_ERROR(ins.BindBlob(12, *info.marker_map));
+    if (HasMarkerMap(info)) CAVEMAN_RETURN_IF_ERROR(BindMarkerMap(ins, 12, info));
     CAVEMAN_RETURN_IF_ERROR(ins.Run());
+    CAVEMAN_RETURN_IF_ERROR(WriteMarkerMapPieces(handle, info));
     CAVEMAN_ASSIGN_OR_RETURN(Statement row, db_->Prepare("DELETE FROM partials WHERE id = ?1"));
     CAVEMAN_RETURN_IF_ERROR(row.BindText(1, w.id_));
     CAVEMAN_RETURN_IF_ERROR(row.Run());

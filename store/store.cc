@@ -7,6 +7,23 @@
 
 namespace caveman {
 
+Result<std::optional<std::string>> RecordInfo::MarkerMapBytes() const {
+  if (marker_map.has_value() || !marker_map_reader) return marker_map;
+  std::unique_ptr<ByteSource> reader = marker_map_reader();
+  std::string all;
+  all.resize(marker_map_size);
+  uint64_t got = 0;
+  while (got < marker_map_size) {
+    CAVEMAN_ASSIGN_OR_RETURN(size_t n, reader->Read(all.data() + got, marker_map_size - got));
+    if (n == 0) return Status::IoError("ccr: marker map shorter than announced");
+    got += n;
+  }
+  char extra;
+  CAVEMAN_ASSIGN_OR_RETURN(size_t more, reader->Read(&extra, 1));
+  if (more != 0) return Status::IoError("ccr: marker map longer than announced");
+  return std::optional<std::string>(std::move(all));
+}
+
 Result<std::unique_ptr<StreamRecordWriter>> RecoveryStore::BeginStreamRecord(std::string_view) {
   return Status::NotSupported("this recovery store cannot record streams");
 }

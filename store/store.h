@@ -77,6 +77,17 @@ struct CAVEMAN_EXPORT RecordInfo {
   // opaque here). nullopt: none computed, stored as NULL. Replaced on every put of the same
   // original (the map describes the latest view).
   std::optional<std::string> marker_map;
+  // The same map, not held in memory (follow mode, where a long run's map is tens of
+  // megabytes): its size and a reader of its bytes from the first; used when marker_map is
+  // nullopt and marker_map_reader is set. The SQLite store copies it into the record in pieces;
+  // the PostgreSQL store reads it whole first. The reader must give exactly
+  // marker_map_size bytes (else the put fails with kIoError).
+  uint64_t marker_map_size = 0;
+  std::function<std::unique_ptr<ByteSource>()> marker_map_reader;
+
+  // marker_map, or the reader's bytes read whole; nullopt when neither is set.
+  // Errors: the reader's, or kIoError when it gives more or fewer than marker_map_size bytes.
+  Result<std::optional<std::string>> MarkerMapBytes() const;
 };
 
 // Lifetime: a RecordWriter must not outlive the RecoveryStore that made it.

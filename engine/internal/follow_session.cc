@@ -380,7 +380,10 @@ Status FollowSession::EndOfInput(FollowClock::time_point now) {
     info.tokens_before = tokens_before_;
     info.tokens_after = view.Finish();
     info.command = config_.command;
-    info.marker_map = queue_->markers.TakeBlob();  // EndOfInput: no marker follows
+    // EndOfInput: no marker follows. The map stays in its spool; the store copies it in pieces.
+    const std::unique_ptr<Spool> map = queue_->markers.TakeBlob();
+    info.marker_map_size = map->size();
+    info.marker_map_reader = [m = map.get()] { return m->NewReader(); };
     Status s = writer_->Commit(handle_, info);
     if (s.ok()) {
       committed = true;

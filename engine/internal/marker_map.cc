@@ -910,20 +910,35 @@ Result<MarkerMap> ParseMarkerMap(std::string_view blob) {
 
 // ---- follow ----
 
-OnlineMarkerTracker::OnlineMarkerTracker() : blob_(SerializeMarkerMap(MarkerMap{true, {}, {}})) {}
+OnlineMarkerTracker::OnlineMarkerTracker()
+    : blob_(std::make_unique<Spool>(SpoolOptions{.memory_limit = kMemoryLimit})),
+      pending_(SerializeMarkerMap(MarkerMap{true, {}, {}})) {}
 
-std::string OnlineMarkerTracker::TakeBlob() {
-  return mapped_ ? std::move(blob_) : SerializeMarkerMap(Unmapped(reason_));
+void OnlineMarkerTracker::Unmap(std::string reason) {
+  mapped_ = false;
+  reason_ = std::move(reason);
+  blob_.reset();
+  pending_.clear();
+  pending_.shrink_to_fit();
+}
+
+void OnlineMarkerTracker::Flush() {
+  if (!mapped_ || pending_.empty()) return;
+  if (!blob_->Write(pending_).ok()) return Unmap("the marker map could not be spooled");
+  pending_.clear();
+}
+
+std::unique_ptr<Spool> OnlineMarkerTracker::TakeBlob() {
+  Flush();
+  if (mapped_) return std::move(blob_);
+  auto unmapped = std::make_unique<Spool>(SpoolOptions{.memory_limit = kMemoryLimit});
+  (void)unmapped->Write(SerializeMarkerMap(Unmapped(reason_)));  // small: stays in memory
+  return unmapped;
 }
 
 void OnlineMarkerTracker::Add(const OnlineEvent& e) {
   const uint64_t lfs = static_cast<uint64_t>(std::count(e.bytes.begin(), e.bytes.end(), '\n'));
-  if (e.input_end > e.input_begin && e.input_begin != input_end_ && mapped_) {
-    mapped_ = false;
-    reason_ = "follow events out of order";
-    blob_.clear();
-    blob_.shrink_to_fit();
-  }
+  if (e.input_end > e.input_begin && e.input_begin != input_end_ && mapped_) Unmap("follow events out of order");
   if (!mapped_) return;
   if (e.lossy && e.lines > 0) {
     // A marker event is one line (a leading LF closes an unterminated line written before).
@@ -944,7 +959,8 @@ void OnlineMarkerTracker::Add(const OnlineEvent& e) {
       entry.last_line = input_lines_ + m->count;
       entry.byte_begin = e.input_begin;
       entry.byte_end = e.input_end;
-      AppendMarkerLine(entry, &blob_);
+      AppendMarkerLine(entry, &pending_);
+      if (pending_.size() >= 64 * 1024) Flush();
     }
   }
   view_lines_ += lfs;

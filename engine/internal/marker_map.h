@@ -19,6 +19,7 @@
 #define CAVEMAN_ENGINE_INTERNAL_MARKER_MAP_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,19 +69,27 @@ Result<MarkerMap> ParseMarkerMap(std::string_view blob);
 
 // Follow mode: fed every OnlineEvent in queue order; a lossy event whose bytes are one
 // marker line with the event's line count becomes an entry, serialised at once (a long
-// follow run writes tens of thousands of markers: the blob is a fraction of their entries).
+// follow run writes tens of thousands of markers: the blob is a fraction of their entries)
+// into a spool that keeps 1 MiB in memory and the rest in its temporary file, so a run of any
+// length holds the map in bounded memory (512 MiB of CI log: a 36 MB map; issue 19).
 class OnlineMarkerTracker {
  public:
   OnlineMarkerTracker();
   void Add(const OnlineEvent& e);
-  // SerializeMarkerMap of the entries so far (or of the unmapped map); moves the blob out
-  // (a long run's map is megabytes: no copy at the end), so call it once, after the last Add.
-  std::string TakeBlob();
+  // SerializeMarkerMap of the entries so far (or of the unmapped map, also when the spool
+  // could not be written), moved out: call it once, after the last Add.
+  std::unique_ptr<Spool> TakeBlob();
+
+  static constexpr size_t kMemoryLimit = 1 << 20;
 
  private:
+  void Unmap(std::string reason);
+  void Flush();
+
   bool mapped_ = true;
-  std::string reason_;  // !mapped_: why
-  std::string blob_;    // mapped_: header and every entry so far
+  std::string reason_;           // !mapped_: why
+  std::unique_ptr<Spool> blob_;  // mapped_: header and every entry flushed so far
+  std::string pending_;          // mapped_: entries not yet in blob_ (< 64 KiB)
   uint64_t markers_ = 0;
   uint64_t view_lines_ = 0;   // LFs written so far
   uint64_t input_lines_ = 0;  // complete input lines before the next event

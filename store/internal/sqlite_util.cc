@@ -34,6 +34,11 @@ Status Statement::BindBlob(int idx, std::string_view v) {
   return rc == SQLITE_OK ? Status::OK() : db_->Error(rc, "bind");
 }
 
+Status Statement::BindZeroBlob(int idx, uint64_t n) {
+  int rc = sqlite3_bind_zeroblob64(stmt_, idx, n);
+  return rc == SQLITE_OK ? Status::OK() : db_->Error(rc, "bind");
+}
+
 Result<bool> Statement::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

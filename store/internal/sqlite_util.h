@@ -47,6 +47,8 @@ class Statement {
   Status BindInt(int idx, int64_t v);
   // Lifetime: `v` must stay valid until the statement is stepped to completion or reset.
   Status BindBlob(int idx, std::string_view v);
+  // A blob of `n` zero bytes, to be filled in place (sqlite3_blob_write) after the row is written.
+  Status BindZeroBlob(int idx, uint64_t n);
   // True when a row is available, false when the statement is done.
   Result<bool> Step();
   // Steps a statement that returns no rows (or ignores them) to completion.

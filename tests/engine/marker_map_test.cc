@@ -393,6 +393,61 @@ TEST(MarkerMap, JsonRunsInNestedArraysEscapedAndDuplicateKeys) {
   }
 }
 
+// Follow mode's map is written to a spool as markers arrive: past 1 MiB it is in the spool's
+// file, not in memory (a 512 MiB follow run's map is 36 MB), and it reads back as the map of
+// every marker, in order. Events out of order make it the unmapped map.
+TEST(MarkerMap, FollowTrackerSpoolsItsMapBeyondOneMebibyte) {
+  internal::OnlineMarkerTracker tracker;
+  constexpr uint64_t kMarkers = 30000;
+  uint64_t offset = 0;
+  for (uint64_t i = 0; i < kMarkers; ++i) {
+    OnlineEvent kept;
+    kept.bytes = "kept line " + std::to_string(i) + "\n";
+    kept.input_begin = offset;
+    kept.input_end = offset + kept.bytes.size();
+    kept.lines = 1;
+    offset = kept.input_end;
+    tracker.Add(kept);
+    OnlineEvent marker;
+    marker.bytes = "\xE2\x80\xA6 7 lines elided (caveman) \xE2\x80\xA6\n";
+    marker.input_begin = offset;
+    marker.input_end = offset + 700;
+    marker.lines = 7;
+    marker.lossy = true;
+    offset = marker.input_end;
+    tracker.Add(marker);
+  }
+  std::unique_ptr<Spool> blob = tracker.TakeBlob();
+  ASSERT_TRUE(blob);
+  EXPECT_GT(blob->size(), internal::OnlineMarkerTracker::kMemoryLimit);
+  EXPECT_FALSE(blob->in_memory());
+  Result<std::string> text = blob->ReadAllToString();
+  ASSERT_TRUE(text.ok());
+  Result<internal::MarkerMap> map = internal::ParseMarkerMap(*text);
+  ASSERT_TRUE(map.ok()) << map.status().message();
+  EXPECT_TRUE(map->mapped);
+  ASSERT_EQ(map->markers.size(), kMarkers);
+  EXPECT_EQ(map->markers[0].view_line, 2u);
+  EXPECT_EQ(map->markers[0].first_line, 2u);
+  EXPECT_EQ(map->markers[0].last_line, 8u);
+  EXPECT_EQ(map->markers.back().byte_end, offset);
+  EXPECT_EQ(map->markers.back().view_line, 2 * kMarkers);
+
+  internal::OnlineMarkerTracker out_of_order;
+  OnlineEvent a;
+  a.bytes = "x\n";
+  a.input_begin = 5;
+  a.input_end = 7;
+  a.lines = 1;
+  out_of_order.Add(a);
+  Result<std::string> unmapped = out_of_order.TakeBlob()->ReadAllToString();
+  ASSERT_TRUE(unmapped.ok());
+  Result<internal::MarkerMap> um = internal::ParseMarkerMap(*unmapped);
+  ASSERT_TRUE(um.ok());
+  EXPECT_FALSE(um->mapped);
+  EXPECT_EQ(um->reason, "follow events out of order");
+}
+
 TEST(MarkerMap, OutOfRangeAndUnmappedRecordsAreClearErrors) {
   auto store = MemoryStore();
   Engine engine(EngineOptions{.store = store.get()});

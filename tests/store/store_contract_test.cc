@@ -234,6 +234,49 @@ TEST_P(StoreContract, RangeStreamingAndMarkerMaps) {
   EXPECT_FALSE(store->GetMarkerMap(*h2)->has_value());
 }
 
+// A marker map given as a reader (follow mode: the map stays in its spool) is stored as the
+// same bytes as one given whole: on a new record, on a refresh of the same original, and on a
+// stream record's commit. 2.5 MiB with NULs, so the SQLite store writes it in three pieces.
+// A reader that gives other than the announced size fails the put and stores nothing.
+TEST_P(StoreContract, MarkerMapsGivenAsReaders) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  const std::string map_one = RandomBytes(2621440 + 17, 7), map_two = RandomBytes(1048576, 8);
+  auto with_reader = [](const std::string& map, uint64_t announced) {
+    RecordInfo info = Info();
+    info.marker_map_size = announced;
+    info.marker_map_reader = [&map] { return NewChunkedSource(map, 3, 300000); };
+    return info;
+  };
+  const std::string data = CiText(200000);
+  auto h = Put(*store, data, with_reader(map_one, map_one.size()));
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  auto got = store->GetMarkerMap(*h);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_TRUE(**got == map_one);
+  // The same original again: the row is refreshed and its map replaced.
+  ASSERT_TRUE(Put(*store, data, with_reader(map_two, map_two.size())).ok());
+  got = store->GetMarkerMap(*h);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_TRUE(**got == map_two);
+  // A stream record's commit.
+  auto w = store->BeginStreamRecord("tail -f");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  const std::string streamed = CiText(150000) + "streamed";
+  ASSERT_TRUE((*w)->Append(streamed).ok());
+  const std::string hs = HandleOf(streamed);
+  ASSERT_TRUE((*w)->Commit(hs, with_reader(map_one, map_one.size())).ok());
+  got = store->GetMarkerMap(hs);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_TRUE(**got == map_one);
+  // Announced sizes the reader does not match.
+  const std::string other = CiText(100000) + "other";
+  EXPECT_EQ(Put(*store, other, with_reader(map_two, map_two.size() + 1)).status().code(), StatusCode::kIoError);
+  EXPECT_EQ(Put(*store, other, with_reader(map_two, map_two.size() - 1)).status().code(), StatusCode::kIoError);
+  StringSink none;
+  EXPECT_EQ(store->Get(HandleOf(other), none).code(), StatusCode::kNotFound);
+}
+
 TEST_P(StoreContract, StreamRecordsArePartialUntilCommit) {
   auto store = Open();
   ASSERT_TRUE(store);
