@@ -385,6 +385,7 @@ Status FollowSession::EndOfInput(FollowClock::time_point now) {
     info.marker_map_size = map->size();
     info.marker_map_reader = [m = map.get()] { return m->NewReader(); };
     Status s = writer_->Commit(handle_, info);
+    info.marker_map_reader = nullptr;  // the spool goes with this block
     if (s.ok()) {
       committed = true;
       synced_ = appended_;

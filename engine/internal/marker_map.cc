@@ -930,7 +930,11 @@ void OnlineMarkerTracker::Flush() {
 
 std::unique_ptr<Spool> OnlineMarkerTracker::TakeBlob() {
   Flush();
-  if (mapped_) return std::move(blob_);
+  if (mapped_) {
+    std::unique_ptr<Spool> taken = std::move(blob_);
+    Unmap("the marker map was taken already");  // a second call (there is none) gets the unmapped map
+    return taken;
+  }
   auto unmapped = std::make_unique<Spool>(SpoolOptions{.memory_limit = kMemoryLimit});
   (void)unmapped->Write(SerializeMarkerMap(Unmapped(reason_)));  // small: stays in memory
   return unmapped;
