@@ -397,6 +397,9 @@ void JsonElementFields(const JsonTree& tree, JsonTree::NodeId element, FieldList
 
 void LogfmtFields(std::string_view line, FieldList* out) {
   out->clear();
+  // Every match holds a '=': a line without one has no fields (most log lines; RE2's search
+  // per line was ≈ 2 % of a CI log's instructions).
+  if (line.find('=') == std::string_view::npos) return;
   const RE2& re = LogfmtRe();
   re2::StringPiece input(line.data(), line.size());
   re2::StringPiece groups[3];
