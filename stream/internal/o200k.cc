@@ -194,6 +194,12 @@ bool DecodeBase64(std::string_view in, std::string* out) {
 // BacktrackScratch::across).
 constexpr size_t kAcrossMax = 16;
 
+// A token on the backtracking encoder's stack (see MergeBacktrack).
+struct BacktrackFrame {
+  uint32_t begin, token;  // token: an index into the prefix index's tokens
+  uint32_t reach;         // no token starting at `begin` is longer (see LongestPrefixToken)
+};
+
 // Per-thread scratch of the backtracking encoder, allocated on first use (1 MiB): answers
 // of the pair check for tokens it cannot walk, by token pair (an entry is
 // ((key + 1) << 1) | compatible, 0 = empty), and the ranks across the current position.
@@ -221,6 +227,11 @@ struct BacktrackScratch {
   Across across[kAcrossMax + 1][kAcrossMax + 1];
   uint32_t stamp = 0;
   uint32_t last_pair[3] = {kNoRank, kNoRank, 0};  // the last pair checked and its answer
+  // The stack and the dead positions of pieces up to kReusedPiece bytes, kept from piece to
+  // piece (pieces of 65 bytes to 4 KiB are many on text like random words).
+  static constexpr size_t kReusedPiece = size_t{1} << 12;
+  std::vector<BacktrackFrame> frames;
+  std::vector<uint64_t> dead;
   void NewPosition() {
     if (++stamp == 0) {  // wrapped: forget everything
       for (auto& row : across) {
@@ -813,17 +824,22 @@ struct O200kTokenizer::Vocabulary {
   template <class PartFn>
   bool MergeBacktrack(const uint8_t* p, size_t n, size_t keep, PartFn& part) const {
     const PrefixIndex& ix = Index();
-    struct Frame {
-      uint32_t begin, token;  // token: an index into ix.tokens
-      uint32_t reach;         // no token starting at `begin` is longer (see LongestPrefixToken)
-    };
+    using Frame = BacktrackFrame;
+    BacktrackScratch& scratch = ThreadBacktrackScratch(this);
     // stack[0, depth): at most `reported` + 2 × keep + 1 frames, and `reported` stays under
     // 4 × keep + 1 (see below); it grows only when everything is kept (keep = SIZE_MAX).
     const size_t limit = keep == SIZE_MAX ? SIZE_MAX : 2 * keep;
-    std::vector<Frame> stack(std::min(n, keep == SIZE_MAX ? size_t{1} << 16 : 6 * keep + 2) + 1);
+    const size_t frames = std::min(n, keep == SIZE_MAX ? size_t{1} << 16 : 6 * keep + 2) + 1;
+    const size_t dead_words = (n >> 6) + 1;
+    std::vector<Frame> own_stack;
+    std::vector<uint64_t> own_dead;
+    const bool reuse = n <= BacktrackScratch::kReusedPiece;
+    std::vector<Frame>& stack = reuse ? scratch.frames : own_stack;
+    std::vector<uint64_t>& dead = reuse ? scratch.dead : own_dead;
+    if (stack.size() < frames) stack.resize(frames);
+    if (dead.size() < dead_words) dead.resize(dead_words);
+    std::fill_n(dead.begin(), dead_words, 0);
     size_t depth = 0;
-    std::vector<uint64_t> dead((n >> 6) + 1, 0);
-    BacktrackScratch& scratch = ThreadBacktrackScratch(this);
     const bool spines = g_spine_check.load(std::memory_order_relaxed);
     auto is_dead = [&](size_t i) { return (dead[i >> 6] >> (i & 63)) & 1; };
     auto report = [&](const Frame& f) { part(f.begin, f.begin + ix.Length(f.token)); };
@@ -1312,7 +1328,7 @@ struct O200kTokenizer::Vocabulary {
     }
     if (parts == 0) return true;
     key[parts - 1] = kDeadKey;
-    const size_t vectors = (parts + 3) / 4;
+    const size_t vectors = (parts + 7) / 8 * 2;  // an even number (MinKey)
     for (size_t k = parts; k < vectors * 4; ++k) key[k] = kDeadKey;
     uint64_t alive = parts == 64 ? ~uint64_t{0} : (uint64_t{1} << parts) - 1;
     // End of the part at slot k (alive): the start of the next alive slot, or n.
@@ -1350,15 +1366,22 @@ struct O200kTokenizer::Vocabulary {
     return true;
   }
 
-  // The smallest of key[0, 4 * vectors) (all below 2^31).
+  // The smallest of key[0, 4 * vectors) (all below 2^31; `vectors` even, see
+  // MergeSmallSlots). Two running minimums, so that the two halves' compare-and-select
+  // chains run side by side.
   static uint32_t MinKey(const uint32_t* key, size_t vectors) {
 #if defined(__SSE2__)
+    auto min = [](__m128i a, __m128i b) {
+      const __m128i lt = _mm_cmplt_epi32(b, a);
+      return _mm_or_si128(_mm_and_si128(lt, b), _mm_andnot_si128(lt, a));
+    };
     __m128i m = _mm_load_si128(reinterpret_cast<const __m128i*>(key));
-    for (size_t v = 1; v < vectors; ++v) {
-      const __m128i x = _mm_load_si128(reinterpret_cast<const __m128i*>(key + 4 * v));
-      const __m128i lt = _mm_cmplt_epi32(x, m);
-      m = _mm_or_si128(_mm_and_si128(lt, x), _mm_andnot_si128(lt, m));
+    __m128i m2 = _mm_load_si128(reinterpret_cast<const __m128i*>(key + 4));
+    for (size_t v = 2; v < vectors; v += 2) {
+      m = min(m, _mm_load_si128(reinterpret_cast<const __m128i*>(key + 4 * v)));
+      m2 = min(m2, _mm_load_si128(reinterpret_cast<const __m128i*>(key + 4 * v + 4)));
     }
+    m = min(m, m2);
     __m128i s = _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2));
     __m128i lt = _mm_cmplt_epi32(s, m);
     m = _mm_or_si128(_mm_and_si128(lt, s), _mm_andnot_si128(lt, m));
