@@ -40,6 +40,9 @@ constexpr size_t kKeepTokens = 1 << 14;
 std::atomic<size_t> g_backtrack_keep{kKeepTokens};
 std::atomic<uint64_t> g_backtrack_retries{0};
 std::atomic<bool> g_spine_check{true};
+// Pair checks of two tokens of up to 2 bytes are remembered in a table
+// (PrefixIndex::short_pairs); tests switch it off.
+std::atomic<bool> g_short_pairs{true};
 // Counting cuts pieces where two neighbouring bytes occur together in no token (CountPieces);
 // tests switch it off for the reference.
 std::atomic<bool> g_pair_cuts{true};
@@ -929,6 +932,17 @@ struct O200kTokenizer::Vocabulary {
       const uint32_t bit = Index3(p);
       return ((tokens3[bit >> 6] >> (bit & 63)) & 1) != 0;
     }
+    // Answers of the pair check for two tokens of 1 or 2 bytes each (two thirds of the checks
+    // on random letters), filled on first use: tokens of up to 2 bytes come first in the
+    // breadth-first order, so they are the indexes [0, short_tokens) and the pair (t1, t2) has
+    // the two bits at 2 × (t1 × short_tokens + t2): bit 1 known, bit 0 compatible. Racing
+    // threads store the same bits. 6 MB of address space (o200k: 4,909 tokens), calloc'd:
+    // only the pages a text asks about are ever touched.
+    uint32_t short_tokens = 0;
+    struct Free {
+      void operator()(void* p) const { std::free(p); }
+    };
+    std::unique_ptr<uint8_t[], Free> short_pairs;
   };
 
   // Info(ix, token): what the merge of the token's own bytes gives. kSelfMerging: one token;
@@ -1024,6 +1038,8 @@ struct O200kTokenizer::Vocabulary {
         ix->depth2[c | (uint32_t{ix->label[child]} << 8)] = child;
       }
     }
+    while (ix->short_tokens < count && ix->Length(ix->short_tokens) <= 2) ++ix->short_tokens;
+    ix->short_pairs.reset(static_cast<uint8_t*>(CheckedCalloc((size_t{ix->short_tokens} * ix->short_tokens + 3) / 4)));
     ix->tokens3.assign((size_t{1} << 24) / 64, 0);
     for (uint32_t r = 0; r < count; ++r) {
       const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
@@ -1141,6 +1157,17 @@ struct O200kTokenizer::Vocabulary {
     // Runs of one letter or of a short period ask about the same pair again and again.
     if (t1 == scratch.last_pair[0] && t2 == scratch.last_pair[1]) return scratch.last_pair[2];
     const bool walk = (info1 & info2 & kWalkable) != 0 && spines;
+    if (walk && std::max(t1, t2) < ix.short_tokens && g_short_pairs.load(std::memory_order_relaxed)) {
+      // Tokens of up to 2 bytes: the table of their pairs (PrefixIndex::short_pairs).
+      const size_t at = size_t{t1} * ix.short_tokens + t2;
+      std::atomic_ref<uint8_t> cell(ix.short_pairs[at >> 2]);
+      const unsigned shift = static_cast<unsigned>(at & 3) * 2;
+      const unsigned bits = cell.load(std::memory_order_relaxed) >> shift;
+      if ((bits & 2) != 0) return (bits & 1) != 0;
+      const bool ok = CompatibleBySpines(ix, scratch, p, m, t1, info1, reach1, t2, info2);
+      cell.fetch_or(static_cast<uint8_t>((ok ? 3u : 2u) << shift), std::memory_order_relaxed);
+      return ok;
+    }
     bool ok;
     if (walk) {
       // Compatibility is a property of the two tokens alone: remembered by token pair while
@@ -1279,6 +1306,34 @@ struct O200kTokenizer::Vocabulary {
     }
     scratch.pairs[PairHash((uint64_t{t1} << 24) | t2) & (BacktrackScratch::kPairSlots - 1)] = 0;  // no memo
     return CompatibleByMerge(scratch, p, 0, t1, m, t2, e);
+  }
+
+  // The pair check as the encoder runs it (Compatible), asked twice: the second answer, for
+  // two tokens of up to 2 bytes (*in_table), comes from PrefixIndex::short_pairs.
+  bool PairCompatibleByTableForTest(std::string_view s1, std::string_view s2, bool* in_table) const {
+    const PrefixIndex& ix = Index();
+    *in_table = false;
+    const std::string both = std::string(s1) + std::string(s2);
+    const auto* p = reinterpret_cast<const uint8_t*>(both.data());
+    if (s1.empty() || s2.empty()) return false;
+    const uint32_t r1 = Rank(p, s1.size());
+    const uint32_t r2 = Rank(p + s1.size(), s2.size());
+    if (r1 == kNoRank || r2 == kNoRank) return false;
+    const uint32_t t1 = ix.token_of_rank[r1];
+    const uint32_t t2 = ix.token_of_rank[r2];
+    *in_table = std::max(t1, t2) < ix.short_tokens;
+    const auto m = static_cast<uint32_t>(s1.size());
+    const auto e = static_cast<uint32_t>(both.size());
+    uint32_t reach = 0;
+    LongestPrefixToken(ix, p, both.size(), &reach);
+    BacktrackScratch& scratch = ThreadBacktrackScratch(this);
+    bool ok = false;
+    for (int k = 0; k < 2; ++k) {
+      scratch.NewPosition();
+      scratch.last_pair[0] = kNoRank;  // not the last-pair memo
+      ok = Compatible(ix, scratch, p, 0, t1, Info(ix, t1), reach, m, t2, Info(ix, t2), e, true);
+    }
+    return ok;
   }
 
   mutable std::once_flag index_once;
@@ -1895,6 +1950,10 @@ bool O200kTokenizer::PairCompatibleForTest(std::string_view t1, std::string_view
   return vocab_->PairCompatibleForTest(t1, t2, by_spines, walked);
 }
 
+bool O200kTokenizer::PairCompatibleByTableForTest(std::string_view t1, std::string_view t2, bool* in_table) const {
+  return vocab_->PairCompatibleByTableForTest(t1, t2, in_table);
+}
+
 bool O200kTokenizer::PairInTokenForTest(uint8_t a, uint8_t b) const { return vocab_->InOneToken(a, b); }
 
 bool O200kTokenizer::IsMergeUnitForTest(uint32_t cp) const { return cp < 0x10000 && vocab_->IsUnit(cp); }
@@ -2130,6 +2189,7 @@ void SetO200kLongPieceForTest(size_t bytes) { g_long_piece.store(bytes); }
 void SetO200kBacktrackKeepForTest(size_t tokens) { g_backtrack_keep.store(tokens == 0 ? kKeepTokens : tokens); }
 uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
 void SetO200kSpineCheckForTest(bool on) { g_spine_check.store(on); }
+void SetO200kShortPairsForTest(bool on) { g_short_pairs.store(on); }
 void SetO200kPairCutsForTest(bool on) { g_pair_cuts.store(on); }
 void SetO200kUnitsForTest(bool on) { g_units.store(on); }
 void SetO200kSmallMergeForTest(bool on) { g_small_merge.store(on); }

@@ -1056,6 +1056,55 @@ TEST(O200kLongPieces, SpineCheckEqualsMergeCheckOnTokenPairs) {
   EXPECT_GT(walked_count, 300000u);
 }
 
+// The encoder's table of pair-check answers for tokens of up to 2 bytes (filled on first use,
+// then read): every pair of single bytes and random pairs of such tokens, each asked twice
+// through the table (the second answer read back from it), against merging the pair's bytes.
+TEST(O200kLongPieces, ShortPairTableEqualsMergeCheck) {
+  auto tokenizer = internal::O200kTokenizer::FromTables(internal::EmbeddedO200kTables());
+  ASSERT_TRUE(tokenizer.ok());
+  const internal::O200kTokenizer& t = **tokenizer;  // its own index: the table starts empty
+  std::vector<std::string> shorts;
+  for (const std::string& v : VocabularyTokens()) {
+    if (v.size() <= 2) shorts.push_back(v);
+  }
+  ASSERT_GT(shorts.size(), 4000u);
+  size_t compatible = 0;
+  size_t incompatible = 0;
+  auto check = [&](const std::string& a, const std::string& b) {
+    bool in_table = false;
+    bool unused = false;
+    const bool by_table = t.PairCompatibleByTableForTest(a, b, &in_table);
+    EXPECT_TRUE(in_table) << "[" << a << "] [" << b << "]";
+    const bool by_merge = t.PairCompatibleForTest(a, b, false, &unused);
+    EXPECT_EQ(by_table, by_merge) << "[" << a << "] [" << b << "]";
+    (by_merge ? compatible : incompatible) += 1;
+  };
+  for (int a = 0; a < 256; ++a) {
+    for (int b = 0; b < 256; ++b) check(std::string(1, static_cast<char>(a)), std::string(1, static_cast<char>(b)));
+  }
+  std::mt19937_64 rng(11);
+  for (int k = 0; k < 200000; ++k) check(shorts[rng() % shorts.size()], shorts[rng() % shorts.size()]);
+  EXPECT_GT(compatible, 100000u);
+  EXPECT_GT(incompatible, 10000u);
+}
+
+// The encoder on every piece, with and without that table, against the heap merge: texts of
+// short tokens, counted twice (the second time mostly from the table).
+TEST(O200kLongPieces, EncoderEqualsHeapMergeWithAndWithoutTheShortPairTable) {
+  internal::SetO200kLongPieceForTest(0);
+  for (bool table : {true, false}) {
+    internal::SetO200kShortPairsForTest(table);
+    for (const char* kind : {"lower", "two-letters", "spaces", "punct", "period", "base64"}) {
+      const std::string in = Generate(kind, 30000, 3);
+      const size_t want = ReferenceEncode(in).size();
+      EXPECT_EQ(O200k().Count(in), want) << kind << " table " << table;
+      EXPECT_EQ(O200k().Count(in), want) << kind << " table " << table << ", again";
+    }
+  }
+  internal::SetO200kShortPairsForTest(true);
+  internal::SetO200kLongPieceForTest(internal::kO200kLongPiece);
+}
+
 TEST(O200kLongPieces, EncoderEqualsHeapMergeWithThePairCheckByMerging) {
   // The same comparison as BacktrackingEqualsHeapMergeOnEveryPieceLength, with the encoder
   // checking every pair by merging its bytes (the path of tokens it cannot walk).
