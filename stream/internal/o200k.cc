@@ -415,6 +415,19 @@ struct O200kTokenizer::Vocabulary {
     return (uint32_t{1} << kFilter3Bits) + ((key * 0x85EBCA6Bu) >> (32 - kFilter4Bits));
   }
   bool MaybeShort(uint32_t bit) const { return ((short_filter[bit >> 6] >> (bit & 63)) & 1) != 0; }
+  // One bit per hash value of the first 4 bytes of every token of 5 bytes or more (128 KiB):
+  // a string of 5 bytes or more whose first 4 bytes have no bit set is no token, without
+  // hashing it whole. Random lowercase letters: 1.4 % of their 4-byte strings start such a
+  // token.
+  static constexpr uint32_t kLongPrefixBits = 20;
+  static constexpr size_t kLongPrefixWords = (size_t{1} << kLongPrefixBits) / 64;
+  std::span<const uint64_t> long_prefix;
+  std::vector<uint64_t> owned_long_prefix;
+  static uint32_t LongPrefixBit(const uint8_t* p) { return (Load32(p) * 0xC2B2AE35u) >> (32 - kLongPrefixBits); }
+  bool MaybeLong(const uint8_t* p) const {
+    const uint32_t bit = LongPrefixBit(p);
+    return ((long_prefix[bit >> 6] >> (bit & 63)) & 1) != 0;
+  }
   // Bit a << 8 | b is set when byte b follows byte a somewhere inside a token (8 KiB). Between
   // two neighbouring bytes of a piece that no token holds, no merge can ever join: the
   // piece's count is the sum of the counts of the two sides (see CountPieces).
@@ -471,11 +484,12 @@ struct O200kTokenizer::Vocabulary {
       }
       default: break;
     }
-    if (n > max_len) return kNoRank;
+    if (n == 0 || n > max_len || !MaybeLong(p)) return kNoRank;
     return RankLong(p, n, HashBytes(p, n));
   }
   // Rank(p, n) for 4 < n <= max_len, h = HashBytes(p, n).
   uint32_t RankLong(const uint8_t* p, size_t n, uint64_t h) const {
+    if (!MaybeLong(p)) return kNoRank;
     const uint64_t bit = (h >> 40) & (kFilterBits - 1);
     if (((filter[bit >> 6] >> (bit & 63)) & 1) == 0) return kNoRank;
     const auto tag = static_cast<uint32_t>(h >> 32);
@@ -496,7 +510,7 @@ struct O200kTokenizer::Vocabulary {
     const uint8_t* p;
     size_t n;
     uint64_t h;  // HashBytes(p, n) when 4 < n <= max_len; for n = 3, 4: key | filter bit << 32
-  };
+  };             // (n = SIZE_MAX: known to be no token)
   __attribute__((always_inline)) RankQuery StartRank(const uint8_t* p, size_t n) const {
     RankQuery q{p, n, 0};
     if (n == 3 || n == 4) {
@@ -506,6 +520,10 @@ struct O200kTokenizer::Vocabulary {
       __builtin_prefetch(&(n == 3 ? short3 : short4)[ShortHash(key)]);
       q.h = key | (uint64_t{bit} << 32);
     } else if (n > 4 && n <= max_len) {
+      if (!MaybeLong(p)) {
+        q.n = SIZE_MAX;
+        return q;
+      }
       q.h = HashBytes(p, n);
       __builtin_prefetch(&filter[((q.h >> 40) & (kFilterBits - 1)) >> 6]);
       __builtin_prefetch(&slots[q.h & mask]);
@@ -627,6 +645,8 @@ struct O200kTokenizer::Vocabulary {
     auto set_short = [&short_filter](uint32_t bit) { short_filter[bit >> 6] |= uint64_t{1} << (bit & 63); };
     std::vector<uint64_t>& bigrams = owned_bigrams;
     bigrams.assign(kBigramWords, 0);
+    std::vector<uint64_t>& long_prefix = owned_long_prefix;
+    long_prefix.assign(kLongPrefixWords, 0);
     size_t used[5] = {};
     for (size_t r = 0; r < count; ++r) {
       const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
@@ -634,6 +654,10 @@ struct O200kTokenizer::Vocabulary {
       for (size_t k = 1; k < offsets[r + 1] - offsets[r]; ++k) {
         const uint32_t pair = (uint32_t{t[k - 1]} << 8) | t[k];
         bigrams[pair >> 6] |= uint64_t{1} << (pair & 63);
+      }
+      if (offsets[r + 1] - offsets[r] >= 5) {
+        const uint32_t bit = LongPrefixBit(t);
+        long_prefix[bit >> 6] |= uint64_t{1} << (bit & 63);
       }
       auto insert = [&](std::vector<ShortSlot>& table, uint32_t key, size_t* n) {
         if (++*n > table.size() / 2) return false;  // o200k: 18,185 and 26,166 of 65,536
@@ -668,6 +692,7 @@ struct O200kTokenizer::Vocabulary {
     this->filter = owned_filter;
     this->short_filter = owned_short_filter;
     this->bigrams = owned_bigrams;
+    this->long_prefix = owned_long_prefix;
     // Byte-pair merging starts from single bytes, so every byte must be a token.
     for (int b = 0; b < 256; ++b) {
       const auto byte = static_cast<uint8_t>(b);
@@ -1807,7 +1832,8 @@ struct TablesHeader {
 static_assert(sizeof(TablesHeader) == 64);
 constexpr char kTablesMagic[8] = {'C', 'V', 'O', '2', '0', '0', 'K', '\0'};
 constexpr uint32_t kTablesVersion =
-    5;  // 2: short-token tables and the filter; 3: the short filter; 4: bigrams; 5: units
+    6;  // 2: short-token tables and the filter; 3: the short filter; 4: bigrams; 5: units;
+        // 6: long-token prefixes
 constexpr size_t kTablesAlign = 64;
 
 // Sizes of the short-token tables and the filter (checked against Vocabulary in FromTables).
@@ -1817,11 +1843,13 @@ constexpr size_t kTablesFilterWords = (size_t{1} << 21) / 64;
 constexpr size_t kTablesShortFilterWords = ((size_t{1} << 18) + (size_t{1} << 19)) / 64;
 constexpr size_t kTablesBigramWords = (size_t{1} << 16) / 64;
 constexpr size_t kTablesUnitWords = (size_t{1} << 16) / 64;
+constexpr size_t kTablesLongPrefixWords = (size_t{1} << 20) / 64;
 
 size_t AlignUp(size_t n) { return (n + kTablesAlign - 1) / kTablesAlign * kTablesAlign; }
 
 struct TablesLayout {
-  size_t offsets, slots, bytes, index, leaves, rank1, rank2, short3, short4, filter, short_filter, bigrams, units, end;
+  size_t offsets, slots, bytes, index, leaves, rank1, rank2, short3, short4, filter, short_filter, bigrams, units,
+      long_prefix, end;
 };
 
 TablesLayout LayoutOf(const TablesHeader& h) {
@@ -1839,7 +1867,8 @@ TablesLayout LayoutOf(const TablesHeader& h) {
   l.short_filter = AlignUp(l.filter + kTablesFilterWords * sizeof(uint64_t));
   l.bigrams = AlignUp(l.short_filter + kTablesShortFilterWords * sizeof(uint64_t));
   l.units = AlignUp(l.bigrams + kTablesBigramWords * sizeof(uint64_t));
-  l.end = l.units + kTablesUnitWords * sizeof(uint64_t);
+  l.long_prefix = AlignUp(l.units + kTablesUnitWords * sizeof(uint64_t));
+  l.end = l.long_prefix + kTablesLongPrefixWords * sizeof(uint64_t);
   return l;
 }
 
@@ -1896,7 +1925,8 @@ Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::FromTables(std::string_v
   using V = Vocabulary;
   static_assert(V::kShortSlots == kTablesShortSlots && sizeof(V::ShortSlot) == kTablesShortSlotBytes &&
                 V::kFilterWords == kTablesFilterWords && V::kShortFilterWords == kTablesShortFilterWords &&
-                V::kBigramWords == kTablesBigramWords && V::kUnitWords == kTablesUnitWords);
+                V::kBigramWords == kTablesBigramWords && V::kUnitWords == kTablesUnitWords &&
+                V::kLongPrefixWords == kTablesLongPrefixWords);
   vocab->rank1 = view(l.rank1, static_cast<uint32_t*>(nullptr), 256);
   vocab->rank2 = view(l.rank2, static_cast<uint32_t*>(nullptr), 65536);
   vocab->short3 = view(l.short3, static_cast<V::ShortSlot*>(nullptr), V::kShortSlots);
@@ -1905,6 +1935,7 @@ Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::FromTables(std::string_v
   vocab->short_filter = view(l.short_filter, static_cast<uint64_t*>(nullptr), V::kShortFilterWords);
   vocab->bigrams = view(l.bigrams, static_cast<uint64_t*>(nullptr), V::kBigramWords);
   vocab->units = view(l.units, static_cast<uint64_t*>(nullptr), V::kUnitWords);
+  vocab->long_prefix = view(l.long_prefix, static_cast<uint64_t*>(nullptr), V::kLongPrefixWords);
   return std::unique_ptr<O200kTokenizer>(new O200kTokenizer(std::move(vocab)));
 }
 
@@ -1938,6 +1969,7 @@ void O200kTokenizer::SerializeTables(std::string* out) const {
   std::memcpy(d + l.short_filter, v.short_filter.data(), v.short_filter.size_bytes());
   std::memcpy(d + l.bigrams, v.bigrams.data(), v.bigrams.size_bytes());
   std::memcpy(d + l.units, v.units.data(), v.units.size_bytes());
+  std::memcpy(d + l.long_prefix, v.long_prefix.data(), v.long_prefix.size_bytes());
 }
 
 O200kTokenizer::O200kTokenizer(std::unique_ptr<Vocabulary> vocab) : vocab_(std::move(vocab)) {}
@@ -1952,6 +1984,11 @@ bool O200kTokenizer::PairCompatibleForTest(std::string_view t1, std::string_view
 
 bool O200kTokenizer::PairCompatibleByTableForTest(std::string_view t1, std::string_view t2, bool* in_table) const {
   return vocab_->PairCompatibleByTableForTest(t1, t2, in_table);
+}
+
+uint32_t O200kTokenizer::RankForTest(std::string_view bytes, bool split) const {
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  return split ? vocab_->FinishRank(vocab_->StartRank(p, bytes.size())) : vocab_->Rank(p, bytes.size());
 }
 
 bool O200kTokenizer::PairInTokenForTest(uint8_t a, uint8_t b) const { return vocab_->InOneToken(a, b); }

@@ -63,6 +63,9 @@ class O200kTokenizer final : public TokenCounter {
   // Tests only: the same check as the encoder makes it, twice; for two tokens of up to 2
   // bytes each (*in_table) the second answer is read back from its table of such pairs.
   bool PairCompatibleByTableForTest(std::string_view t1, std::string_view t2, bool* in_table) const;
+  // Tests only: the rank of the byte string as the merges look it up (Rank, and StartRank /
+  // FinishRank when `split`), UINT32_MAX when it is no token.
+  uint32_t RankForTest(std::string_view bytes, bool split) const;
   // Tests only: whether byte b follows byte a inside some token (the table counting cuts by).
   bool PairInTokenForTest(uint8_t a, uint8_t b) const;
   // Tests only: whether code point cp (< 0x10000) is a merge unit: merges may start with its

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "stream/internal/o200k.h"
@@ -1054,6 +1055,36 @@ TEST(O200kLongPieces, SpineCheckEqualsMergeCheckOnTokenPairs) {
   EXPECT_GT(compatible, 100000u);
   EXPECT_GT(incompatible, 100000u);
   EXPECT_GT(walked_count, 300000u);
+}
+
+// Every token is found by its bytes, through both lookups the merges use (the filters in
+// front of the tables, the prefix filter of tokens of 5 bytes or more among them, must let
+// every token through), and strings one byte longer or with the last byte changed are found
+// only when they are tokens themselves.
+TEST(O200kLookup, EveryTokenIsFoundAndOthersAreNot) {
+  auto tokenizer = internal::O200kTokenizer::FromTables(internal::EmbeddedO200kTables());
+  ASSERT_TRUE(tokenizer.ok());
+  const internal::O200kTokenizer& t = **tokenizer;
+  const std::vector<std::string> vocab = VocabularyTokens();
+  std::unordered_map<std::string, uint32_t> rank_of;
+  for (size_t r = 0; r < vocab.size(); ++r) rank_of.emplace(vocab[r], static_cast<uint32_t>(r));
+  auto want = [&](const std::string& s) {
+    auto it = rank_of.find(s);
+    return it == rank_of.end() ? UINT32_MAX : it->second;
+  };
+  size_t others = 0;
+  for (size_t r = 0; r < vocab.size(); ++r) {
+    const std::string& v = vocab[r];
+    for (bool split : {false, true}) {
+      ASSERT_EQ(t.RankForTest(v, split), r) << "[" << v << "] split " << split;
+      const std::string longer = v + v.substr(0, 1);
+      const std::string changed = v.substr(0, v.size() - 1) + static_cast<char>(v.back() ^ 0x01);
+      EXPECT_EQ(t.RankForTest(longer, split), want(longer)) << "[" << longer << "]";
+      EXPECT_EQ(t.RankForTest(changed, split), want(changed)) << "[" << changed << "]";
+      others += want(longer) == UINT32_MAX ? 1 : 0;
+    }
+  }
+  EXPECT_GT(others, 300000u);
 }
 
 // The encoder's table of pair-check answers for tokens of up to 2 bytes (filled on first use,
