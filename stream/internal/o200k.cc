@@ -40,6 +40,9 @@ constexpr size_t kKeepTokens = 1 << 14;
 std::atomic<size_t> g_backtrack_keep{kKeepTokens};
 std::atomic<uint64_t> g_backtrack_retries{0};
 std::atomic<bool> g_spine_check{true};
+// Pair checks of two tokens of up to 2 bytes are remembered in a table
+// (PrefixIndex::short_pairs); tests switch it off.
+std::atomic<bool> g_short_pairs{true};
 // Counting cuts pieces where two neighbouring bytes occur together in no token (CountPieces);
 // tests switch it off for the reference.
 std::atomic<bool> g_pair_cuts{true};
@@ -194,6 +197,12 @@ bool DecodeBase64(std::string_view in, std::string* out) {
 // BacktrackScratch::across).
 constexpr size_t kAcrossMax = 16;
 
+// A token on the backtracking encoder's stack (see MergeBacktrack).
+struct BacktrackFrame {
+  uint32_t begin, token;  // token: an index into the prefix index's tokens
+  uint32_t reach;         // no token starting at `begin` is longer (see LongestPrefixToken)
+};
+
 // Per-thread scratch of the backtracking encoder, allocated on first use (1 MiB): answers
 // of the pair check for tokens it cannot walk, by token pair (an entry is
 // ((key + 1) << 1) | compatible, 0 = empty), and the ranks across the current position.
@@ -221,6 +230,11 @@ struct BacktrackScratch {
   Across across[kAcrossMax + 1][kAcrossMax + 1];
   uint32_t stamp = 0;
   uint32_t last_pair[3] = {kNoRank, kNoRank, 0};  // the last pair checked and its answer
+  // The stack and the dead positions of pieces up to kReusedPiece bytes, kept from piece to
+  // piece (pieces of 65 bytes to 4 KiB are many on text like random words).
+  static constexpr size_t kReusedPiece = size_t{1} << 12;
+  std::vector<BacktrackFrame> frames;
+  std::vector<uint64_t> dead;
   void NewPosition() {
     if (++stamp == 0) {  // wrapped: forget everything
       for (auto& row : across) {
@@ -401,6 +415,19 @@ struct O200kTokenizer::Vocabulary {
     return (uint32_t{1} << kFilter3Bits) + ((key * 0x85EBCA6Bu) >> (32 - kFilter4Bits));
   }
   bool MaybeShort(uint32_t bit) const { return ((short_filter[bit >> 6] >> (bit & 63)) & 1) != 0; }
+  // One bit per hash value of the first 4 bytes of every token of 5 bytes or more (128 KiB):
+  // a string of 5 bytes or more whose first 4 bytes have no bit set is no token, without
+  // hashing it whole. Random lowercase letters: 1.4 % of their 4-byte strings start such a
+  // token.
+  static constexpr uint32_t kLongPrefixBits = 20;
+  static constexpr size_t kLongPrefixWords = (size_t{1} << kLongPrefixBits) / 64;
+  std::span<const uint64_t> long_prefix;
+  std::vector<uint64_t> owned_long_prefix;
+  static uint32_t LongPrefixBit(const uint8_t* p) { return (Load32(p) * 0xC2B2AE35u) >> (32 - kLongPrefixBits); }
+  bool MaybeLong(const uint8_t* p) const {
+    const uint32_t bit = LongPrefixBit(p);
+    return ((long_prefix[bit >> 6] >> (bit & 63)) & 1) != 0;
+  }
   // Bit a << 8 | b is set when byte b follows byte a somewhere inside a token (8 KiB). Between
   // two neighbouring bytes of a piece that no token holds, no merge can ever join: the
   // piece's count is the sum of the counts of the two sides (see CountPieces).
@@ -457,11 +484,12 @@ struct O200kTokenizer::Vocabulary {
       }
       default: break;
     }
-    if (n > max_len) return kNoRank;
+    if (n == 0 || n > max_len || !MaybeLong(p)) return kNoRank;
     return RankLong(p, n, HashBytes(p, n));
   }
   // Rank(p, n) for 4 < n <= max_len, h = HashBytes(p, n).
   uint32_t RankLong(const uint8_t* p, size_t n, uint64_t h) const {
+    if (!MaybeLong(p)) return kNoRank;
     const uint64_t bit = (h >> 40) & (kFilterBits - 1);
     if (((filter[bit >> 6] >> (bit & 63)) & 1) == 0) return kNoRank;
     const auto tag = static_cast<uint32_t>(h >> 32);
@@ -482,7 +510,7 @@ struct O200kTokenizer::Vocabulary {
     const uint8_t* p;
     size_t n;
     uint64_t h;  // HashBytes(p, n) when 4 < n <= max_len; for n = 3, 4: key | filter bit << 32
-  };
+  };             // (n = SIZE_MAX: known to be no token)
   __attribute__((always_inline)) RankQuery StartRank(const uint8_t* p, size_t n) const {
     RankQuery q{p, n, 0};
     if (n == 3 || n == 4) {
@@ -492,6 +520,10 @@ struct O200kTokenizer::Vocabulary {
       __builtin_prefetch(&(n == 3 ? short3 : short4)[ShortHash(key)]);
       q.h = key | (uint64_t{bit} << 32);
     } else if (n > 4 && n <= max_len) {
+      if (!MaybeLong(p)) {
+        q.n = SIZE_MAX;
+        return q;
+      }
       q.h = HashBytes(p, n);
       __builtin_prefetch(&filter[((q.h >> 40) & (kFilterBits - 1)) >> 6]);
       __builtin_prefetch(&slots[q.h & mask]);
@@ -613,6 +645,8 @@ struct O200kTokenizer::Vocabulary {
     auto set_short = [&short_filter](uint32_t bit) { short_filter[bit >> 6] |= uint64_t{1} << (bit & 63); };
     std::vector<uint64_t>& bigrams = owned_bigrams;
     bigrams.assign(kBigramWords, 0);
+    std::vector<uint64_t>& long_prefix = owned_long_prefix;
+    long_prefix.assign(kLongPrefixWords, 0);
     size_t used[5] = {};
     for (size_t r = 0; r < count; ++r) {
       const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
@@ -620,6 +654,10 @@ struct O200kTokenizer::Vocabulary {
       for (size_t k = 1; k < offsets[r + 1] - offsets[r]; ++k) {
         const uint32_t pair = (uint32_t{t[k - 1]} << 8) | t[k];
         bigrams[pair >> 6] |= uint64_t{1} << (pair & 63);
+      }
+      if (offsets[r + 1] - offsets[r] >= 5) {
+        const uint32_t bit = LongPrefixBit(t);
+        long_prefix[bit >> 6] |= uint64_t{1} << (bit & 63);
       }
       auto insert = [&](std::vector<ShortSlot>& table, uint32_t key, size_t* n) {
         if (++*n > table.size() / 2) return false;  // o200k: 18,185 and 26,166 of 65,536
@@ -654,6 +692,7 @@ struct O200kTokenizer::Vocabulary {
     this->filter = owned_filter;
     this->short_filter = owned_short_filter;
     this->bigrams = owned_bigrams;
+    this->long_prefix = owned_long_prefix;
     // Byte-pair merging starts from single bytes, so every byte must be a token.
     for (int b = 0; b < 256; ++b) {
       const auto byte = static_cast<uint8_t>(b);
@@ -813,17 +852,22 @@ struct O200kTokenizer::Vocabulary {
   template <class PartFn>
   bool MergeBacktrack(const uint8_t* p, size_t n, size_t keep, PartFn& part) const {
     const PrefixIndex& ix = Index();
-    struct Frame {
-      uint32_t begin, token;  // token: an index into ix.tokens
-      uint32_t reach;         // no token starting at `begin` is longer (see LongestPrefixToken)
-    };
+    using Frame = BacktrackFrame;
+    BacktrackScratch& scratch = ThreadBacktrackScratch(this);
     // stack[0, depth): at most `reported` + 2 × keep + 1 frames, and `reported` stays under
     // 4 × keep + 1 (see below); it grows only when everything is kept (keep = SIZE_MAX).
     const size_t limit = keep == SIZE_MAX ? SIZE_MAX : 2 * keep;
-    std::vector<Frame> stack(std::min(n, keep == SIZE_MAX ? size_t{1} << 16 : 6 * keep + 2) + 1);
+    const size_t frames = std::min(n, keep == SIZE_MAX ? size_t{1} << 16 : 6 * keep + 2) + 1;
+    const size_t dead_words = (n >> 6) + 1;
+    std::vector<Frame> own_stack;
+    std::vector<uint64_t> own_dead;
+    const bool reuse = n <= BacktrackScratch::kReusedPiece;
+    std::vector<Frame>& stack = reuse ? scratch.frames : own_stack;
+    std::vector<uint64_t>& dead = reuse ? scratch.dead : own_dead;
+    if (stack.size() < frames) stack.resize(frames);
+    if (dead.size() < dead_words) dead.resize(dead_words);
+    std::fill_n(dead.begin(), dead_words, 0);
     size_t depth = 0;
-    std::vector<uint64_t> dead((n >> 6) + 1, 0);
-    BacktrackScratch& scratch = ThreadBacktrackScratch(this);
     const bool spines = g_spine_check.load(std::memory_order_relaxed);
     auto is_dead = [&](size_t i) { return (dead[i >> 6] >> (i & 63)) & 1; };
     auto report = [&](const Frame& f) { part(f.begin, f.begin + ix.Length(f.token)); };
@@ -913,6 +957,17 @@ struct O200kTokenizer::Vocabulary {
       const uint32_t bit = Index3(p);
       return ((tokens3[bit >> 6] >> (bit & 63)) & 1) != 0;
     }
+    // Answers of the pair check for two tokens of 1 or 2 bytes each (two thirds of the checks
+    // on random letters), filled on first use: tokens of up to 2 bytes come first in the
+    // breadth-first order, so they are the indexes [0, short_tokens) and the pair (t1, t2) has
+    // the two bits at 2 × (t1 × short_tokens + t2): bit 1 known, bit 0 compatible. Racing
+    // threads store the same bits. 6 MB of address space (o200k: 4,909 tokens), calloc'd:
+    // only the pages a text asks about are ever touched.
+    uint32_t short_tokens = 0;
+    struct Free {
+      void operator()(void* p) const { std::free(p); }
+    };
+    std::unique_ptr<uint8_t[], Free> short_pairs;
   };
 
   // Info(ix, token): what the merge of the token's own bytes gives. kSelfMerging: one token;
@@ -1008,6 +1063,8 @@ struct O200kTokenizer::Vocabulary {
         ix->depth2[c | (uint32_t{ix->label[child]} << 8)] = child;
       }
     }
+    while (ix->short_tokens < count && ix->Length(ix->short_tokens) <= 2) ++ix->short_tokens;
+    ix->short_pairs.reset(static_cast<uint8_t*>(CheckedCalloc((size_t{ix->short_tokens} * ix->short_tokens + 3) / 4)));
     ix->tokens3.assign((size_t{1} << 24) / 64, 0);
     for (uint32_t r = 0; r < count; ++r) {
       const auto* t = reinterpret_cast<const uint8_t*>(bytes.data() + offsets[r]);
@@ -1125,6 +1182,17 @@ struct O200kTokenizer::Vocabulary {
     // Runs of one letter or of a short period ask about the same pair again and again.
     if (t1 == scratch.last_pair[0] && t2 == scratch.last_pair[1]) return scratch.last_pair[2];
     const bool walk = (info1 & info2 & kWalkable) != 0 && spines;
+    if (walk && std::max(t1, t2) < ix.short_tokens && g_short_pairs.load(std::memory_order_relaxed)) {
+      // Tokens of up to 2 bytes: the table of their pairs (PrefixIndex::short_pairs).
+      const size_t at = size_t{t1} * ix.short_tokens + t2;
+      std::atomic_ref<uint8_t> cell(ix.short_pairs[at >> 2]);
+      const unsigned shift = static_cast<unsigned>(at & 3) * 2;
+      const unsigned bits = cell.load(std::memory_order_relaxed) >> shift;
+      if ((bits & 2) != 0) return (bits & 1) != 0;
+      const bool ok = CompatibleBySpines(ix, scratch, p, m, t1, info1, reach1, t2, info2);
+      cell.fetch_or(static_cast<uint8_t>((ok ? 3u : 2u) << shift), std::memory_order_relaxed);
+      return ok;
+    }
     bool ok;
     if (walk) {
       // Compatibility is a property of the two tokens alone: remembered by token pair while
@@ -1265,6 +1333,34 @@ struct O200kTokenizer::Vocabulary {
     return CompatibleByMerge(scratch, p, 0, t1, m, t2, e);
   }
 
+  // The pair check as the encoder runs it (Compatible), asked twice: the second answer, for
+  // two tokens of up to 2 bytes (*in_table), comes from PrefixIndex::short_pairs.
+  bool PairCompatibleByTableForTest(std::string_view s1, std::string_view s2, bool* in_table) const {
+    const PrefixIndex& ix = Index();
+    *in_table = false;
+    const std::string both = std::string(s1) + std::string(s2);
+    const auto* p = reinterpret_cast<const uint8_t*>(both.data());
+    if (s1.empty() || s2.empty()) return false;
+    const uint32_t r1 = Rank(p, s1.size());
+    const uint32_t r2 = Rank(p + s1.size(), s2.size());
+    if (r1 == kNoRank || r2 == kNoRank) return false;
+    const uint32_t t1 = ix.token_of_rank[r1];
+    const uint32_t t2 = ix.token_of_rank[r2];
+    *in_table = std::max(t1, t2) < ix.short_tokens;
+    const auto m = static_cast<uint32_t>(s1.size());
+    const auto e = static_cast<uint32_t>(both.size());
+    uint32_t reach = 0;
+    LongestPrefixToken(ix, p, both.size(), &reach);
+    BacktrackScratch& scratch = ThreadBacktrackScratch(this);
+    bool ok = false;
+    for (int k = 0; k < 2; ++k) {
+      scratch.NewPosition();
+      scratch.last_pair[0] = kNoRank;  // not the last-pair memo
+      ok = Compatible(ix, scratch, p, 0, t1, Info(ix, t1), reach, m, t2, Info(ix, t2), e, true);
+    }
+    return ok;
+  }
+
   mutable std::once_flag index_once;
   mutable std::unique_ptr<PrefixIndex> index;
   mutable std::atomic<bool> index_built{false};
@@ -1312,7 +1408,7 @@ struct O200kTokenizer::Vocabulary {
     }
     if (parts == 0) return true;
     key[parts - 1] = kDeadKey;
-    const size_t vectors = (parts + 3) / 4;
+    const size_t vectors = (parts + 7) / 8 * 2;  // an even number (MinKey)
     for (size_t k = parts; k < vectors * 4; ++k) key[k] = kDeadKey;
     uint64_t alive = parts == 64 ? ~uint64_t{0} : (uint64_t{1} << parts) - 1;
     // End of the part at slot k (alive): the start of the next alive slot, or n.
@@ -1350,15 +1446,22 @@ struct O200kTokenizer::Vocabulary {
     return true;
   }
 
-  // The smallest of key[0, 4 * vectors) (all below 2^31).
+  // The smallest of key[0, 4 * vectors) (all below 2^31; `vectors` even, see
+  // MergeSmallSlots). Two running minimums, so that the two halves' compare-and-select
+  // chains run side by side.
   static uint32_t MinKey(const uint32_t* key, size_t vectors) {
 #if defined(__SSE2__)
+    auto min = [](__m128i a, __m128i b) {
+      const __m128i lt = _mm_cmplt_epi32(b, a);
+      return _mm_or_si128(_mm_and_si128(lt, b), _mm_andnot_si128(lt, a));
+    };
     __m128i m = _mm_load_si128(reinterpret_cast<const __m128i*>(key));
-    for (size_t v = 1; v < vectors; ++v) {
-      const __m128i x = _mm_load_si128(reinterpret_cast<const __m128i*>(key + 4 * v));
-      const __m128i lt = _mm_cmplt_epi32(x, m);
-      m = _mm_or_si128(_mm_and_si128(lt, x), _mm_andnot_si128(lt, m));
+    __m128i m2 = _mm_load_si128(reinterpret_cast<const __m128i*>(key + 4));
+    for (size_t v = 2; v < vectors; v += 2) {
+      m = min(m, _mm_load_si128(reinterpret_cast<const __m128i*>(key + 4 * v)));
+      m2 = min(m2, _mm_load_si128(reinterpret_cast<const __m128i*>(key + 4 * v + 4)));
     }
+    m = min(m, m2);
     __m128i s = _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2));
     __m128i lt = _mm_cmplt_epi32(s, m);
     m = _mm_or_si128(_mm_and_si128(lt, s), _mm_andnot_si128(lt, m));
@@ -1729,7 +1832,8 @@ struct TablesHeader {
 static_assert(sizeof(TablesHeader) == 64);
 constexpr char kTablesMagic[8] = {'C', 'V', 'O', '2', '0', '0', 'K', '\0'};
 constexpr uint32_t kTablesVersion =
-    5;  // 2: short-token tables and the filter; 3: the short filter; 4: bigrams; 5: units
+    6;  // 2: short-token tables and the filter; 3: the short filter; 4: bigrams; 5: units;
+        // 6: long-token prefixes
 constexpr size_t kTablesAlign = 64;
 
 // Sizes of the short-token tables and the filter (checked against Vocabulary in FromTables).
@@ -1739,11 +1843,13 @@ constexpr size_t kTablesFilterWords = (size_t{1} << 21) / 64;
 constexpr size_t kTablesShortFilterWords = ((size_t{1} << 18) + (size_t{1} << 19)) / 64;
 constexpr size_t kTablesBigramWords = (size_t{1} << 16) / 64;
 constexpr size_t kTablesUnitWords = (size_t{1} << 16) / 64;
+constexpr size_t kTablesLongPrefixWords = (size_t{1} << 20) / 64;
 
 size_t AlignUp(size_t n) { return (n + kTablesAlign - 1) / kTablesAlign * kTablesAlign; }
 
 struct TablesLayout {
-  size_t offsets, slots, bytes, index, leaves, rank1, rank2, short3, short4, filter, short_filter, bigrams, units, end;
+  size_t offsets, slots, bytes, index, leaves, rank1, rank2, short3, short4, filter, short_filter, bigrams, units,
+      long_prefix, end;
 };
 
 TablesLayout LayoutOf(const TablesHeader& h) {
@@ -1761,7 +1867,8 @@ TablesLayout LayoutOf(const TablesHeader& h) {
   l.short_filter = AlignUp(l.filter + kTablesFilterWords * sizeof(uint64_t));
   l.bigrams = AlignUp(l.short_filter + kTablesShortFilterWords * sizeof(uint64_t));
   l.units = AlignUp(l.bigrams + kTablesBigramWords * sizeof(uint64_t));
-  l.end = l.units + kTablesUnitWords * sizeof(uint64_t);
+  l.long_prefix = AlignUp(l.units + kTablesUnitWords * sizeof(uint64_t));
+  l.end = l.long_prefix + kTablesLongPrefixWords * sizeof(uint64_t);
   return l;
 }
 
@@ -1818,7 +1925,8 @@ Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::FromTables(std::string_v
   using V = Vocabulary;
   static_assert(V::kShortSlots == kTablesShortSlots && sizeof(V::ShortSlot) == kTablesShortSlotBytes &&
                 V::kFilterWords == kTablesFilterWords && V::kShortFilterWords == kTablesShortFilterWords &&
-                V::kBigramWords == kTablesBigramWords && V::kUnitWords == kTablesUnitWords);
+                V::kBigramWords == kTablesBigramWords && V::kUnitWords == kTablesUnitWords &&
+                V::kLongPrefixWords == kTablesLongPrefixWords);
   vocab->rank1 = view(l.rank1, static_cast<uint32_t*>(nullptr), 256);
   vocab->rank2 = view(l.rank2, static_cast<uint32_t*>(nullptr), 65536);
   vocab->short3 = view(l.short3, static_cast<V::ShortSlot*>(nullptr), V::kShortSlots);
@@ -1827,6 +1935,7 @@ Result<std::unique_ptr<O200kTokenizer>> O200kTokenizer::FromTables(std::string_v
   vocab->short_filter = view(l.short_filter, static_cast<uint64_t*>(nullptr), V::kShortFilterWords);
   vocab->bigrams = view(l.bigrams, static_cast<uint64_t*>(nullptr), V::kBigramWords);
   vocab->units = view(l.units, static_cast<uint64_t*>(nullptr), V::kUnitWords);
+  vocab->long_prefix = view(l.long_prefix, static_cast<uint64_t*>(nullptr), V::kLongPrefixWords);
   return std::unique_ptr<O200kTokenizer>(new O200kTokenizer(std::move(vocab)));
 }
 
@@ -1860,6 +1969,7 @@ void O200kTokenizer::SerializeTables(std::string* out) const {
   std::memcpy(d + l.short_filter, v.short_filter.data(), v.short_filter.size_bytes());
   std::memcpy(d + l.bigrams, v.bigrams.data(), v.bigrams.size_bytes());
   std::memcpy(d + l.units, v.units.data(), v.units.size_bytes());
+  std::memcpy(d + l.long_prefix, v.long_prefix.data(), v.long_prefix.size_bytes());
 }
 
 O200kTokenizer::O200kTokenizer(std::unique_ptr<Vocabulary> vocab) : vocab_(std::move(vocab)) {}
@@ -1870,6 +1980,15 @@ size_t O200kTokenizer::vocabulary_size() const { return vocab_->size(); }
 bool O200kTokenizer::PairCompatibleForTest(std::string_view t1, std::string_view t2, bool by_spines,
                                            bool* walked) const {
   return vocab_->PairCompatibleForTest(t1, t2, by_spines, walked);
+}
+
+bool O200kTokenizer::PairCompatibleByTableForTest(std::string_view t1, std::string_view t2, bool* in_table) const {
+  return vocab_->PairCompatibleByTableForTest(t1, t2, in_table);
+}
+
+uint32_t O200kTokenizer::RankForTest(std::string_view bytes, bool split) const {
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  return split ? vocab_->FinishRank(vocab_->StartRank(p, bytes.size())) : vocab_->Rank(p, bytes.size());
 }
 
 bool O200kTokenizer::PairInTokenForTest(uint8_t a, uint8_t b) const { return vocab_->InOneToken(a, b); }
@@ -2107,6 +2226,7 @@ void SetO200kLongPieceForTest(size_t bytes) { g_long_piece.store(bytes); }
 void SetO200kBacktrackKeepForTest(size_t tokens) { g_backtrack_keep.store(tokens == 0 ? kKeepTokens : tokens); }
 uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
 void SetO200kSpineCheckForTest(bool on) { g_spine_check.store(on); }
+void SetO200kShortPairsForTest(bool on) { g_short_pairs.store(on); }
 void SetO200kPairCutsForTest(bool on) { g_pair_cuts.store(on); }
 void SetO200kUnitsForTest(bool on) { g_units.store(on); }
 void SetO200kSmallMergeForTest(bool on) { g_small_merge.store(on); }

@@ -60,6 +60,12 @@ class O200kTokenizer final : public TokenCounter {
   // from the merge-tree spines when `by_spines` and both tokens allow it (*walked = whether
   // they did), else by merging the pair's bytes.
   bool PairCompatibleForTest(std::string_view t1, std::string_view t2, bool by_spines, bool* walked) const;
+  // Tests only: the same check as the encoder makes it, twice; for two tokens of up to 2
+  // bytes each (*in_table) the second answer is read back from its table of such pairs.
+  bool PairCompatibleByTableForTest(std::string_view t1, std::string_view t2, bool* in_table) const;
+  // Tests only: the rank of the byte string as the merges look it up (Rank, and StartRank /
+  // FinishRank when `split`), UINT32_MAX when it is no token.
+  uint32_t RankForTest(std::string_view bytes, bool split) const;
   // Tests only: whether byte b follows byte a inside some token (the table counting cuts by).
   bool PairInTokenForTest(uint8_t a, uint8_t b) const;
   // Tests only: whether code point cp (< 0x10000) is a merge unit: merges may start with its
@@ -99,6 +105,9 @@ uint64_t O200kBacktrackRetriesForTest();
 // Tests only. false makes the backtracking encoder check every pair by merging its bytes
 // instead of walking the merge-tree spines (the reference for that walk); default true.
 void SetO200kSpineCheckForTest(bool on);
+// Tests only. false makes the backtracking encoder walk the spines of every pair of tokens of
+// up to 2 bytes instead of remembering the answers in its table of such pairs; default true.
+void SetO200kShortPairsForTest(bool on);
 // Tests only. false makes counting merge every piece whole instead of cutting it where two
 // neighbouring bytes occur together in no token (the reference for those cuts); default true.
 void SetO200kPairCutsForTest(bool on);

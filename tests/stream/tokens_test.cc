@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "stream/internal/o200k.h"
@@ -1054,6 +1055,85 @@ TEST(O200kLongPieces, SpineCheckEqualsMergeCheckOnTokenPairs) {
   EXPECT_GT(compatible, 100000u);
   EXPECT_GT(incompatible, 100000u);
   EXPECT_GT(walked_count, 300000u);
+}
+
+// Every token is found by its bytes, through both lookups the merges use (the filters in
+// front of the tables, the prefix filter of tokens of 5 bytes or more among them, must let
+// every token through), and strings one byte longer or with the last byte changed are found
+// only when they are tokens themselves.
+TEST(O200kLookup, EveryTokenIsFoundAndOthersAreNot) {
+  auto tokenizer = internal::O200kTokenizer::FromTables(internal::EmbeddedO200kTables());
+  ASSERT_TRUE(tokenizer.ok());
+  const internal::O200kTokenizer& t = **tokenizer;
+  const std::vector<std::string> vocab = VocabularyTokens();
+  std::unordered_map<std::string, uint32_t> rank_of;
+  for (size_t r = 0; r < vocab.size(); ++r) rank_of.emplace(vocab[r], static_cast<uint32_t>(r));
+  auto want = [&](const std::string& s) {
+    auto it = rank_of.find(s);
+    return it == rank_of.end() ? UINT32_MAX : it->second;
+  };
+  size_t others = 0;
+  for (size_t r = 0; r < vocab.size(); ++r) {
+    const std::string& v = vocab[r];
+    for (bool split : {false, true}) {
+      ASSERT_EQ(t.RankForTest(v, split), r) << "[" << v << "] split " << split;
+      const std::string longer = v + v.substr(0, 1);
+      const std::string changed = v.substr(0, v.size() - 1) + static_cast<char>(v.back() ^ 0x01);
+      EXPECT_EQ(t.RankForTest(longer, split), want(longer)) << "[" << longer << "]";
+      EXPECT_EQ(t.RankForTest(changed, split), want(changed)) << "[" << changed << "]";
+      others += want(longer) == UINT32_MAX ? 1 : 0;
+    }
+  }
+  EXPECT_GT(others, 300000u);
+}
+
+// The encoder's table of pair-check answers for tokens of up to 2 bytes (filled on first use,
+// then read): every pair of single bytes and random pairs of such tokens, each asked twice
+// through the table (the second answer read back from it), against merging the pair's bytes.
+TEST(O200kLongPieces, ShortPairTableEqualsMergeCheck) {
+  auto tokenizer = internal::O200kTokenizer::FromTables(internal::EmbeddedO200kTables());
+  ASSERT_TRUE(tokenizer.ok());
+  const internal::O200kTokenizer& t = **tokenizer;  // its own index: the table starts empty
+  std::vector<std::string> shorts;
+  for (const std::string& v : VocabularyTokens()) {
+    if (v.size() <= 2) shorts.push_back(v);
+  }
+  ASSERT_GT(shorts.size(), 4000u);
+  size_t compatible = 0;
+  size_t incompatible = 0;
+  auto check = [&](const std::string& a, const std::string& b) {
+    bool in_table = false;
+    bool unused = false;
+    const bool by_table = t.PairCompatibleByTableForTest(a, b, &in_table);
+    EXPECT_TRUE(in_table) << "[" << a << "] [" << b << "]";
+    const bool by_merge = t.PairCompatibleForTest(a, b, false, &unused);
+    EXPECT_EQ(by_table, by_merge) << "[" << a << "] [" << b << "]";
+    (by_merge ? compatible : incompatible) += 1;
+  };
+  for (int a = 0; a < 256; ++a) {
+    for (int b = 0; b < 256; ++b) check(std::string(1, static_cast<char>(a)), std::string(1, static_cast<char>(b)));
+  }
+  std::mt19937_64 rng(11);
+  for (int k = 0; k < 200000; ++k) check(shorts[rng() % shorts.size()], shorts[rng() % shorts.size()]);
+  EXPECT_GT(compatible, 100000u);
+  EXPECT_GT(incompatible, 10000u);
+}
+
+// The encoder on every piece, with and without that table, against the heap merge: texts of
+// short tokens, counted twice (the second time mostly from the table).
+TEST(O200kLongPieces, EncoderEqualsHeapMergeWithAndWithoutTheShortPairTable) {
+  internal::SetO200kLongPieceForTest(0);
+  for (bool table : {true, false}) {
+    internal::SetO200kShortPairsForTest(table);
+    for (const char* kind : {"lower", "two-letters", "spaces", "punct", "period", "base64"}) {
+      const std::string in = Generate(kind, 30000, 3);
+      const size_t want = ReferenceEncode(in).size();
+      EXPECT_EQ(O200k().Count(in), want) << kind << " table " << table;
+      EXPECT_EQ(O200k().Count(in), want) << kind << " table " << table << ", again";
+    }
+  }
+  internal::SetO200kShortPairsForTest(true);
+  internal::SetO200kLongPieceForTest(internal::kO200kLongPiece);
 }
 
 TEST(O200kLongPieces, EncoderEqualsHeapMergeWithThePairCheckByMerging) {
