@@ -1308,19 +1308,36 @@ struct O200kTokenizer::Vocabulary {
     }
   }
 
+  // Two token strings side by side, for the pair-check test hooks below: their bytes, the
+  // tokens' indexes and the boundary; false unless both strings are tokens.
+  struct TestPair {
+    std::string both;
+    const uint8_t* p = nullptr;
+    uint32_t t1 = 0, t2 = 0, m = 0, e = 0;
+  };
+  bool ResolveTestPair(std::string_view s1, std::string_view s2, TestPair* out) const {
+    if (s1.empty() || s2.empty()) return false;
+    const PrefixIndex& ix = Index();
+    out->both = std::string(s1) + std::string(s2);
+    out->p = reinterpret_cast<const uint8_t*>(out->both.data());
+    const uint32_t r1 = Rank(out->p, s1.size());
+    const uint32_t r2 = Rank(out->p + s1.size(), s2.size());
+    if (r1 == kNoRank || r2 == kNoRank) return false;
+    out->t1 = ix.token_of_rank[r1];
+    out->t2 = ix.token_of_rank[r2];
+    out->m = static_cast<uint32_t>(s1.size());
+    out->e = static_cast<uint32_t>(out->both.size());
+    return true;
+  }
+
   bool PairCompatibleForTest(std::string_view s1, std::string_view s2, bool by_spines, bool* walked) const {
     const PrefixIndex& ix = Index();
     *walked = false;
-    const std::string both = std::string(s1) + std::string(s2);
-    const auto* p = reinterpret_cast<const uint8_t*>(both.data());
-    if (s1.empty() || s2.empty()) return false;
-    const uint32_t r1 = Rank(p, s1.size());
-    const uint32_t r2 = Rank(p + s1.size(), s2.size());
-    if (r1 == kNoRank || r2 == kNoRank) return false;
-    const uint32_t t1 = ix.token_of_rank[r1];
-    const uint32_t t2 = ix.token_of_rank[r2];
-    const auto m = static_cast<uint32_t>(s1.size());
-    const auto e = static_cast<uint32_t>(both.size());
+    TestPair tp;
+    if (!ResolveTestPair(s1, s2, &tp)) return false;
+    const std::string& both = tp.both;
+    const uint8_t* p = tp.p;
+    const uint32_t t1 = tp.t1, t2 = tp.t2, m = tp.m, e = tp.e;
     BacktrackScratch& scratch = ThreadBacktrackScratch(this);
     scratch.NewPosition();
     if (by_spines && (Info(ix, t1) & Info(ix, t2) & kWalkable) != 0) {
@@ -1338,17 +1355,12 @@ struct O200kTokenizer::Vocabulary {
   bool PairCompatibleByTableForTest(std::string_view s1, std::string_view s2, bool* in_table) const {
     const PrefixIndex& ix = Index();
     *in_table = false;
-    const std::string both = std::string(s1) + std::string(s2);
-    const auto* p = reinterpret_cast<const uint8_t*>(both.data());
-    if (s1.empty() || s2.empty()) return false;
-    const uint32_t r1 = Rank(p, s1.size());
-    const uint32_t r2 = Rank(p + s1.size(), s2.size());
-    if (r1 == kNoRank || r2 == kNoRank) return false;
-    const uint32_t t1 = ix.token_of_rank[r1];
-    const uint32_t t2 = ix.token_of_rank[r2];
+    TestPair tp;
+    if (!ResolveTestPair(s1, s2, &tp)) return false;
+    const std::string& both = tp.both;
+    const uint8_t* p = tp.p;
+    const uint32_t t1 = tp.t1, t2 = tp.t2, m = tp.m, e = tp.e;
     *in_table = std::max(t1, t2) < ix.short_tokens;
-    const auto m = static_cast<uint32_t>(s1.size());
-    const auto e = static_cast<uint32_t>(both.size());
     uint32_t reach = 0;
     LongestPrefixToken(ix, p, both.size(), &reach);
     BacktrackScratch& scratch = ThreadBacktrackScratch(this);
