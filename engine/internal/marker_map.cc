@@ -848,9 +848,9 @@ std::string MarkerMapBlob(const Spool& original, const Spool& view, const std::v
   // ~30,000 entries, then a copy in text; issue 19); any other path serialises its map.
   std::string blob(kBlobHeader);
   blob += "\nmapped\n";
-  // Room for about one entry per 50 bytes of view up front (the 64 MiB CI log's 3.4 MB view
-  // has a 4.3 MB map): grown by doubling, the blob touched about twice its size in fresh
-  // pages and copied itself ~20 times. Pages reserved but never written cost nothing.
+  // Room for twice the view's size up front (the 64 MiB CI log's 3.36 MB view has a 4.33 MB
+  // map): grown by doubling, the blob touched about twice its size in fresh pages and was
+  // copied at every doubling. Pages reserved but never written cost nothing.
   if (view.size() >= (1u << 20)) blob.reserve(std::min<uint64_t>(view.size() * 2, uint64_t{64} << 20));
   bool streamed = false;
   Result<MarkerMap> map = MapSpools(

@@ -1335,19 +1335,16 @@ struct O200kTokenizer::Vocabulary {
     *walked = false;
     TestPair tp;
     if (!ResolveTestPair(s1, s2, &tp)) return false;
-    const std::string& both = tp.both;
-    const uint8_t* p = tp.p;
-    const uint32_t t1 = tp.t1, t2 = tp.t2, m = tp.m, e = tp.e;
     BacktrackScratch& scratch = ThreadBacktrackScratch(this);
     scratch.NewPosition();
-    if (by_spines && (Info(ix, t1) & Info(ix, t2) & kWalkable) != 0) {
+    if (by_spines && (Info(ix, tp.t1) & Info(ix, tp.t2) & kWalkable) != 0) {
       *walked = true;
       uint32_t reach = 0;
-      LongestPrefixToken(ix, p, both.size(), &reach);
-      return CompatibleBySpines(ix, scratch, p, m, t1, Info(ix, t1), reach, t2, Info(ix, t2));
+      LongestPrefixToken(ix, tp.p, tp.e, &reach);
+      return CompatibleBySpines(ix, scratch, tp.p, tp.m, tp.t1, Info(ix, tp.t1), reach, tp.t2, Info(ix, tp.t2));
     }
-    scratch.pairs[PairHash((uint64_t{t1} << 24) | t2) & (BacktrackScratch::kPairSlots - 1)] = 0;  // no memo
-    return CompatibleByMerge(scratch, p, 0, t1, m, t2, e);
+    scratch.pairs[PairHash((uint64_t{tp.t1} << 24) | tp.t2) & (BacktrackScratch::kPairSlots - 1)] = 0;  // no memo
+    return CompatibleByMerge(scratch, tp.p, 0, tp.t1, tp.m, tp.t2, tp.e);
   }
 
   // The pair check as the encoder runs it (Compatible), asked twice: the second answer, for
@@ -1357,18 +1354,15 @@ struct O200kTokenizer::Vocabulary {
     *in_table = false;
     TestPair tp;
     if (!ResolveTestPair(s1, s2, &tp)) return false;
-    const std::string& both = tp.both;
-    const uint8_t* p = tp.p;
-    const uint32_t t1 = tp.t1, t2 = tp.t2, m = tp.m, e = tp.e;
-    *in_table = std::max(t1, t2) < ix.short_tokens;
+    *in_table = std::max(tp.t1, tp.t2) < ix.short_tokens;
     uint32_t reach = 0;
-    LongestPrefixToken(ix, p, both.size(), &reach);
+    LongestPrefixToken(ix, tp.p, tp.e, &reach);
     BacktrackScratch& scratch = ThreadBacktrackScratch(this);
     bool ok = false;
     for (int k = 0; k < 2; ++k) {
       scratch.NewPosition();
       scratch.last_pair[0] = kNoRank;  // not the last-pair memo
-      ok = Compatible(ix, scratch, p, 0, t1, Info(ix, t1), reach, m, t2, Info(ix, t2), e, true);
+      ok = Compatible(ix, scratch, tp.p, 0, tp.t1, Info(ix, tp.t1), reach, tp.m, tp.t2, Info(ix, tp.t2), tp.e, true);
     }
     return ok;
   }
