@@ -1,6 +1,9 @@
 #include "compressors/registry.h"
 
 #include <cstdlib>
+#include <iterator>
+
+#include "stream/check.h"
 
 #include "compressors/code.h"
 #include "compressors/config.h"
@@ -54,21 +57,24 @@ const Entry kEntries[] = {
 
 }  // namespace
 
-Registry::Registry(RegistryOptions options) {
-  for (const Entry& e : kEntries) compressors_.push_back(e.factory(options));
-}
+static_assert(std::size(kEntries) == Registry::kEntryCount);
+
+Registry::Registry(RegistryOptions options) : options_(options) {}
 Registry::~Registry() = default;
 
 const Compressor* Registry::Find(std::string_view content_type) const {
-  for (const auto& c : compressors_) {
-    if (c->content_type() == content_type) return c.get();
+  for (size_t i = 0; i < kEntryCount; ++i) {
+    if (kEntries[i].content_type != content_type) continue;
+    std::call_once(built_[i], [&] { compressors_[i] = kEntries[i].factory(options_); });
+    CAVEMAN_DCHECK(compressors_[i]->content_type() == content_type);
+    return compressors_[i].get();
   }
   return nullptr;
 }
 
 std::vector<std::string_view> Registry::content_types() const {
   std::vector<std::string_view> out;
-  for (const auto& c : compressors_) out.push_back(c->content_type());
+  for (const Entry& e : kEntries) out.push_back(e.content_type);
   return out;
 }
 

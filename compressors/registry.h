@@ -3,7 +3,9 @@
 #ifndef CAVEMAN_COMPRESSORS_REGISTRY_H_
 #define CAVEMAN_COMPRESSORS_REGISTRY_H_
 
+#include <array>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -17,8 +19,13 @@ struct RegistryOptions {
   bool toon_best_of = false;
 };
 
+// Each compressor is constructed on its first Find (a process that compresses one input
+// builds one or two of the sixteen; issue 19, small inputs). Thread-safe: Find may be called
+// from several threads at once.
 class Registry {
  public:
+  static constexpr size_t kEntryCount = 16;
+
   explicit Registry(RegistryOptions options = {});
   ~Registry();
   Registry(const Registry&) = delete;
@@ -30,7 +37,9 @@ class Registry {
   std::vector<std::string_view> content_types() const;
 
  private:
-  std::vector<std::unique_ptr<Compressor>> compressors_;
+  RegistryOptions options_;
+  mutable std::array<std::once_flag, kEntryCount> built_;
+  mutable std::array<std::unique_ptr<Compressor>, kEntryCount> compressors_;
 };
 
 }  // namespace caveman

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "compressors/internal/json_tree.h"
 #include "compressors/lines.h"
 #include "compressors/internal/redundancy.h"
+#include "compressors/registry.h"
 
 namespace caveman::internal {
 namespace {
@@ -607,3 +610,37 @@ TEST(CjString, LineAndParagraphSeparators) {
 
 }  // namespace
 }  // namespace caveman::internal
+
+namespace caveman {
+namespace {
+
+// The registry builds each compressor on its first Find (issue 19): every thread asking for
+// a type gets the one instance, whose content type is the one asked for.
+TEST(Registry, BuildsEachCompressorOnceWhateverThreadAsksFirst) {
+  const Registry registry;
+  const std::vector<std::string_view> types = registry.content_types();
+  ASSERT_EQ(types.size(), Registry::kEntryCount);
+  // seen[t][j]: what thread t got for types[j]. Each thread walks the table from a different
+  // start, so first uses race.
+  std::vector<std::vector<const Compressor*>> seen(4, std::vector<const Compressor*>(types.size()));
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < seen.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = 0; i < types.size(); ++i) {
+        const size_t j = (i + t * 5) % types.size();
+        seen[t][j] = registry.Find(types[j]);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (size_t j = 0; j < types.size(); ++j) {
+    const Compressor* first = registry.Find(types[j]);
+    ASSERT_NE(first, nullptr) << types[j];
+    EXPECT_EQ(first->content_type(), types[j]);
+    for (size_t t = 0; t < seen.size(); ++t) EXPECT_EQ(seen[t][j], first) << types[j] << " thread " << t;
+  }
+  EXPECT_EQ(registry.Find("no-such-type"), nullptr);
+}
+
+}  // namespace
+}  // namespace caveman
