@@ -195,15 +195,25 @@ size_t BareCrCount(std::string_view s) {
   return n;
 }
 
+// Punctuation a word may end with. NUL is in the set because the rule was first written with
+// strchr, which matches the terminator: kept so detection stays what it was.
+constexpr internal::ByteSet kWordSuffix(std::string_view(",.;:!?)\"'*_\r\0", 13));
+
 // Prose heuristics (project rule): a line of at least 6 space-separated fields of which at
 // least 3/4 are words (letters, apostrophes and hyphens, optional bracket/quote prefix and
 // punctuation suffix). Non-ASCII bytes count as letters.
 bool ProseLine(std::string_view t) {
-  // Six fields need at least five separators.
-  if (t.size() < 11 || CountByte(t, ' ') + CountByte(t, '\t') < 5) return false;
-  // Braces, assignments and statement ends mark code even when every token is a word
-  // (C prototypes such as "void glFlush (void);").
-  if (t.find_first_of("{}=") != std::string_view::npos || t.back() == ';') return false;
+  // Six fields need at least five separators. Braces, assignments and statement ends mark
+  // code even when every token is a word (C prototypes such as "void glFlush (void);").
+  // One pass for both (this runs on every detected line).
+  if (t.size() < 11 || t.back() == ';') return false;
+  size_t separators = 0;
+  unsigned code_marks = 0;
+  for (char c : t) {  // no early exit: the compiler vectorises this loop
+    separators += static_cast<size_t>(c == ' ') + static_cast<size_t>(c == '\t');
+    code_marks |= static_cast<unsigned>(c == '{') | static_cast<unsigned>(c == '}') | static_cast<unsigned>(c == '=');
+  }
+  if (separators < 5 || code_marks != 0) return false;
   size_t fields = 0, words = 0;
   size_t i = 0;
   while (i < t.size()) {
@@ -217,7 +227,7 @@ bool ProseLine(std::string_view t) {
     while (a < b && (f[a] == '(' || f[a] == '"' || f[a] == '\'' || f[a] == '*' || f[a] == '_')) {
       ++a;
     }
-    while (b > a && std::strchr(",.;:!?)\"'*_\r", f[b - 1]) != nullptr) --b;
+    while (b > a && kWordSuffix.Has(f[b - 1])) --b;
     bool word = b > a;
     for (size_t k = a; k < b && word; ++k) {
       unsigned char c = static_cast<unsigned char>(f[k]);

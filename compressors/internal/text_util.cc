@@ -322,10 +322,6 @@ std::optional<double> ParseNumber(std::string_view s) {
   return v;
 }
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool EndsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
 bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
 
 }  // namespace caveman::internal

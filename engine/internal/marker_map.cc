@@ -18,7 +18,6 @@
 namespace caveman::internal {
 namespace {
 
-constexpr std::string_view kEllipsis = "\xE2\x80\xA6";     // …
 constexpr std::string_view kMarkPrefix = "\xE2\x80\xA6 ";  // "… "
 constexpr std::string_view kCavemanPrefix = "caveman: ";
 constexpr std::string_view kNotePrefix = "\xE2\x80\xA6 caveman: elided ";

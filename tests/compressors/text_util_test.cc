@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+
 namespace caveman::internal {
 namespace {
 
@@ -48,6 +51,36 @@ TEST(TextUtil, NumberRules) {
   EXPECT_FALSE(ParseNumber("1_000").has_value());
   EXPECT_FALSE(ParseNumber("e5").has_value());
   EXPECT_FALSE(ParseNumber("").has_value());
+}
+
+// ByteSet answers what std::string_view::find_first_of answers, for every byte value
+// (NUL and bytes >= 0x80 included), every start position and the prefix helpers.
+TEST(TextUtil, ByteSetFindsWhatFindFirstOfFinds) {
+  std::mt19937 rng(7);
+  const std::string sets[] = {"{}=", std::string(",.;:!?)\"'*_\r\0", 13), "\xff\x80", " \t", std::string("\0", 1)};
+  for (const std::string& set : sets) {
+    const ByteSet bytes(set);
+    for (int c = 0; c < 256; ++c) {
+      EXPECT_EQ(bytes.Has(static_cast<char>(c)), set.find(static_cast<char>(c)) != std::string::npos) << c;
+    }
+    for (int round = 0; round < 200; ++round) {
+      std::string text(rng() % 40, '\0');
+      for (char& ch : text) ch = static_cast<char>(rng() % 4 == 0 ? set[rng() % set.size()] : rng() % 256);
+      const std::string_view v(text);
+      for (size_t pos = 0; pos <= v.size() + 1; ++pos) {
+        EXPECT_EQ(bytes.FindIn(v, pos), v.find_first_of(set, pos));
+      }
+      EXPECT_EQ(bytes.AnyIn(v), v.find_first_of(set) != std::string_view::npos);
+    }
+  }
+  EXPECT_TRUE(StartsWith("abc", ""));
+  EXPECT_TRUE(StartsWith("abc", "ab"));
+  EXPECT_FALSE(StartsWith("ab", "abc"));
+  EXPECT_FALSE(StartsWith("abc", "b"));
+  EXPECT_TRUE(EndsWith("abc", "bc"));
+  EXPECT_TRUE(EndsWith("abc", ""));
+  EXPECT_FALSE(EndsWith("bc", "abc"));
+  EXPECT_FALSE(EndsWith("abc", "ab"));
 }
 
 }  // namespace
