@@ -17,6 +17,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define CAVEMAN_O200K_AVX2 1
+#endif
 
 #include "stream/huge_pages.h"
 #include "stream/internal/o200k_classes.h"
@@ -52,6 +56,9 @@ std::atomic<bool> g_units{true};
 // Pieces of up to kSmallPiece parts merge on the stack (MergeSmall); tests switch it off so
 // that the heap merge, the reference, merges every piece.
 std::atomic<bool> g_small_merge{true};
+// The stack merge runs its AVX2 variant on processors that have it (MergeSmallSlotsAvx2); tests
+// switch it off to compare it with the portable one.
+std::atomic<bool> g_simd{true};
 // Text with ill-formed bytes is sanitized and counted in blocks of at least this many bytes
 // (see Count); tests make it small. A per-thread buffer up to kSanitizeBufferKeep is kept.
 constexpr size_t kSanitizeBlock = 64 << 10;
@@ -77,6 +84,17 @@ bool AllAscii(const uint8_t* p, size_t n) {
   for (; k < n; ++k) any |= p[k];
   return (any & 0x8080808080808080ULL) == 0;
 }
+#if defined(CAVEMAN_O200K_AVX2)
+// Whether the processor runs AVX2 code (the stack merge has a variant for it).
+bool HaveAvx2() {
+  static const bool have = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return have;
+}
+#endif
+
 uint32_t Load32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, sizeof v);
@@ -1378,8 +1396,20 @@ struct O200kTokenizer::Vocabulary {
   template <class PartFn>
   bool MergeSmall(const uint8_t* p, size_t n, PartFn& part) const {
     if (!g_small_merge.load(std::memory_order_relaxed)) return false;
-    return MergeSmallSlots(p, n, part, g_units.load(std::memory_order_relaxed));
+#if defined(CAVEMAN_O200K_AVX2)
+    if (HaveAvx2() && g_simd.load(std::memory_order_relaxed)) return MergeSmallSlotsAvx2(p, n, part, g_units.load(std::memory_order_relaxed));
+#endif
+    return MergeSmallSlots<false>(p, n, part, g_units.load(std::memory_order_relaxed));
   }
+#if defined(CAVEMAN_O200K_AVX2)
+  // The same merge compiled for AVX2 (one instruction per 8 keys in MinKey), for processors
+  // that have it (checked once per process).
+  template <class PartFn>
+  __attribute__((target("avx2"), noinline, flatten)) bool MergeSmallSlotsAvx2(const uint8_t* p, size_t n, PartFn& part,
+                                                                     bool with_units) const {
+    return MergeSmallSlots<true>(p, n, part, with_units);
+  }
+#endif
 
   // The same merge without moving anything: a part keeps the slot of the first part it began
   // as (its first unit), `alive` has a bit per slot that still starts a part, and key[k] holds
@@ -1392,10 +1422,10 @@ struct O200kTokenizer::Vocabulary {
   static uint32_t PairKey(uint32_t rank, size_t slot) {
     return (std::min(rank, kKeyCap) << 6) | static_cast<uint32_t>(slot);
   }
-  template <class PartFn>
-  bool MergeSmallSlots(const uint8_t* p, size_t n, PartFn& part, bool with_units) const {
+  template <bool kAvx2, class PartFn>
+  __attribute__((always_inline)) bool MergeSmallSlots(const uint8_t* p, size_t n, PartFn& part, bool with_units) const {
     static_assert(kSmallPiece == 64);
-    alignas(16) uint32_t key[kSmallPiece];
+    alignas(32) uint32_t key[kSmallPiece];
     uint32_t starts[kSmallPiece + 1];
     size_t parts = 0;
     if (with_units) with_units = !AllAscii(p, n);  // most pieces: no unit, a byte per part
@@ -1422,14 +1452,36 @@ struct O200kTokenizer::Vocabulary {
       const uint64_t after = k == 63 ? 0 : live >> (k + 1);
       return after == 0 ? static_cast<uint32_t>(n) : starts[k + 1 + static_cast<size_t>(__builtin_ctzll(after))];
     };
+    // Keys change one at a time; the AVX2 variant rewrites the whole 32-byte vector holding the
+    // key, so that the next minimum's loads are forwarded from that store instead of waiting for
+    // a narrower one to reach the cache.
+#if defined(CAVEMAN_O200K_AVX2)
+#define CAVEMAN_O200K_SET_KEY(k, v) \
+  if constexpr (kAvx2) {            \
+    SetKeyAvx2(key, k, v);          \
+  } else {                          \
+    key[k] = v;                     \
+  }
+#else
+#define CAVEMAN_O200K_SET_KEY(k, v) key[k] = v;
+#endif
     while (true) {
-      const uint32_t best = MinKey(key, vectors);
+      uint32_t best;
+#if defined(CAVEMAN_O200K_AVX2)
+      if constexpr (kAvx2) {
+        best = MinKeyAvx2(key, vectors);
+      } else {
+        best = MinKey(key, vectors);
+      }
+#else
+      best = MinKey(key, vectors);
+#endif
       if ((best >> 6) >= kKeyCap) break;  // no pair is a token (or no pair left)
       const size_t at = best & 63;
       // The right part's slot j, merged into `at`.
       const size_t j = at + 1 + static_cast<size_t>(__builtin_ctzll(alive >> (at + 1)));
       alive &= ~(uint64_t{1} << j);
-      key[j] = kDeadKey;
+      CAVEMAN_O200K_SET_KEY(j, kDeadKey)
       const uint32_t merged_end = end_of(alive, at);
       const uint32_t begin = starts[at];
       // The two new pairs, with the left neighbour and with the right one (when there are):
@@ -1442,9 +1494,12 @@ struct O200kTokenizer::Vocabulary {
         right = StartRank(p + begin, end_of(alive, r) - begin);
       }
       if (below != 0) left = StartRank(p + starts[l], merged_end - starts[l]);
-      key[at] = merged_end < n ? PairKey(FinishRank(right), at) : kDeadKey;
-      if (below != 0) key[l] = PairKey(FinishRank(left), l);
+      CAVEMAN_O200K_SET_KEY(at, merged_end < n ? PairKey(FinishRank(right), at) : kDeadKey)
+      if (below != 0) {
+        CAVEMAN_O200K_SET_KEY(l, PairKey(FinishRank(left), l))
+      }
     }
+#undef CAVEMAN_O200K_SET_KEY
     for (uint64_t live = alive; live != 0; live &= live - 1) {
       const size_t k = static_cast<size_t>(__builtin_ctzll(live));
       part(starts[k], end_of(alive, k));
@@ -1481,6 +1536,27 @@ struct O200kTokenizer::Vocabulary {
     return best;
 #endif
   }
+
+#if defined(CAVEMAN_O200K_AVX2)
+  // MinKey with AVX2: `vectors` / 2 loads of 8 keys, one unsigned minimum each.
+  __attribute__((target("avx2"))) static uint32_t MinKeyAvx2(const uint32_t* key, size_t vectors) {
+    __m256i m = _mm256_load_si256(reinterpret_cast<const __m256i*>(key));
+    for (size_t v = 2; v < vectors; v += 2) {
+      m = _mm256_min_epu32(m, _mm256_load_si256(reinterpret_cast<const __m256i*>(key + 4 * v)));
+    }
+    __m128i x = _mm_min_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    x = _mm_min_epu32(x, _mm_shuffle_epi32(x, _MM_SHUFFLE(1, 0, 3, 2)));
+    x = _mm_min_epu32(x, _mm_shuffle_epi32(x, _MM_SHUFFLE(2, 3, 0, 1)));
+    return static_cast<uint32_t>(_mm_cvtsi128_si32(x));
+  }
+  // key[k] = v by a load, a blend and a store of the aligned 8 keys around it.
+  __attribute__((target("avx2"))) static void SetKeyAvx2(uint32_t* key, size_t k, uint32_t v) {
+    auto* at = reinterpret_cast<__m256i*>(key + (k & ~size_t{7}));
+    const __m256i lane = _mm256_cmpeq_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                            _mm256_set1_epi32(static_cast<int>(k & 7)));
+    _mm256_store_si256(at, _mm256_blendv_epi8(_mm256_load_si256(at), _mm256_set1_epi32(static_cast<int>(v)), lane));
+  }
+#endif
 
   // As above; step(rank, starts, parts) after each merge (`rank` the merged pair's, the parts
   // then starting at starts[0, parts), starts[parts] = n).
@@ -2236,6 +2312,14 @@ void SetO200kShortPairsForTest(bool on) { g_short_pairs.store(on); }
 void SetO200kPairCutsForTest(bool on) { g_pair_cuts.store(on); }
 void SetO200kUnitsForTest(bool on) { g_units.store(on); }
 void SetO200kSmallMergeForTest(bool on) { g_small_merge.store(on); }
+void SetO200kSimdForTest(bool on) { g_simd.store(on); }
+bool O200kHasSimdMergeForTest() {
+#if defined(CAVEMAN_O200K_AVX2)
+  return HaveAvx2();
+#else
+  return false;
+#endif
+}
 void SetO200kSanitizeBlockForTest(size_t bytes) { g_sanitize_block.store(bytes == 0 ? kSanitizeBlock : bytes); }
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {
