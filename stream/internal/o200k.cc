@@ -20,6 +20,8 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define CAVEMAN_O200K_AVX2 1
+// What the AVX2 variants are compiled for (x86-64-v3 without FMA; HaveAvx2 checks each).
+#define CAVEMAN_O200K_V3 "avx2,bmi,bmi2,lzcnt,popcnt"
 #endif
 
 #include "stream/huge_pages.h"
@@ -89,7 +91,8 @@ bool AllAscii(const uint8_t* p, size_t n) {
 bool HaveAvx2() {
   static const bool have = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("lzcnt") && __builtin_cpu_supports("popcnt");
   }();
   return have;
 }
@@ -1405,7 +1408,7 @@ struct O200kTokenizer::Vocabulary {
   // The same merge compiled for AVX2 (one instruction per 8 keys in MinKey), for processors
   // that have it (checked once per process).
   template <class PartFn>
-  __attribute__((target("avx2"), noinline, flatten)) bool MergeSmallSlotsAvx2(const uint8_t* p, size_t n, PartFn& part,
+  __attribute__((target(CAVEMAN_O200K_V3), noinline, flatten)) bool MergeSmallSlotsAvx2(const uint8_t* p, size_t n, PartFn& part,
                                                                      bool with_units) const {
     return MergeSmallSlots<true>(p, n, part, with_units);
   }
@@ -1539,7 +1542,7 @@ struct O200kTokenizer::Vocabulary {
 
 #if defined(CAVEMAN_O200K_AVX2)
   // MinKey with AVX2: `vectors` / 2 loads of 8 keys, one unsigned minimum each.
-  __attribute__((target("avx2"))) static uint32_t MinKeyAvx2(const uint32_t* key, size_t vectors) {
+  __attribute__((target(CAVEMAN_O200K_V3))) static uint32_t MinKeyAvx2(const uint32_t* key, size_t vectors) {
     __m256i m = _mm256_load_si256(reinterpret_cast<const __m256i*>(key));
     for (size_t v = 2; v < vectors; v += 2) {
       m = _mm256_min_epu32(m, _mm256_load_si256(reinterpret_cast<const __m256i*>(key + 4 * v)));
@@ -1550,7 +1553,7 @@ struct O200kTokenizer::Vocabulary {
     return static_cast<uint32_t>(_mm_cvtsi128_si32(x));
   }
   // key[k] = v by a load, a blend and a store of the aligned 8 keys around it.
-  __attribute__((target("avx2"))) static void SetKeyAvx2(uint32_t* key, size_t k, uint32_t v) {
+  __attribute__((target(CAVEMAN_O200K_V3))) static void SetKeyAvx2(uint32_t* key, size_t k, uint32_t v) {
     auto* at = reinterpret_cast<__m256i*>(key + (k & ~size_t{7}));
     const __m256i lane = _mm256_cmpeq_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                                             _mm256_set1_epi32(static_cast<int>(k & 7)));
