@@ -1029,9 +1029,49 @@ struct O200kTokenizer::Vocabulary {
     auto ix = std::make_unique<PrefixIndex>();
     const auto count = static_cast<uint32_t>(size());
     auto token = [&](uint32_t r) { return std::string_view(bytes.data() + offsets[r], offsets[r + 1] - offsets[r]); };
+    // The tokens in byte order: sorted by their first 8 bytes as a big-endian number (zero
+    // padded, so a string sorts with its extensions that continue with zero bytes), ties by the
+    // whole strings — the order of the strings themselves, with integer compares for most pairs.
+    // Then the sorted strings are copied side by side, so the level-by-level scan below reads
+    // them in order instead of all over the vocabulary.
+    struct Sorted {
+      uint64_t head;
+      uint32_t rank;
+    };
+    std::vector<Sorted> sorted(count);
+    for (uint32_t r = 0; r < count; ++r) {
+      const std::string_view t = token(r);
+      uint64_t head = 0;
+      for (size_t k = 0; k < 8; ++k) head = (head << 8) | (k < t.size() ? static_cast<uint8_t>(t[k]) : 0u);
+      sorted[r] = Sorted{head, r};
+    }
+    std::sort(sorted.begin(), sorted.end(), [&](const Sorted& a, const Sorted& b) {
+      return a.head != b.head ? a.head < b.head : token(a.rank) < token(b.rank);
+    });
     std::vector<uint32_t> order(count);
-    for (uint32_t r = 0; r < count; ++r) order[r] = r;
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return token(a) < token(b); });
+    std::vector<uint32_t> at(count + 1);  // order[k]'s bytes: text[at[k], at[k + 1])
+    std::string text;
+    text.reserve(bytes.size());
+    for (uint32_t k = 0; k < count; ++k) {
+      order[k] = sorted[k].rank;
+      at[k] = static_cast<uint32_t>(text.size());
+      text += token(order[k]);
+    }
+    at[count] = static_cast<uint32_t>(text.size());
+    std::vector<Sorted>().swap(sorted);
+    // The trie's size: one node per distinct prefix (each token adds the bytes past its longest
+    // common prefix with the one before it), plus the root and the sentinel.
+    size_t node_count = 2;
+    for (uint32_t k = 0; k < count; ++k) {
+      size_t common = 0;
+      if (k > 0) {
+        const size_t limit = std::min(at[k] - at[k - 1], at[k + 1] - at[k]);
+        while (common < limit && text[at[k - 1] + common] == text[at[k] + common]) ++common;
+      }
+      node_count += at[k + 1] - at[k] - common;
+    }
+    ix->nodes.reserve(node_count);
+    ix->label.reserve(node_count + 16);
     ix->tokens = std::vector<PrefixIndex::Token, HugePageAllocator<PrefixIndex::Token>>(count);
     ix->token_of_rank.assign(count, kNoRank);
     uint32_t tokens_seen = 0;
@@ -1052,7 +1092,7 @@ struct O200kTokenizer::Vocabulary {
         const uint32_t first_child = next_start + static_cast<uint32_t>(next_level.size());
         uint32_t lo = r.lo;
         uint32_t here = kNoRank;
-        if (lo < r.hi && Length(order[lo]) == r.depth) {  // sorts first; tokens are distinct
+        if (lo < r.hi && at[lo + 1] - at[lo] == r.depth) {  // sorts first; tokens are distinct
           const uint32_t rank = order[lo++];
           here = tokens_seen++;
           PrefixIndex::Token& t = ix->tokens[here];
@@ -1064,9 +1104,9 @@ struct O200kTokenizer::Vocabulary {
         ix->nodes.push_back({first_child, here});
         const uint32_t inherited = here != kNoRank ? here : r.inherited;
         while (lo < r.hi) {
-          const char c = token(order[lo])[r.depth];
+          const char c = text[at[lo] + r.depth];
           uint32_t hi = lo + 1;
-          while (hi < r.hi && token(order[hi])[r.depth] == c) ++hi;
+          while (hi < r.hi && text[at[hi] + r.depth] == c) ++hi;
           next_level.push_back(Range{lo, hi, r.depth + 1, inherited});
           ix->label.push_back(static_cast<uint8_t>(c));
           lo = hi;
