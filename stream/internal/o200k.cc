@@ -1440,7 +1440,8 @@ struct O200kTokenizer::Vocabulary {
   bool MergeSmall(const uint8_t* p, size_t n, PartFn& part) const {
     if (!g_small_merge.load(std::memory_order_relaxed)) return false;
 #if defined(CAVEMAN_O200K_AVX2)
-    if (HaveAvx2() && g_simd.load(std::memory_order_relaxed)) return MergeSmallSlotsAvx2(p, n, part, g_units.load(std::memory_order_relaxed));
+    if (HaveAvx2() && g_simd.load(std::memory_order_relaxed))
+      return MergeSmallSlotsAvx2(p, n, part, g_units.load(std::memory_order_relaxed));
 #endif
     return MergeSmallSlots<false>(p, n, part, g_units.load(std::memory_order_relaxed));
   }
@@ -1448,8 +1449,9 @@ struct O200kTokenizer::Vocabulary {
   // The same merge compiled for AVX2 (one instruction per 8 keys in MinKey), for processors
   // that have it (checked once per process).
   template <class PartFn>
-  __attribute__((target(CAVEMAN_O200K_V3), noinline, flatten)) bool MergeSmallSlotsAvx2(const uint8_t* p, size_t n, PartFn& part,
-                                                                     bool with_units) const {
+  __attribute__((target(CAVEMAN_O200K_V3), noinline, flatten)) bool MergeSmallSlotsAvx2(const uint8_t* p, size_t n,
+                                                                                        PartFn& part,
+                                                                                        bool with_units) const {
     return MergeSmallSlots<true>(p, n, part, with_units);
   }
 #endif
@@ -1595,8 +1597,8 @@ struct O200kTokenizer::Vocabulary {
   // key[k] = v by a load, a blend and a store of the aligned 8 keys around it.
   __attribute__((target(CAVEMAN_O200K_V3))) static void SetKeyAvx2(uint32_t* key, size_t k, uint32_t v) {
     auto* at = reinterpret_cast<__m256i*>(key + (k & ~size_t{7}));
-    const __m256i lane = _mm256_cmpeq_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                            _mm256_set1_epi32(static_cast<int>(k & 7)));
+    const __m256i lane =
+        _mm256_cmpeq_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(k & 7)));
     _mm256_store_si256(at, _mm256_blendv_epi8(_mm256_load_si256(at), _mm256_set1_epi32(static_cast<int>(v)), lane));
   }
 #endif
