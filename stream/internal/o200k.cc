@@ -17,6 +17,12 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define CAVEMAN_O200K_AVX2 1
+// What the AVX2 variants are compiled for (x86-64-v3 without FMA; HaveAvx2 checks each).
+#define CAVEMAN_O200K_V3 "avx2,bmi,bmi2,lzcnt,popcnt"
+#endif
 
 #include "stream/huge_pages.h"
 #include "stream/internal/o200k_classes.h"
@@ -52,6 +58,9 @@ std::atomic<bool> g_units{true};
 // Pieces of up to kSmallPiece parts merge on the stack (MergeSmall); tests switch it off so
 // that the heap merge, the reference, merges every piece.
 std::atomic<bool> g_small_merge{true};
+// The stack merge runs its AVX2 variant on processors that have it (MergeSmallSlotsAvx2); tests
+// switch it off to compare it with the portable one.
+std::atomic<bool> g_simd{true};
 // Text with ill-formed bytes is sanitized and counted in blocks of at least this many bytes
 // (see Count); tests make it small. A per-thread buffer up to kSanitizeBufferKeep is kept.
 constexpr size_t kSanitizeBlock = 64 << 10;
@@ -77,6 +86,18 @@ bool AllAscii(const uint8_t* p, size_t n) {
   for (; k < n; ++k) any |= p[k];
   return (any & 0x8080808080808080ULL) == 0;
 }
+#if defined(CAVEMAN_O200K_AVX2)
+// Whether the processor runs AVX2 code (the stack merge has a variant for it).
+bool HaveAvx2() {
+  static const bool have = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("lzcnt") && __builtin_cpu_supports("popcnt");
+  }();
+  return have;
+}
+#endif
+
 uint32_t Load32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, sizeof v);
@@ -1008,9 +1029,49 @@ struct O200kTokenizer::Vocabulary {
     auto ix = std::make_unique<PrefixIndex>();
     const auto count = static_cast<uint32_t>(size());
     auto token = [&](uint32_t r) { return std::string_view(bytes.data() + offsets[r], offsets[r + 1] - offsets[r]); };
+    // The tokens in byte order: sorted by their first 8 bytes as a big-endian number (zero
+    // padded, so a string sorts with its extensions that continue with zero bytes), ties by the
+    // whole strings — the order of the strings themselves, with integer compares for most pairs.
+    // Then the sorted strings are copied side by side, so the level-by-level scan below reads
+    // them in order instead of all over the vocabulary.
+    struct Sorted {
+      uint64_t head;
+      uint32_t rank;
+    };
+    std::vector<Sorted> sorted(count);
+    for (uint32_t r = 0; r < count; ++r) {
+      const std::string_view t = token(r);
+      uint64_t head = 0;
+      for (size_t k = 0; k < 8; ++k) head = (head << 8) | (k < t.size() ? static_cast<uint8_t>(t[k]) : 0u);
+      sorted[r] = Sorted{head, r};
+    }
+    std::sort(sorted.begin(), sorted.end(), [&](const Sorted& a, const Sorted& b) {
+      return a.head != b.head ? a.head < b.head : token(a.rank) < token(b.rank);
+    });
     std::vector<uint32_t> order(count);
-    for (uint32_t r = 0; r < count; ++r) order[r] = r;
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return token(a) < token(b); });
+    std::vector<uint32_t> at(count + 1);  // order[k]'s bytes: text[at[k], at[k + 1])
+    std::string text;
+    text.reserve(bytes.size());
+    for (uint32_t k = 0; k < count; ++k) {
+      order[k] = sorted[k].rank;
+      at[k] = static_cast<uint32_t>(text.size());
+      text += token(order[k]);
+    }
+    at[count] = static_cast<uint32_t>(text.size());
+    std::vector<Sorted>().swap(sorted);
+    // The trie's size: one node per distinct prefix (each token adds the bytes past its longest
+    // common prefix with the one before it), plus the root and the sentinel.
+    size_t node_count = 2;
+    for (uint32_t k = 0; k < count; ++k) {
+      size_t common = 0;
+      if (k > 0) {
+        const size_t limit = std::min(at[k] - at[k - 1], at[k + 1] - at[k]);
+        while (common < limit && text[at[k - 1] + common] == text[at[k] + common]) ++common;
+      }
+      node_count += at[k + 1] - at[k] - common;
+    }
+    ix->nodes.reserve(node_count);
+    ix->label.reserve(node_count + 16);
     ix->tokens = std::vector<PrefixIndex::Token, HugePageAllocator<PrefixIndex::Token>>(count);
     ix->token_of_rank.assign(count, kNoRank);
     uint32_t tokens_seen = 0;
@@ -1031,7 +1092,7 @@ struct O200kTokenizer::Vocabulary {
         const uint32_t first_child = next_start + static_cast<uint32_t>(next_level.size());
         uint32_t lo = r.lo;
         uint32_t here = kNoRank;
-        if (lo < r.hi && Length(order[lo]) == r.depth) {  // sorts first; tokens are distinct
+        if (lo < r.hi && at[lo + 1] - at[lo] == r.depth) {  // sorts first; tokens are distinct
           const uint32_t rank = order[lo++];
           here = tokens_seen++;
           PrefixIndex::Token& t = ix->tokens[here];
@@ -1043,9 +1104,9 @@ struct O200kTokenizer::Vocabulary {
         ix->nodes.push_back({first_child, here});
         const uint32_t inherited = here != kNoRank ? here : r.inherited;
         while (lo < r.hi) {
-          const char c = token(order[lo])[r.depth];
+          const char c = text[at[lo] + r.depth];
           uint32_t hi = lo + 1;
-          while (hi < r.hi && token(order[hi])[r.depth] == c) ++hi;
+          while (hi < r.hi && text[at[hi] + r.depth] == c) ++hi;
           next_level.push_back(Range{lo, hi, r.depth + 1, inherited});
           ix->label.push_back(static_cast<uint8_t>(c));
           lo = hi;
@@ -1378,8 +1439,22 @@ struct O200kTokenizer::Vocabulary {
   template <class PartFn>
   bool MergeSmall(const uint8_t* p, size_t n, PartFn& part) const {
     if (!g_small_merge.load(std::memory_order_relaxed)) return false;
-    return MergeSmallSlots(p, n, part, g_units.load(std::memory_order_relaxed));
+#if defined(CAVEMAN_O200K_AVX2)
+    if (HaveAvx2() && g_simd.load(std::memory_order_relaxed))
+      return MergeSmallSlotsAvx2(p, n, part, g_units.load(std::memory_order_relaxed));
+#endif
+    return MergeSmallSlots<false>(p, n, part, g_units.load(std::memory_order_relaxed));
   }
+#if defined(CAVEMAN_O200K_AVX2)
+  // The same merge compiled for AVX2 (one instruction per 8 keys in MinKey), for processors
+  // that have it (checked once per process).
+  template <class PartFn>
+  __attribute__((target(CAVEMAN_O200K_V3), noinline, flatten)) bool MergeSmallSlotsAvx2(const uint8_t* p, size_t n,
+                                                                                        PartFn& part,
+                                                                                        bool with_units) const {
+    return MergeSmallSlots<true>(p, n, part, with_units);
+  }
+#endif
 
   // The same merge without moving anything: a part keeps the slot of the first part it began
   // as (its first unit), `alive` has a bit per slot that still starts a part, and key[k] holds
@@ -1392,10 +1467,10 @@ struct O200kTokenizer::Vocabulary {
   static uint32_t PairKey(uint32_t rank, size_t slot) {
     return (std::min(rank, kKeyCap) << 6) | static_cast<uint32_t>(slot);
   }
-  template <class PartFn>
-  bool MergeSmallSlots(const uint8_t* p, size_t n, PartFn& part, bool with_units) const {
+  template <bool kAvx2, class PartFn>
+  __attribute__((always_inline)) bool MergeSmallSlots(const uint8_t* p, size_t n, PartFn& part, bool with_units) const {
     static_assert(kSmallPiece == 64);
-    alignas(16) uint32_t key[kSmallPiece];
+    alignas(32) uint32_t key[kSmallPiece];
     uint32_t starts[kSmallPiece + 1];
     size_t parts = 0;
     if (with_units) with_units = !AllAscii(p, n);  // most pieces: no unit, a byte per part
@@ -1422,14 +1497,36 @@ struct O200kTokenizer::Vocabulary {
       const uint64_t after = k == 63 ? 0 : live >> (k + 1);
       return after == 0 ? static_cast<uint32_t>(n) : starts[k + 1 + static_cast<size_t>(__builtin_ctzll(after))];
     };
+    // Keys change one at a time; the AVX2 variant rewrites the whole 32-byte vector holding the
+    // key, so that the next minimum's loads are forwarded from that store instead of waiting for
+    // a narrower one to reach the cache.
+#if defined(CAVEMAN_O200K_AVX2)
+#define CAVEMAN_O200K_SET_KEY(k, v) \
+  if constexpr (kAvx2) {            \
+    SetKeyAvx2(key, k, v);          \
+  } else {                          \
+    key[k] = v;                     \
+  }
+#else
+#define CAVEMAN_O200K_SET_KEY(k, v) key[k] = v;
+#endif
     while (true) {
-      const uint32_t best = MinKey(key, vectors);
+      uint32_t best;
+#if defined(CAVEMAN_O200K_AVX2)
+      if constexpr (kAvx2) {
+        best = MinKeyAvx2(key, vectors);
+      } else {
+        best = MinKey(key, vectors);
+      }
+#else
+      best = MinKey(key, vectors);
+#endif
       if ((best >> 6) >= kKeyCap) break;  // no pair is a token (or no pair left)
       const size_t at = best & 63;
       // The right part's slot j, merged into `at`.
       const size_t j = at + 1 + static_cast<size_t>(__builtin_ctzll(alive >> (at + 1)));
       alive &= ~(uint64_t{1} << j);
-      key[j] = kDeadKey;
+      CAVEMAN_O200K_SET_KEY(j, kDeadKey)
       const uint32_t merged_end = end_of(alive, at);
       const uint32_t begin = starts[at];
       // The two new pairs, with the left neighbour and with the right one (when there are):
@@ -1442,9 +1539,12 @@ struct O200kTokenizer::Vocabulary {
         right = StartRank(p + begin, end_of(alive, r) - begin);
       }
       if (below != 0) left = StartRank(p + starts[l], merged_end - starts[l]);
-      key[at] = merged_end < n ? PairKey(FinishRank(right), at) : kDeadKey;
-      if (below != 0) key[l] = PairKey(FinishRank(left), l);
+      CAVEMAN_O200K_SET_KEY(at, merged_end < n ? PairKey(FinishRank(right), at) : kDeadKey)
+      if (below != 0) {
+        CAVEMAN_O200K_SET_KEY(l, PairKey(FinishRank(left), l))
+      }
     }
+#undef CAVEMAN_O200K_SET_KEY
     for (uint64_t live = alive; live != 0; live &= live - 1) {
       const size_t k = static_cast<size_t>(__builtin_ctzll(live));
       part(starts[k], end_of(alive, k));
@@ -1481,6 +1581,27 @@ struct O200kTokenizer::Vocabulary {
     return best;
 #endif
   }
+
+#if defined(CAVEMAN_O200K_AVX2)
+  // MinKey with AVX2: `vectors` / 2 loads of 8 keys, one unsigned minimum each.
+  __attribute__((target(CAVEMAN_O200K_V3))) static uint32_t MinKeyAvx2(const uint32_t* key, size_t vectors) {
+    __m256i m = _mm256_load_si256(reinterpret_cast<const __m256i*>(key));
+    for (size_t v = 2; v < vectors; v += 2) {
+      m = _mm256_min_epu32(m, _mm256_load_si256(reinterpret_cast<const __m256i*>(key + 4 * v)));
+    }
+    __m128i x = _mm_min_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    x = _mm_min_epu32(x, _mm_shuffle_epi32(x, _MM_SHUFFLE(1, 0, 3, 2)));
+    x = _mm_min_epu32(x, _mm_shuffle_epi32(x, _MM_SHUFFLE(2, 3, 0, 1)));
+    return static_cast<uint32_t>(_mm_cvtsi128_si32(x));
+  }
+  // key[k] = v by a load, a blend and a store of the aligned 8 keys around it.
+  __attribute__((target(CAVEMAN_O200K_V3))) static void SetKeyAvx2(uint32_t* key, size_t k, uint32_t v) {
+    auto* at = reinterpret_cast<__m256i*>(key + (k & ~size_t{7}));
+    const __m256i lane =
+        _mm256_cmpeq_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(k & 7)));
+    _mm256_store_si256(at, _mm256_blendv_epi8(_mm256_load_si256(at), _mm256_set1_epi32(static_cast<int>(v)), lane));
+  }
+#endif
 
   // As above; step(rank, starts, parts) after each merge (`rank` the merged pair's, the parts
   // then starting at starts[0, parts), starts[parts] = n).
@@ -2236,6 +2357,14 @@ void SetO200kShortPairsForTest(bool on) { g_short_pairs.store(on); }
 void SetO200kPairCutsForTest(bool on) { g_pair_cuts.store(on); }
 void SetO200kUnitsForTest(bool on) { g_units.store(on); }
 void SetO200kSmallMergeForTest(bool on) { g_small_merge.store(on); }
+void SetO200kSimdForTest(bool on) { g_simd.store(on); }
+bool O200kHasSimdMergeForTest() {
+#if defined(CAVEMAN_O200K_AVX2)
+  return HaveAvx2();
+#else
+  return false;
+#endif
+}
 void SetO200kSanitizeBlockForTest(size_t bytes) { g_sanitize_block.store(bytes == 0 ? kSanitizeBlock : bytes); }
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {

@@ -118,6 +118,11 @@ void SetO200kUnitsForTest(bool on);
 // Tests only. false makes pieces of up to 64 parts use the heap merge too instead of the stack
 // merge (the reference for the stack merge); default true.
 void SetO200kSmallMergeForTest(bool on);
+// Tests only. false makes the stack merge use its portable variant instead of the one compiled
+// for AVX2 (on processors that have AVX2; the reference for it); default true.
+void SetO200kSimdForTest(bool on);
+// Tests only: whether this process runs the AVX2 variant of the stack merge (when allowed).
+bool O200kHasSimdMergeForTest();
 // Tests only: text with ill-formed bytes is sanitized and counted in blocks of at least this
 // many bytes (0 = the default, 64 KiB).
 void SetO200kSanitizeBlockForTest(size_t bytes);

@@ -1185,7 +1185,18 @@ std::vector<uint32_t> HeapOnlyEncode(std::string_view text) {
   return ids;
 }
 
-TEST(O200kSmallMerge, StackMergeEqualsHeapMerge) {
+// Both variants of the stack merge, the AVX2 one (where the processor has it) and the portable
+// one, against the heap merge.
+class O200kSmallMergeVariants : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    if (GetParam() && !internal::O200kHasSimdMergeForTest()) GTEST_SKIP() << "no AVX2 variant here";
+    internal::SetO200kSimdForTest(GetParam());
+  }
+  void TearDown() override { internal::SetO200kSimdForTest(true); }
+};
+
+TEST_P(O200kSmallMergeVariants, StackMergeEqualsHeapMerge) {
   const TokenCounter& counter = O200k();
   const std::vector<std::string> alphabets = {"ab",
                                               "aab",
@@ -1222,6 +1233,9 @@ TEST(O200kSmallMerge, StackMergeEqualsHeapMerge) {
   }
   EXPECT_EQ(compared, 400u);
 }
+
+INSTANTIATE_TEST_SUITE_P(O200kSmallMerge, O200kSmallMergeVariants, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "Avx2" : "Portable"; });
 
 TEST(O200kLongPieces, SixteenMebibyteRunCountsExactlyAndStreams) {
   // One 16 MiB run of a letter is one pre-token: the count equals the plain heap merge's,
