@@ -18,6 +18,7 @@
 #include <emmintrin.h>
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define CAVEMAN_O200K_AVX2 1
 // What the AVX2 variants are compiled for (x86-64-v3 without FMA; HaveAvx2 checks each).
@@ -91,8 +92,12 @@ bool AllAscii(const uint8_t* p, size_t n) {
 bool HaveAvx2() {
   static const bool have = [] {
     __builtin_cpu_init();
+    // LZCNT (ABM) from CPUID 0x80000001 ECX bit 5: clang's __builtin_cpu_supports has no
+    // "lzcnt" feature string.
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool lzcnt = __get_cpuid(0x80000001u, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 5)) != 0;
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-           __builtin_cpu_supports("lzcnt") && __builtin_cpu_supports("popcnt");
+           __builtin_cpu_supports("popcnt") && lzcnt;
   }();
   return have;
 }
