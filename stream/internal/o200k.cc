@@ -1502,36 +1502,14 @@ struct O200kTokenizer::Vocabulary {
       const uint64_t after = k == 63 ? 0 : live >> (k + 1);
       return after == 0 ? static_cast<uint32_t>(n) : starts[k + 1 + static_cast<size_t>(__builtin_ctzll(after))];
     };
-    // Keys change one at a time; the AVX2 variant rewrites the whole 32-byte vector holding the
-    // key, so that the next minimum's loads are forwarded from that store instead of waiting for
-    // a narrower one to reach the cache.
-#if defined(CAVEMAN_O200K_AVX2)
-#define CAVEMAN_O200K_SET_KEY(k, v) \
-  if constexpr (kAvx2) {            \
-    SetKeyAvx2(key, k, v);          \
-  } else {                          \
-    key[k] = v;                     \
-  }
-#else
-#define CAVEMAN_O200K_SET_KEY(k, v) key[k] = v;
-#endif
     while (true) {
-      uint32_t best;
-#if defined(CAVEMAN_O200K_AVX2)
-      if constexpr (kAvx2) {
-        best = MinKeyAvx2(key, vectors);
-      } else {
-        best = MinKey(key, vectors);
-      }
-#else
-      best = MinKey(key, vectors);
-#endif
+      const uint32_t best = MinKeyOf<kAvx2>(key, vectors);
       if ((best >> 6) >= kKeyCap) break;  // no pair is a token (or no pair left)
       const size_t at = best & 63;
       // The right part's slot j, merged into `at`.
       const size_t j = at + 1 + static_cast<size_t>(__builtin_ctzll(alive >> (at + 1)));
       alive &= ~(uint64_t{1} << j);
-      CAVEMAN_O200K_SET_KEY(j, kDeadKey)
+      SetKey<kAvx2>(key, j, kDeadKey);
       const uint32_t merged_end = end_of(alive, at);
       const uint32_t begin = starts[at];
       // The two new pairs, with the left neighbour and with the right one (when there are):
@@ -1544,12 +1522,9 @@ struct O200kTokenizer::Vocabulary {
         right = StartRank(p + begin, end_of(alive, r) - begin);
       }
       if (below != 0) left = StartRank(p + starts[l], merged_end - starts[l]);
-      CAVEMAN_O200K_SET_KEY(at, merged_end < n ? PairKey(FinishRank(right), at) : kDeadKey)
-      if (below != 0) {
-        CAVEMAN_O200K_SET_KEY(l, PairKey(FinishRank(left), l))
-      }
+      SetKey<kAvx2>(key, at, merged_end < n ? PairKey(FinishRank(right), at) : kDeadKey);
+      if (below != 0) SetKey<kAvx2>(key, l, PairKey(FinishRank(left), l));
     }
-#undef CAVEMAN_O200K_SET_KEY
     for (uint64_t live = alive; live != 0; live &= live - 1) {
       const size_t k = static_cast<size_t>(__builtin_ctzll(live));
       part(starts[k], end_of(alive, k));
@@ -1585,6 +1560,27 @@ struct O200kTokenizer::Vocabulary {
     for (size_t k = 0; k < 4 * vectors; ++k) best = std::min(best, key[k]);
     return best;
 #endif
+  }
+
+  // The stack merge's two key operations, in the variant kAvx2 picks. Keys change one at a
+  // time; the AVX2 variant rewrites the whole 32-byte vector holding the key, so that the next
+  // minimum's loads are forwarded from that store instead of waiting for a narrower one.
+  template <bool kAvx2>
+  __attribute__((always_inline)) static uint32_t MinKeyOf(const uint32_t* key, size_t vectors) {
+#if defined(CAVEMAN_O200K_AVX2)
+    if constexpr (kAvx2) return MinKeyAvx2(key, vectors);
+#endif
+    return MinKey(key, vectors);
+  }
+  template <bool kAvx2>
+  __attribute__((always_inline)) static void SetKey(uint32_t* key, size_t k, uint32_t v) {
+#if defined(CAVEMAN_O200K_AVX2)
+    if constexpr (kAvx2) {
+      SetKeyAvx2(key, k, v);
+      return;
+    }
+#endif
+    key[k] = v;
   }
 
 #if defined(CAVEMAN_O200K_AVX2)
