@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "compressors/internal/detect_scan.h"
 #include "compressors/internal/fixed_width.h"
 #include "compressors/log_rules.h"
+#include "compressors/internal/json_skeleton.h"
 #include "compressors/internal/json_validity.h"
 #include "compressors/text_util.h"
 #include "compressors/tabular.h"
@@ -568,7 +571,29 @@ class WholeBody {
   virtual ~WholeBody() = default;
   // nullopt on I/O error.
   virtual std::optional<std::string_view> Get() = 0;
+  // The Body being detected, when there is one: the JSON rule leaves the skeleton of a large
+  // text on it for the json compressor.
+  const Body* body = nullptr;
 };
+
+// ValidateJson(jt); for a large text of a Body, the same verdict from the skeleton-building
+// validator, and the skeleton is left on the Body (Body::SetDerived). Building it may run out
+// of memory: then the plain validator answers, so the verdict never depends on memory.
+internal::JsonShape ValidateJsonKeepingSkeleton(std::string_view jt, const Body* body) {
+  if (body == nullptr || jt.size() < internal::kJsonPiecewiseMinBytes) return internal::ValidateJson(jt);
+  internal::JsonShape shape;
+  try {
+    auto derived = std::make_shared<internal::DerivedJsonSkeleton>();
+    if (derived->skeleton.Build(jt, internal::kJsonSkeletonNodeBytes, internal::kJsonSkeletonDepth, &shape)) {
+      derived->data = jt.data();
+      derived->size = jt.size();
+      body->SetDerived(&internal::kDerivedJsonSkeletonTag, std::move(derived));
+    }
+    return shape;
+  } catch (const std::bad_alloc&) {
+    return internal::ValidateJson(jt);
+  }
+}
 
 class ViewWhole final : public WholeBody {
  public:
@@ -619,7 +644,7 @@ std::string_view Classify(std::string_view sample, std::string_view prefix, Whol
       // Rule 3 asks whether t (TRIM: Unicode White_Space) is JSON; rule 2 whether b is, which
       // additionally needs everything around t to be JSON whitespace.
       std::string_view jt = internal::Trim(*all);
-      internal::JsonShape shape = internal::ValidateJson(jt);
+      internal::JsonShape shape = ValidateJsonKeepingSkeleton(jt, whole.body);
       size_t lead = static_cast<size_t>(jt.data() - all->data());
       bool b_is_json =
           shape.valid && OnlyJsonWhitespace(all->substr(0, lead)) && OnlyJsonWhitespace(all->substr(lead + jt.size()));
@@ -728,10 +753,10 @@ Status BuildSample(uint64_t size, ReadFn read, std::string* prefix, std::string*
   return Status::OK();
 }
 
-}  // namespace
-
-std::string_view DetectBody(std::string_view body) {
+// DetectBody, leaving what the JSON rule learns of a large text on `keep` (may be null).
+std::string_view DetectView(std::string_view body, const Body* keep) {
   ViewWhole whole(body);
+  whole.body = keep;
   if (body.size() <= kExactLimit) return Classify(body, body, whole, /*sampled=*/false);
   std::string prefix, sample;
   Status st = BuildSample(
@@ -745,6 +770,10 @@ std::string_view DetectBody(std::string_view body) {
   return Classify(sample, prefix, whole, /*sampled=*/true);
 }
 
+}  // namespace
+
+std::string_view DetectBody(std::string_view body) { return DetectView(body, nullptr); }
+
 std::string_view Detect(std::string_view input) {
   // The prefix test avoids copying the input when no layer can apply.
   if (!MayHavePresentationLayer(input.substr(0, 64 * 1024))) return DetectBody(input);
@@ -756,7 +785,7 @@ std::string_view Detect(std::string_view input) {
 Result<std::string_view> DetectLarge(const Body& body) {
   if (body.contiguous()) {
     CAVEMAN_ASSIGN_OR_RETURN(std::string_view v, body.View());
-    return DetectBody(v);
+    return DetectView(v, &body);
   }
   if (body.size() <= kExactLimit) {
     std::string all;
@@ -768,6 +797,7 @@ Result<std::string_view> DetectLarge(const Body& body) {
       body.size(), [&](uint64_t off, uint64_t len, std::string* out) { return body.ReadRange(off, len, out); }, &prefix,
       &sample));
   SpoolWhole whole(body);
+  whole.body = &body;
   std::string_view type = Classify(sample, prefix, whole, /*sampled=*/true);
   if (!whole.status().ok()) return whole.status();
   return type;

@@ -14,8 +14,11 @@
 // Lossy: dropped array elements (recoverable from the store). Declines on non-JSON, on
 // nesting deeper than 10,000, and when no array was collapsed.
 //
-// Memory: the input plus a compact tree (~24 bytes per value) plus per-element bookkeeping of
-// the array being selected; while parsing, simdjson's structural index (4 bytes per token).
+// Memory: below 4 MiB, the input plus a compact tree (~24 bytes per value) plus per-element
+// bookkeeping of the array being selected; while parsing, simdjson's structural index (4
+// bytes per token). From 4 MiB on, the input plus the skeleton (16 bytes per child of a
+// container of ≥ 1 MiB) plus the tree of one piece or one group of array elements (≤ 512 KiB
+// of text) at a time.
 // Thread-safety: stateless; Transform may run concurrently.
 #ifndef CAVEMAN_COMPRESSORS_JSON_H_
 #define CAVEMAN_COMPRESSORS_JSON_H_
@@ -47,6 +50,16 @@ std::optional<std::string> ElideJson(std::string_view body, std::string_view que
 // Same, where `readable_padding` bytes after body.end() may be read (Body::view_padding()):
 // with ≥ 64 the parser reads the body in place instead of copying it.
 std::optional<std::string> ElideJson(std::string_view body, std::string_view query, size_t readable_padding);
+
+// Large texts (≥ 4 MiB) are elided a piece at a time from their skeleton
+// (internal/json_skeleton.h) instead of from one tree of the whole text; the output is the
+// same. This runs that path with explicit limits — containers of ≥ node_bytes down to
+// `depth` walked from the skeleton, array elements parsed in groups of ≤ group_bytes — so
+// tests can compare it with the tree on small texts (with no bound on the skeleton's child
+// records, which the product keeps to one per 64 bytes). False when the path cannot be taken
+// (no skeleton, or a piece failed to parse); else *out is ElideJson's answer.
+bool ElideJsonPiecewiseForTest(std::string_view body, std::string_view query, size_t node_bytes, int depth,
+                               size_t group_bytes, std::optional<std::string>* out);
 
 }  // namespace caveman
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Peak RSS of `caveman-engine compress --type T` for every registered type (issue 15, item 2).
 
-Each type is forced onto five input shapes, so the figure is the compressor's worst case over
+Each type is forced onto six input shapes, so the figure is the compressor's worst case over
 them, not its best: the generated CI log, the generated JSON dump, 2-byte lines ("a\\n", the
-most lines per byte), one long line of random words (no line breaks at all) and the type's
+most lines per byte), one long line of random words (no line breaks at all), an indented JSON
+array of short numbers (the most JSON values per byte) and the type's
 own costliest fixture scaled to the size (FIXTURES below; repeated, or its largest JSON array
 repeated, as scripts/bench does). Prints a
 Markdown table: per type and size, the worst peak RSS over the shapes, the shape it came from,
@@ -49,10 +50,20 @@ def shape_bytes(shape, mib):
             parts.append(w)
             size += len(w) + 1
         return b" ".join(parts)[:n]
+    if shape == "json-numbers":
+        # An indented JSON array of millions of short numbers: the most values per byte of a
+        # plausible document (metrics, ids), the costliest shape for JSON trees.
+        rng = random.Random(5)
+        parts, size = [], 4
+        while size < n - 12:
+            v = str(rng.randint(0, 1000)).encode()
+            parts.append(v)
+            size += len(v) + 4
+        return b"[\n  " + b",\n  ".join(parts) + b"\n]\n"
     raise ValueError(shape)
 
 
-SHAPES = ["ci-log", "json-dump", "short-lines", "one-line"]
+SHAPES = ["ci-log", "json-dump", "short-lines", "one-line", "json-numbers"]
 
 # The fixture per type whose scaled copy costs its compressor the most memory per byte
 # (measured on every fixture of the type; the streaming types have the generated inputs).

@@ -146,12 +146,24 @@ class Body {
   // Errors: kIoError.
   Status ReadRange(uint64_t offset, uint64_t len, std::string* out) const;
 
+  // One value a stage derived from these bytes for a later stage, found again by the address
+  // of its tag (detection leaves the JSON skeleton of a large text for the json compressor,
+  // which would otherwise walk all of it again). One slot: a new value replaces the old.
+  // Copies of the Body made afterwards share it. Thread-compatible, like the Body.
+  void SetDerived(const void* tag, std::shared_ptr<const void> value) const {
+    derived_tag_ = tag;
+    derived_ = std::move(value);
+  }
+  std::shared_ptr<const void> Derived(const void* tag) const { return derived_tag_ == tag ? derived_ : nullptr; }
+
  private:
   Body(std::string_view v, const Spool* s, size_t padding = 0) : view_(v), spool_(s), padding_(padding) {}
   std::string_view view_;
   const Spool* spool_ = nullptr;
   size_t padding_ = 0;  // readable bytes after view_ (an in-memory spool's spare capacity)
   mutable std::shared_ptr<std::string> loaded_;
+  mutable const void* derived_tag_ = nullptr;
+  mutable std::shared_ptr<const void> derived_;
 };
 
 }  // namespace caveman

@@ -376,6 +376,17 @@ std::string Summarize(const std::vector<FieldList>& units, int64_t elided_bytes)
   return acc.Render(elided_bytes);
 }
 
+bool JsonFieldValue(JsonKind kind, std::string_view text, std::string_view* value) {
+  switch (kind) {
+    case JsonKind::kString:
+    case JsonKind::kNumber: *value = text; break;
+    case JsonKind::kTrue: *value = "true"; break;
+    case JsonKind::kFalse: *value = "false"; break;
+    default: return false;
+  }
+  return !value->empty();
+}
+
 void JsonElementFields(const JsonTree& tree, JsonTree::NodeId element, FieldList* out) {
   out->clear();
   if (tree.kind(element) != JsonKind::kObject) return;
@@ -383,15 +394,7 @@ void JsonElementFields(const JsonTree& tree, JsonTree::NodeId element, FieldList
   for (uint32_t i = 0; i < n && out->size() < kMaxUnitFields; ++i) {
     JsonTree::NodeId v = tree.member_value(element, i);
     std::string_view value;
-    switch (tree.kind(v)) {
-      case JsonKind::kString:
-      case JsonKind::kNumber: value = tree.text(v); break;
-      case JsonKind::kTrue: value = "true"; break;
-      case JsonKind::kFalse: value = "false"; break;
-      default: continue;
-    }
-    if (value.empty()) continue;
-    out->push_back({tree.key(element, i), value});
+    if (JsonFieldValue(tree.kind(v), tree.text(v), &value)) out->push_back({tree.key(element, i), value});
   }
 }
 

@@ -77,6 +77,9 @@ std::string Summarize(const std::vector<FieldList>& units, int64_t elided_bytes)
 // JSON element: top-level members of an object in sorted key order, only string (decoded),
 // number (literal) and boolean values, empty values skipped, at most 24. Non-objects: none.
 void JsonElementFields(const JsonTree& tree, JsonTree::NodeId element, FieldList* out);
+// The field value of one member for JsonElementFields: strings (decoded) and number literals
+// as they are, booleans as true/false; false for other kinds and for empty values.
+bool JsonFieldValue(JsonKind kind, std::string_view text, std::string_view* value);
 
 // Keeps the parsed JSON of a log line alive while its fields are in use.
 struct FieldScratch {

@@ -262,9 +262,25 @@ std::vector<uint32_t> ChangePointKeeps(const std::vector<double>& y) {
   return out;
 }
 
+bool JsonElements::Fields(uint32_t e, FieldList* out) {
+  const JsonTree* tree = nullptr;
+  JsonTree::NodeId node = 0;
+  if (!Get(e, &tree, &node)) return false;
+  JsonElementFields(*tree, node, out);
+  return true;
+}
+
 ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array, std::string_view query) {
-  const uint32_t n = tree.size(array);
+  TreeElements elements(tree, array);
   ArraySelection sel;
+  SelectArrayElements(elements, query, &sel);  // a tree always hands out its elements
+  return sel;
+}
+
+bool SelectArrayElements(JsonElements& elements, std::string_view query, ArraySelection* out) {
+  const uint32_t n = elements.size();
+  ArraySelection& sel = *out;
+  sel = ArraySelection();
   sel.keep.assign(n, false);
   sel.doc_len.resize(n);
   std::vector<uint64_t> shape(n);
@@ -303,8 +319,11 @@ ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array,
     size_t plen;
   };
   std::vector<WalkFrame> walk;
+  const JsonTree* tp = nullptr;
+  JsonTree::NodeId el = 0;
   for (uint32_t e = 0; e < n; ++e) {
-    JsonTree::NodeId el = tree.item(array, e);
+    if (!elements.Get(e, &tp, &el)) return false;
+    const JsonTree& tree = *tp;
     doc.clear();
     AppendCanonicalJson(tree, el, &doc);
     sel.doc_len[e] = static_cast<uint32_t>(doc.size());
@@ -312,6 +331,7 @@ ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array,
     if (use_query) bm25.AddDocument(doc);
     shape[e] = ShapeOf(tree, el);
     JsonKind k = tree.kind(el);
+    if (k == JsonKind::kObject && tree.Find(el, kJsonElidedKey) >= 0) sel.holds_marker = true;
     if (k == JsonKind::kNumber) {
       add_leaf("", e, tree.text(el));
     } else if (k == JsonKind::kObject) {
@@ -374,8 +394,9 @@ ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array,
     std::vector<double> scores(n);
     double max = 0;
     for (uint32_t e = 0; e < n; ++e) {
+      if (!elements.Get(e, &tp, &el)) return false;
       doc.clear();
-      AppendCanonicalJson(tree, tree.item(array, e), &doc);
+      AppendCanonicalJson(*tp, el, &doc);
       scores[e] = bm25.Score(doc);
       max = std::max(max, scores[e]);
     }
@@ -403,8 +424,9 @@ ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array,
     if (!sel.keep[e]) continue;
     if (shape[e] != 0) kept_shapes.insert(shape[e]);
     if (RedundancyGuard::IsSeed(ordinal, kept_count)) {
+      if (!elements.Get(e, &tp, &el)) return false;
       doc.clear();
-      AppendCanonicalJson(tree, tree.item(array, e), &doc);
+      AppendCanonicalJson(*tp, el, &doc);
       guard.AddSeed(doc);
     }
     ++ordinal;
@@ -412,14 +434,15 @@ ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array,
   for (uint32_t e = 0; e < n; ++e) {
     if (sel.keep[e]) continue;
     if (shape[e] != 0 && kept_shapes.count(shape[e]) > 0) continue;  // represented by shape
+    if (!elements.Get(e, &tp, &el)) return false;
     doc.clear();
-    AppendCanonicalJson(tree, tree.item(array, e), &doc);
+    AppendCanonicalJson(*tp, el, &doc);
     if (guard.Test(doc)) {
       sel.keep[e] = true;
       if (shape[e] != 0) kept_shapes.insert(shape[e]);
     }
   }
-  return sel;
+  return true;
 }
 
 }  // namespace caveman::internal

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compressors/internal/invariants.h"
 #include "compressors/internal/json_tree.h"
 
 namespace caveman::internal {
@@ -31,12 +32,48 @@ inline constexpr size_t kJsonMinSegment = 4;
 // extreme first (docs/DECISIONS.md).
 inline constexpr size_t kJsonMaxLenAnomalies = 50;
 
+// The key of a marker object: an array holding one is left as it is (a second pass returns
+// the same bytes).
+inline constexpr std::string_view kJsonElidedKey = "__caveman_elided__";
+
 struct ArraySelection {
   std::vector<bool> keep;         // one per element
   std::vector<uint32_t> doc_len;  // len(CJ(element))
+  bool holds_marker = false;      // some element is an object with a kJsonElidedKey member
 };
 
-// Runs the whole selection over the elements of `array` (n > 8 expected, any n works).
+// The elements of one array, handed out one at a time: from a whole tree (TreeElements) or
+// parsed from the text a group at a time (json.cc). What Get returns stays valid until the
+// next Get; the selection asks for elements in ascending order within each of its passes.
+class JsonElements {
+ public:
+  virtual ~JsonElements() = default;
+  virtual uint32_t size() const = 0;
+  // Element e; false when it cannot be produced (the caller gives up on this path).
+  virtual bool Get(uint32_t e, const JsonTree** tree, JsonTree::NodeId* node) = 0;
+  // JsonElementFields of element e (views valid until the next call); by default from Get.
+  virtual bool Fields(uint32_t e, FieldList* out);
+};
+
+class TreeElements final : public JsonElements {
+ public:
+  TreeElements(const JsonTree& tree, JsonTree::NodeId array) : tree_(tree), array_(array) {}
+  uint32_t size() const override { return tree_.size(array_); }
+  bool Get(uint32_t e, const JsonTree** tree, JsonTree::NodeId* node) override {
+    *tree = &tree_;
+    *node = tree_.item(array_, e);
+    return true;
+  }
+
+ private:
+  const JsonTree& tree_;
+  JsonTree::NodeId array_;
+};
+
+// Runs the whole selection over the elements (n > 8 expected, any n works); false when an
+// element could not be produced.
+bool SelectArrayElements(JsonElements& elements, std::string_view query, ArraySelection* sel);
+// The same over the elements of `array`.
 ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array, std::string_view query);
 
 // The error-word pattern of §5.1 (ASCII word boundaries, case-insensitive).

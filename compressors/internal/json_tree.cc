@@ -3,8 +3,10 @@
 #include "stream/huge_pages.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include <simdjson.h>
 
@@ -349,8 +351,10 @@ bool JsonTree::Parse(std::string_view text, size_t readable_padding) {
   od::parser* parser;
   if (text.size() <= kReuseParserLimit) {
     thread_local od::parser reused;
-    if (reused.max_depth() != kSimdjsonDepth &&
-        reused.allocate(kReuseParserLimit, kSimdjsonDepth) != simdjson::SUCCESS) {
+    // Sized to the text (a power of two, ≥ 64 KiB) and grown when needed, not to the limit.
+    if ((reused.max_depth() != kSimdjsonDepth || reused.capacity() < text.size()) &&
+        reused.allocate(std::max<size_t>(size_t{64} << 10, std::bit_ceil(text.size())), kSimdjsonDepth) !=
+            simdjson::SUCCESS) {
       return false;
     }
     parser = &reused;
@@ -363,6 +367,61 @@ bool JsonTree::Parse(std::string_view text, size_t readable_padding) {
   if (parser->iterate(view).get(doc)) return false;
   Builder builder{*this, *parser, {}, {}, {}};
   return builder.Run(doc);
+}
+
+bool ArrayElementMembers(std::string_view text, size_t readable_padding, std::vector<JsonTopMember>* out,
+                         uint32_t* count) {
+  out->clear();
+  *count = 0;
+  if (text.size() > kReuseParserLimit || !CanReadInPlace(text, readable_padding)) return false;
+  thread_local od::parser parser;
+  if ((parser.max_depth() != kSimdjsonDepth || parser.capacity() < text.size()) &&
+      parser.allocate(std::max<size_t>(size_t{64} << 10, std::bit_ceil(text.size())), kSimdjsonDepth) !=
+          simdjson::SUCCESS) {
+    return false;
+  }
+  const simdjson::padded_string_view view(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING);
+  od::document doc;
+  od::array array;
+  if (parser.iterate(view).get(doc) || doc.get_array().get(array)) return false;
+  for (auto item : array) {
+    od::value element;
+    od::json_type type;
+    if (item.get(element) || element.type().get(type)) return false;
+    if (type == od::json_type::object) {
+      od::object object;
+      if (element.get_object().get(object)) return false;
+      for (auto member : object) {
+        od::field field;
+        JsonTopMember m{*count, {}, JsonKind::kNull, {}};
+        od::json_type vt;
+        if (std::move(member).get(field) || field.unescaped_key().get(m.key) || field.value().type().get(vt))
+          return false;
+        switch (vt) {
+          case od::json_type::string:
+            m.kind = JsonKind::kString;
+            if (field.value().get_string().get(m.value)) return false;
+            break;
+          case od::json_type::number:
+            m.kind = JsonKind::kNumber;
+            m.value = TrimRight(field.value().raw_json_token());
+            break;
+          case od::json_type::boolean: {
+            bool b = false;
+            if (field.value().get_bool().get(b)) return false;
+            m.kind = b ? JsonKind::kTrue : JsonKind::kFalse;
+            break;
+          }
+          case od::json_type::array: m.kind = JsonKind::kArray; break;
+          case od::json_type::object: m.kind = JsonKind::kObject; break;
+          default: break;  // null
+        }
+        out->push_back(m);
+      }
+    }
+    ++*count;
+  }
+  return true;
 }
 
 int64_t JsonTree::Find(NodeId obj, std::string_view k) const {

@@ -101,6 +101,22 @@ class JsonTree {
   std::vector<NodeId> items_;
 };
 
+// One member of an object element of an array, for ArrayElementMembers.
+struct JsonTopMember {
+  uint32_t element;        // index of the element in the array
+  std::string_view key;    // decoded
+  JsonKind kind;           // the value's kind
+  std::string_view value;  // decoded string or number literal; empty for other kinds
+};
+// The members of every object element of the JSON array `text`, in text order, without
+// building a tree (nested containers are skipped by the parser, not walked): what the
+// §4.4 field rule needs of each element. `text` must be valid JSON (this does not check
+// all of it) with ≥ kJsonParsePadding readable bytes after it. *count = number of elements.
+// The views point into `text` or into this thread's parser and stay valid until the next
+// call on this thread. False when `text` is not an array or cannot be walked.
+bool ArrayElementMembers(std::string_view text, size_t readable_padding, std::vector<JsonTopMember>* out,
+                         uint32_t* count);
+
 // CJ (§0.3) of the subtree at `n`, appended to `out`. Iterative (no recursion).
 void AppendCanonicalJson(const JsonTree& tree, JsonTree::NodeId n, std::string* out);
 // CJI (§0.3, two-space indented canonical JSON) of the subtree at `n`, appended to `out`:

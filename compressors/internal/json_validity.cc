@@ -1,5 +1,7 @@
 #include "compressors/internal/json_validity.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -9,6 +11,7 @@
 
 #include <simdjson.h>
 
+#include "compressors/internal/json_skeleton.h"
 #include "stream/utf8_scan.h"
 
 namespace caveman::internal {
@@ -383,9 +386,25 @@ JsonShape Validate(od::parser& parser, simdjson::padded_string_view json) {
 // escapes and surrogate pairs as ValidateStringBody, numbers by IsNumberToken, depth ≤
 // kMaxDepth. Used for every text over kReuseParserLimit and whenever a simdjson parser
 // cannot be allocated, so detection depends on the bytes only, not on available memory.
+//
+// The walk reports the document's structure to an Observer (all calls inline): OnValue(begin)
+// where a value starts, OnOpen(begin, is_array) / OnClose(end) around a container's
+// children, OnEnd(end) after a value (a container's OnEnd follows its OnClose), and
+// OnKey(quote) with the offset of a member key's opening quote before the member's value.
+// NoObserver ignores them all; JsonSkeleton (json_skeleton.h) records the upper levels.
+struct NoObserver {
+  void OnValue(size_t) {}
+  void OnOpen(size_t, bool) {}
+  void OnClose(size_t) {}
+  void OnEnd(size_t) {}
+  void OnKey(size_t) {}
+};
+
+template <class Observer>
 class ByteValidator {
  public:
-  explicit ByteValidator(std::string_view t) : p_(reinterpret_cast<const uint8_t*>(t.data())), n_(t.size()) {}
+  ByteValidator(std::string_view t, Observer& obs)
+      : p_(reinterpret_cast<const uint8_t*>(t.data())), n_(t.size()), obs_(obs) {}
 
   JsonShape Run() {
     JsonShape shape;
@@ -401,14 +420,18 @@ class ByteValidator {
         Ws();
         if (i_ >= n_) return {};
         const uint8_t c = p_[i_];
+        obs_.OnValue(i_);
         if (c == '{' || c == '[') {
           if (is_array.size() + 1 > static_cast<size_t>(kMaxDepth)) return {};
+          obs_.OnOpen(i_, c == '[');
           ++i_;
           is_array.push_back(c == '[');
           Ws();
           if (i_ < n_ && p_[i_] == (c == '[' ? ']' : '}')) {
             ++i_;
             is_array.pop_back();
+            obs_.OnClose(i_);
+            obs_.OnEnd(i_);
             want_value = false;
           } else if (c == '{') {
             if (!Key(is_array.size() == 1 ? &shape : nullptr)) return {};
@@ -416,6 +439,7 @@ class ByteValidator {
           continue;
         }
         if (!Scalar()) return {};
+        obs_.OnEnd(i_);
         want_value = false;
         continue;
       }
@@ -428,6 +452,8 @@ class ByteValidator {
         want_value = true;
       } else if (c == (is_array.back() ? ']' : '}')) {
         is_array.pop_back();
+        obs_.OnClose(i_);
+        obs_.OnEnd(i_);
       } else {
         return {};
       }
@@ -464,6 +490,7 @@ class ByteValidator {
     Ws();
     if (i_ >= n_ || p_[i_] != '"') return false;
     const size_t begin = i_ + 1;
+    obs_.OnKey(i_);
     if (!String()) return false;
     if (shape != nullptr) RecordTopKey(p_ + begin, p_ + i_ - 1, shape);
     Ws();
@@ -532,9 +559,17 @@ class ByteValidator {
   const uint8_t* p_;
   size_t n_;
   size_t i_ = 0;
+  Observer& obs_;
 };
 
-JsonShape ValidateJsonBytes(std::string_view text) { return ByteValidator(text).Run(); }
+JsonShape ValidateJsonBytes(std::string_view text) {
+  NoObserver none;
+  return ByteValidator<NoObserver>(text, none).Run();
+}
+
+JsonShape ValidateJsonBytes(std::string_view text, JsonSkeleton* skeleton) {
+  return ByteValidator<JsonSkeleton>(text, *skeleton).Run();
+}
 
 JsonShape ValidateJson(std::string_view text) {
   // Fast reject: the value must start with one of these after JSON whitespace.
@@ -558,7 +593,11 @@ JsonShape ValidateJson(std::string_view text) {
   // simdjson's own depth limit is set above ours so that the walker's exact count decides.
   constexpr size_t kSimdjsonDepth = kMaxDepth + 2;
   thread_local od::parser parser;
-  if (parser.max_depth() != kSimdjsonDepth && parser.allocate(kReuseParserLimit, kSimdjsonDepth)) {
+  // Sized to the text (a power of two, ≥ 64 KiB) and grown when needed: sized for the largest
+  // text up front, the parser kept ≈ 24 MB of buffers (some of it in huge pages) alive after
+  // validating one small view.
+  if ((parser.max_depth() != kSimdjsonDepth || parser.capacity() < text.size()) &&
+      parser.allocate(std::max<size_t>(size_t{64} << 10, std::bit_ceil(text.size())), kSimdjsonDepth)) {
     return ValidateJsonBytes(text);  // no memory for the parser: same verdict, no allocation
   }
   return Validate(parser, view);

@@ -24,11 +24,16 @@ struct JsonShape {
   bool has_test_results = false;
 };
 
+class JsonSkeleton;  // json_skeleton.h
+
 // Validates `text` completely and reports the top-level shape.
 JsonShape ValidateJson(std::string_view text);
 // The allocation-free byte-level validator ValidateJson uses above 4 MiB and when a simdjson
 // parser cannot be allocated; same verdict and shape (exposed for the equivalence tests).
 JsonShape ValidateJsonBytes(std::string_view text);
+// ValidateJsonBytes(text), reporting the structure to `skeleton` on the way (its Build calls
+// this).
+JsonShape ValidateJsonBytes(std::string_view text, JsonSkeleton* skeleton);
 
 }  // namespace caveman::internal
 

@@ -2,6 +2,7 @@
 // idempotence, query bias, realistic ratios, declines.
 #include "compressors/json.h"
 
+#include <filesystem>
 #include <random>
 #include <set>
 #include <string>
@@ -10,7 +11,9 @@
 #include <gtest/gtest.h>
 
 #include "compressors/internal/invariants.h"
+#include "compressors/detect.h"
 #include "compressors/internal/json_select.h"
+#include "compressors/internal/json_skeleton.h"
 #include "compressors/internal/json_tree.h"
 #include "compressors/text_util.h"
 #include "compressors/registry.h"
@@ -429,6 +432,90 @@ TEST(JsonCompressor, PropertiesOnGeneratedInputs) {
   EXPECT_GT(accepted, 100);
 }
 
+// ---------------------------------------------------------------- piecewise path
+
+// Documents of several shapes for the piecewise comparison: the generator's list, a bare
+// array, duplicate and escaped keys beside preserved ones, a short array of long arrays, and
+// an array already holding a marker.
+std::string ShapedDoc(Gen& g, uint64_t seed) {
+  switch (seed % 5) {
+    case 0: return g.Doc();
+    case 1: return g.Array(0);
+    case 2:
+      return "{\"b\":1,\"a\\u0041\":" + g.Array(1) + ",\"items\":" + g.Array(0) + ",\n \"errors\":" + g.Array(0) +
+             ",\"items\":" + g.Array(1) + ",\"z\":{\"inner\":" + g.Array(0) + ",\"m\":\"x\"}}";
+    case 3: return "[" + g.Array(0) + ",\n" + g.Array(1) + "," + g.Record(0, 0) + "]";
+    default: {
+      std::optional<std::string> prev = ElideJson(g.Doc(), "");
+      return "{\"prev\":" + (prev ? *prev : std::string("null")) + ",\"new\":" + g.Array(0) + "}";
+    }
+  }
+}
+
+TEST(JsonPiecewise, SameBytesAsTheWholeTree) {
+  struct Limits {
+    size_t node_bytes;
+    int depth;
+    size_t group_bytes;
+  };
+  // Every container a node, one element per group; deep skeletons with small groups; middle
+  // sizes; the product's group size.
+  const Limits limits[] = {{1, 1, 0}, {1, 8, 64}, {40, 3, 400}, {200, 2, size_t{1} << 19}, {1, 4, 1}};
+  int collapsed = 0;
+  int compared = 0;
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    SCOPED_TRACE(seed);
+    Gen g(seed);
+    const std::string input = ShapedDoc(g, seed);
+    for (std::string_view query : {std::string_view(), std::string_view("gamma timeout")}) {
+      const std::optional<std::string> tree = ElideJson(input, query);
+      collapsed += tree.has_value();
+      for (const Limits& l : limits) {
+        SCOPED_TRACE(::testing::Message() << l.node_bytes << "/" << l.depth << "/" << l.group_bytes);
+        std::optional<std::string> pieces;
+        const bool taken = ElideJsonPiecewiseForTest(input, query, l.node_bytes, l.depth, l.group_bytes, &pieces);
+        if (input.size() < l.node_bytes) {  // the root is no node
+          EXPECT_FALSE(taken);
+          continue;
+        }
+        ASSERT_TRUE(taken);
+        ++compared;
+        EXPECT_EQ(pieces, tree);
+      }
+    }
+  }
+  EXPECT_GT(collapsed, 120);  // most documents collapse something
+  EXPECT_GT(compared, 900) << compared;
+}
+
+// The repository's JSON fixtures (real tool outputs among them), each with every container a
+// node and one element per group, then with deeper pieces.
+TEST(JsonPiecewise, SameBytesOnTheFixtures) {
+  int compared = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(testing::SourceDir() + "/fixtures")) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    const std::string input = testing::ReadAbsolute(entry.path().string());
+    for (std::string_view query : {std::string_view(), std::string_view("error name")}) {
+      const std::optional<std::string> tree = ElideJson(input, query);
+      for (int depth : {2, 8}) {
+        std::optional<std::string> pieces;
+        if (!ElideJsonPiecewiseForTest(input, query, 1, depth, 0, &pieces)) continue;
+        ++compared;
+        EXPECT_EQ(pieces, tree);
+      }
+    }
+  }
+  EXPECT_GE(compared, 30);
+}
+
+TEST(JsonPiecewise, NotTakenWithoutASkeleton) {
+  std::optional<std::string> out;
+  EXPECT_FALSE(ElideJsonPiecewiseForTest("{\"a\":[1,2,3,4,5,6,7,8,9,10,}", "", 1, 4, 64, &out));  // not JSON
+  EXPECT_FALSE(ElideJsonPiecewiseForTest("\"just a string\"", "", 1, 4, 64, &out));               // no container
+  EXPECT_FALSE(ElideJsonPiecewiseForTest("[1,2,3,4,5,6,7,8,9,10]", "", 1000, 4, 64, &out));  // root below node size
+}
+
 // ---------------------------------------------------------------- query bias
 
 TEST(JsonCompressor, QueryKeepsRelevantElements) {
@@ -628,6 +715,72 @@ TEST(MinifyJson, SizeAndDepthWithoutBuildingMatchTheMinifiedText) {
   EXPECT_EQ(MinifyJson("[1,[2,[3,[4,[5]]]]]", &depth), "[1,[2,[3,[4,[5]]]]]");
   EXPECT_EQ(depth, 5);
   EXPECT_EQ(MinifyJson("{ \"a\" : \"x y\" }"), "{\"a\":\"x y\"}");
+}
+
+// Detection leaves the skeleton of a large JSON text on the Body (it validates every byte
+// anyway); the json compressor walks the text from it and writes what it writes without it.
+TEST(JsonPiecewise, DetectionLeavesTheSkeletonForTheCompressor) {
+  std::vector<std::string> failing;
+  std::string input = KubectlPods(6000, 7, &failing);
+  ASSERT_GE(input.size(), internal::kJsonPiecewiseMinBytes);
+  const Body body = Body::FromView(input);
+  Result<std::string_view> type = DetectLarge(body);
+  ASSERT_TRUE(type.ok());
+  EXPECT_EQ(*type, "json");
+  const std::shared_ptr<const void> d = body.Derived(&internal::kDerivedJsonSkeletonTag);
+  ASSERT_NE(d, nullptr);
+  const auto* derived = static_cast<const internal::DerivedJsonSkeleton*>(d.get());
+  EXPECT_EQ(derived->data, input.data());
+  EXPECT_EQ(derived->size, input.size() - 1);  // the text without its final newline
+  EXPECT_GE(derived->skeleton.root(), 0);
+
+  auto json = NewJsonCompressor();
+  StringSink with, without;
+  TransformMeta with_meta, without_meta;
+  Result<TransformOutcome> a = json->Transform(body, "", with, &with_meta);
+  Result<TransformOutcome> b = json->Transform(Body::FromView(input), "", without, &without_meta);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, TransformOutcome::kAccepted);
+  EXPECT_EQ(with.data(), without.data());
+  EXPECT_EQ(with_meta.method, "elision");
+  for (const std::string& name : failing) EXPECT_NE(with.data().find(name), std::string::npos) << name;
+}
+
+// Issue 15's ceiling (peak ≤ 3× the input + 64 MiB): the whole tree and the selection take
+// ≈ 100 bytes per value, so a text with more values than fit is not elided, only validated,
+// and its lossless forms are still considered; TOON (≈ 220 bytes per value) likewise.
+TEST(JsonCompressor, LeavesTheTreeOutBeyondTheMemoryCeiling) {
+  auto numbers = [](size_t n) {
+    std::string s = "[\n";
+    for (size_t i = 0; i < n; ++i) s += (i ? ",\n  " : "  ") + std::to_string(i == n / 2 ? 999999 : 1 + i % 3);
+    return s + "\n]\n";
+  };
+  auto json = NewJsonCompressor();
+  auto run = [&](const std::string& input, std::string* method) {
+    StringSink sink;
+    TransformMeta meta;
+    Result<TransformOutcome> r = json->Transform(Body::FromView(input), "", sink, &meta);
+    EXPECT_TRUE(r.ok());
+    *method = meta.method;
+    return r.ok() && *r == TransformOutcome::kAccepted ? sink.data() : std::string();
+  };
+  std::string method;
+  const std::string small = numbers(10000);
+  EXPECT_NE(run(small, &method).find("999999"), std::string::npos);
+  EXPECT_EQ(method, "elision");
+  // 1,000,001 values in 5 MB: 100 MB of tree beside it is over 2 × 5 MB + 64 MiB.
+  const std::string big = numbers(1000001);
+  EXPECT_EQ(run(big, &method), MinifyJson(big));
+  EXPECT_EQ(method, "minify");
+  // Not elided, but still validated: a broken end declines.
+  std::string broken = big;
+  broken.insert(broken.size() - 2, ",");
+  StringSink sink;
+  TransformMeta meta;
+  Result<TransformOutcome> r = json->Transform(Body::FromView(broken), "", sink, &meta);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, TransformOutcome::kDeclined);
+  EXPECT_TRUE(sink.data().empty());
 }
 
 }  // namespace

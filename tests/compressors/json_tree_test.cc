@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "compressors/internal/json_skeleton.h"
+#include "compressors/internal/json_validity.h"
 #include "compressors/json.h"
 #include "stream/spool.h"
 #include "tests/testing/test_util.h"
@@ -162,6 +164,70 @@ TEST(JsonTreeOnDemand, ElideJsonSameWithAndWithoutPadding) {
   ASSERT_TRUE(b.has_value());
   EXPECT_EQ(*a, *b);
   EXPECT_NE(a->find("\"__caveman_elided__\""), std::string::npos);
+}
+
+// ---- JsonSkeleton: the upper levels of a text, from the byte validator's walk
+
+TEST(JsonSkeleton, RecordsLargeContainersAndTheirChildren) {
+  //                    0         1         2         3         4
+  //                    0123456789012345678901234567890123456789012345
+  const std::string t = R"({"a": [1, 22, {"x":0}], "b" : {"c":"v"}, "d":7})";
+  JsonSkeleton sk;
+  ASSERT_TRUE(sk.Build(t, 1, 8));
+  ASSERT_GE(sk.root(), 0);
+  EXPECT_FALSE(sk.node(sk.root()).is_array);
+  auto top = sk.children(sk.root());
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_EQ(t.substr(top[0].key, 3), "\"a\"");
+  EXPECT_EQ(t.substr(top[0].begin, top[0].end - top[0].begin), R"([1, 22, {"x":0}])");
+  EXPECT_EQ(t.substr(top[1].key, 3), "\"b\"");
+  EXPECT_EQ(t.substr(top[1].begin, top[1].end - top[1].begin), R"({"c":"v"})");
+  EXPECT_EQ(t.substr(top[2].begin, top[2].end - top[2].begin), "7");
+  EXPECT_LT(top[2].node, 0);  // a scalar is a piece
+  ASSERT_GE(top[0].node, 0);
+  auto items = sk.children(top[0].node);
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(t.substr(items[1].begin, items[1].end - items[1].begin), "22");
+  EXPECT_EQ(t.substr(items[2].begin, items[2].end - items[2].begin), R"({"x":0})");
+
+  // Only containers of ≥ 12 bytes are nodes; depth 1 keeps the top level alone.
+  ASSERT_TRUE(sk.Build(t, 12, 8));
+  top = sk.children(sk.root());
+  EXPECT_GE(top[0].node, 0);  // 16 bytes
+  EXPECT_LT(top[1].node, 0);  // 9 bytes
+  EXPECT_LT(sk.children(top[0].node)[2].node, 0);
+  ASSERT_TRUE(sk.Build(t, 1, 1));
+  EXPECT_LT(sk.children(sk.root())[0].node, 0);
+}
+
+TEST(JsonSkeleton, FailsWithMoreThanOneChildPerBytesPerRecord) {
+  std::string tiny = "[";
+  for (int i = 0; i < 10000; ++i) tiny += "1,";
+  tiny += "1]";
+  JsonSkeleton sk;
+  EXPECT_FALSE(sk.Build(tiny, 1, 4));  // 2 bytes per child, the default allows one per 64
+  JsonShape shape;
+  EXPECT_FALSE(sk.Build(tiny, 1, 4, &shape));
+  EXPECT_TRUE(shape.valid);  // the verdict stands
+  EXPECT_TRUE(sk.Build(tiny, 1, 4, nullptr, 2));
+  EXPECT_EQ(sk.children(sk.root()).size(), 10001u);
+  std::string padded = "[";
+  for (int i = 0; i < 10000; ++i) padded += "\"" + std::string(70, 'x') + "\",";
+  padded += "1]";
+  EXPECT_TRUE(sk.Build(padded, 1, 4));
+}
+
+TEST(JsonSkeleton, SameVerdictAsTheValidator) {
+  for (const char* t : {"{\"a\":[1,2,}", "[1,2] x", "{\"a\" 1}", "[\"\\ud800\"]", "[01]", "{}", "[[[]]]", " 3 ",
+                        "{\"k\":{\"k\":[true,false,null]}}", "[1e400]", "{\"a\":1,}"}) {
+    SCOPED_TRACE(t);
+    JsonSkeleton sk;
+    EXPECT_EQ(sk.Build(t, 1, 4), ValidateJsonBytes(t).valid);
+  }
+  std::string deep(10001, '[');
+  deep += std::string(10001, ']');
+  JsonSkeleton sk;
+  EXPECT_FALSE(sk.Build(deep, 1, 4));
 }
 
 }  // namespace
