@@ -1,13 +1,19 @@
 // libFuzzer target for the strict JSON tree parser (§0.3) and CJ serialization: whatever
 // simdjson accepts (within its depth limit) the tree accepts; CJ output is JSON, parses back
-// to itself (CJ is a fixed point) and is valid UTF-8.
+// to itself (CJ is a fixed point) and is valid UTF-8. Then the piecewise elision of large
+// texts, run with small limits chosen from the input: the skeleton's verdict is the byte
+// validator's, and when the path is taken its view is the whole-tree elision's, byte for byte.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <simdjson.h>
 
+#include "compressors/internal/json_skeleton.h"
 #include "compressors/internal/json_tree.h"
+#include "compressors/internal/json_validity.h"
+#include "compressors/json.h"
 #include "compressors/text_util.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -32,5 +38,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string cj2;
   internal::AppendCanonicalJson(again, again.root(), &cj2);
   FUZZ_CHECK(cj2 == cj, "CJ is not a fixed point");
+
+  const size_t node_bytes = 1 + size % 13;
+  const int depth = 1 + static_cast<int>(size % 5);
+  internal::JsonSkeleton skeleton;
+  FUZZ_CHECK(skeleton.Build(in, node_bytes, depth, nullptr, 1) == internal::ValidateJsonBytes(in).valid,
+             "skeleton and byte validator disagree");
+  std::optional<std::string> pieces;
+  if (ElideJsonPiecewiseForTest(in, "", node_bytes, depth, size % 97, &pieces)) {
+    FUZZ_CHECK(pieces == ElideJson(in, ""), "piecewise elision differs from the whole tree's");
+  }
   return 0;
 }
