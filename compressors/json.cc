@@ -226,6 +226,32 @@ struct PiecewiseLimits {
   size_t bytes_per_record = internal::kJsonSkeletonBytesPerRecord;
 };
 
+// An upper bound of the number of values in a JSON text: its commas and opening brackets plus
+// one (a comma or bracket inside a string counts too, which only makes the bound safer).
+size_t JsonValueBound(std::string_view text) {
+  size_t values = 1;
+  for (char c : text) values += static_cast<size_t>((c == ',') | (c == '[') | (c == '{'));
+  return values;
+}
+
+// Whether a working set of `per_value` bytes per value fits beside the text within the memory
+// ceiling of issue 15 (peak RSS ≤ 3× the input + 64 MiB): ≤ 2× the text + 64 MiB.
+bool FitsCeiling(size_t values, size_t per_value, size_t text_bytes) {
+  return values <= (2 * text_bytes + (size_t{64} << 20)) / per_value;
+}
+// The whole tree, simdjson's index and the selection's per-element series take ≈ 85 bytes per
+// value (a 7 MiB array of 1.5 M numbers: 128 MB); TOON's JsonValue tree ≈ 100 bytes per value
+// and up to 220 while its vectors grow (the same array: 327 MB).
+constexpr size_t kTreeBytesPerValue = 100;
+constexpr size_t kToonTreeBytesPerValue = 220;
+
+// Parses one piece or group of a text of `text_bytes` into *tree, unless it holds more values
+// than a tree may within the ceiling of the whole text (one huge element of short numbers):
+// then false, the piecewise path gives up, and the whole-tree path applies the same bound.
+bool ParsePiece(JsonTree* tree, std::string_view piece, size_t padding, size_t text_bytes) {
+  return FitsCeiling(JsonValueBound(piece), kTreeBytesPerValue, text_bytes) && tree->Parse(piece, padding);
+}
+
 // The elements of a skeleton array, parsed a group at a time: consecutive elements wrapped
 // in brackets and parsed as one array, so small elements do not each pay for a parse.
 class GroupedElements final : public internal::JsonElements {
@@ -283,7 +309,7 @@ class GroupedElements final : public internal::JsonElements {
 
   bool Load(uint32_t e) {
     const uint32_t n = Fill(e);
-    if (!tree_.Parse(buf_, buf_.capacity() - buf_.size())) return false;
+    if (!ParsePiece(&tree_, buf_, buf_.capacity() - buf_.size(), text_.size())) return false;
     if (tree_.kind(tree_.root()) != JsonKind::kArray || tree_.size(tree_.root()) != n) return false;
     loaded_ = Loaded::kTree;
     return true;
@@ -340,7 +366,8 @@ class PiecewiseElider {
   // arrays that already hold a marker).
   bool Write(const Child& c, bool canonical) {
     if (c.node < 0) {
-      if (!piece_.Parse(text_.substr(c.begin, c.end - c.begin), text_.size() - c.end + padding_)) return false;
+      const std::string_view piece = text_.substr(c.begin, c.end - c.begin);
+      if (!ParsePiece(&piece_, piece, text_.size() - c.end + padding_, text_.size())) return false;
       if (canonical) {
         internal::AppendCanonicalJson(piece_, piece_.root(), &out_);
       } else {
@@ -435,7 +462,8 @@ class PiecewiseElider {
         continue;
       }
       if (text_[k.begin] != '{') continue;
-      if (!piece_.Parse(text_.substr(k.begin, k.end - k.begin), text_.size() - k.end + padding_)) return false;
+      const std::string_view piece = text_.substr(k.begin, k.end - k.begin);
+      if (!ParsePiece(&piece_, piece, text_.size() - k.end + padding_, text_.size())) return false;
       if (piece_.Find(piece_.root(), kJsonElidedKey) >= 0) *holds = true;
     }
     return true;
@@ -462,25 +490,6 @@ class PiecewiseElider {
 };
 
 enum class Elision : uint8_t { kNotJson, kNothingCollapsed, kCollapsed, kNoPieces };
-
-// An upper bound of the number of values in a JSON text: its commas and opening brackets plus
-// one (a comma or bracket inside a string counts too, which only makes the bound safer).
-size_t JsonValueBound(std::string_view text) {
-  size_t values = 1;
-  for (char c : text) values += static_cast<size_t>((c == ',') | (c == '[') | (c == '{'));
-  return values;
-}
-
-// Whether a working set of `per_value` bytes per value fits beside the text within the memory
-// ceiling of issue 15 (peak RSS ≤ 3× the input + 64 MiB): ≤ 2× the text + 64 MiB.
-bool FitsCeiling(size_t values, size_t per_value, size_t text_bytes) {
-  return values <= (2 * text_bytes + (size_t{64} << 20)) / per_value;
-}
-// The whole tree, simdjson's index and the selection's per-element series take ≈ 85 bytes per
-// value (a 7 MiB array of 1.5 M numbers: 128 MB); TOON's JsonValue tree ≈ 100 bytes per value
-// and up to 220 while its vectors grow (the same array: 327 MB).
-constexpr size_t kTreeBytesPerValue = 100;
-constexpr size_t kToonTreeBytesPerValue = 220;
 
 // The piecewise elision, or kNoPieces when the text has no skeleton or a piece fails to
 // parse (then *out is empty and the whole-tree path decides). `known` is a skeleton of the

@@ -783,5 +783,26 @@ TEST(JsonCompressor, LeavesTheTreeOutBeyondTheMemoryCeiling) {
   EXPECT_TRUE(sink.data().empty());
 }
 
+// A long array whose one element holds more short values than a tree may within the ceiling:
+// that element is no piece either, so the piecewise path gives up and the whole-tree path's
+// bound leaves only the minified text.
+TEST(JsonPiecewise, AnElementOfTooManyValuesIsNoPiece) {
+  std::string s = "[[";
+  for (int i = 0; i < 1500000; ++i) s += i ? ",\n1" : "1";
+  s += "]";
+  for (int i = 0; i < 9; ++i) s += ",\n{\"id\":" + std::to_string(i) + "}";
+  s += "]\n";
+  std::optional<std::string> out;
+  EXPECT_FALSE(ElideJsonPiecewiseForTest(s, "", size_t{1} << 20, 4, size_t{128} << 10, &out));
+  auto json = NewJsonCompressor();
+  StringSink sink;
+  TransformMeta meta;
+  Result<TransformOutcome> r = json->Transform(Body::FromView(s), "", sink, &meta);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, TransformOutcome::kAccepted);
+  EXPECT_EQ(meta.method, "minify");
+  EXPECT_EQ(sink.data(), MinifyJson(s));
+}
+
 }  // namespace
 }  // namespace caveman
