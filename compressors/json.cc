@@ -215,8 +215,9 @@ class Elider {
 // Texts from internal::kJsonPiecewiseMinBytes on are elided a piece at a time; containers of
 // ≥ kJsonSkeletonNodeBytes down to kJsonSkeletonDepth are walked from the skeleton, everything
 // else is parsed as a piece of its own (internal/json_skeleton.h).
-// Elements of a large array are parsed in groups of up to this many bytes of text (each
-// group one bracketed array; under JsonTree's per-thread parser limit of 1 MiB).
+//
+// Elements of a long array are parsed in groups of up to this many bytes of text (each group
+// one bracketed array; under JsonTree's per-thread parser limit of 1 MiB).
 constexpr size_t kGroupBytes = size_t{128} << 10;
 
 struct PiecewiseLimits {
@@ -270,10 +271,11 @@ class GroupedElements final : public internal::JsonElements {
     return true;
   }
 
-  // The fields come from the members of each element, read without building a tree.
+  // The fields come from the members of each element, read without building a tree; from a
+  // tree when the members cannot be read that way (an element over the reader's 1 MiB).
   bool Fields(uint32_t e, internal::FieldList* out) override {
     if (loaded_ != Loaded::kMembers || e < first_ || e >= end_) {
-      if (!LoadMembers(e)) return false;
+      if (!LoadMembers(e)) return JsonElements::Fields(e, out);
     }
     // The members of e in key order, the last of equal keys kept (as JsonTree stores them),
     // then the field rule of JsonElementFields.

@@ -804,5 +804,21 @@ TEST(JsonPiecewise, AnElementOfTooManyValuesIsNoPiece) {
   EXPECT_EQ(sink.data(), MinifyJson(s));
 }
 
+// Elements over a mebibyte each are groups of one, parsed whole; their marker fields come
+// from their trees (the member reader stops at 1 MiB), and the path is still taken.
+TEST(JsonPiecewise, ElementsOverAMebibyteAreGroupsOfOne) {
+  std::string s = "[";
+  for (int i = 0; i < 10; ++i) {
+    s += std::string(i ? "," : "") + "{\"id\":" + std::to_string(i) + ",\"kind\":\"blob\",\"data\":\"" +
+         std::string((size_t{1} << 20) + 1000, static_cast<char>('a' + i)) + "\"}";
+  }
+  s += "]";
+  std::optional<std::string> out;
+  ASSERT_TRUE(ElideJsonPiecewiseForTest(s, "", size_t{1} << 20, 4, size_t{128} << 10, &out));
+  ASSERT_TRUE(out.has_value());
+  EXPECT_NE(out->find("\"__caveman_elided__\":5"), std::string::npos);
+  EXPECT_NE(out->find("kind=blob"), std::string::npos) << out->substr(0, 300);
+}
+
 }  // namespace
 }  // namespace caveman
