@@ -70,10 +70,6 @@ class JsonSkeleton {
     const Node& n = node(i);
     return {children_.data() + n.first, n.count};
   }
-  size_t MemoryBytes() const {
-    return nodes_.capacity() * sizeof(Node) + (children_.capacity() + pend_.capacity()) * sizeof(Child);
-  }
-
   // ---- Observer calls of the byte validator (json_validity.cc); not for other callers.
   void OnValue(size_t begin) {
     if (depth_ == 0 || depth_ > max_depth_) return;
@@ -115,7 +111,7 @@ class JsonSkeleton {
   int32_t Keep(const Open& o);
 
   size_t min_node_bytes_ = 0;
-  size_t max_records_ = 0;  // children recorded at any time, in pend_ and children_
+  size_t max_records_ = 0;  // bound on the records in pend_, and on those in children_
   int max_depth_ = 0;
   int depth_ = 0;
   uint32_t key_ = 0;

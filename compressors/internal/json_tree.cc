@@ -84,6 +84,14 @@ bool CanReadInPlace(std::string_view text, size_t readable_padding) {
   return readable && text.data()[text.size()] != ',';
 }
 
+// Readies a per-thread parser for a text of `n` ≤ kReuseParserLimit bytes: sized to the text
+// (a power of two, ≥ 64 KiB) and grown when needed — sized to the limit up front, it kept
+// megabytes of buffers alive after parsing small texts. False when it cannot be allocated.
+bool ReadyReusedParser(od::parser& parser, size_t n) {
+  if (parser.max_depth() == kSimdjsonDepth && parser.capacity() >= n) return true;
+  return parser.allocate(std::max<size_t>(size_t{64} << 10, std::bit_ceil(n)), kSimdjsonDepth) == simdjson::SUCCESS;
+}
+
 // The token of the current value, from its first byte to the next token.
 bool RawToken(od::value& v, std::string_view* out) {
   *out = v.raw_json_token();
@@ -351,12 +359,7 @@ bool JsonTree::Parse(std::string_view text, size_t readable_padding) {
   od::parser* parser;
   if (text.size() <= kReuseParserLimit) {
     thread_local od::parser reused;
-    // Sized to the text (a power of two, ≥ 64 KiB) and grown when needed, not to the limit.
-    if ((reused.max_depth() != kSimdjsonDepth || reused.capacity() < text.size()) &&
-        reused.allocate(std::max<size_t>(size_t{64} << 10, std::bit_ceil(text.size())), kSimdjsonDepth) !=
-            simdjson::SUCCESS) {
-      return false;
-    }
+    if (!ReadyReusedParser(reused, text.size())) return false;
     parser = &reused;
   } else {
     own_parser = std::make_unique<od::parser>();
@@ -375,11 +378,7 @@ bool ArrayElementMembers(std::string_view text, size_t readable_padding, std::ve
   *count = 0;
   if (text.size() > kReuseParserLimit || !CanReadInPlace(text, readable_padding)) return false;
   thread_local od::parser parser;
-  if ((parser.max_depth() != kSimdjsonDepth || parser.capacity() < text.size()) &&
-      parser.allocate(std::max<size_t>(size_t{64} << 10, std::bit_ceil(text.size())), kSimdjsonDepth) !=
-          simdjson::SUCCESS) {
-    return false;
-  }
+  if (!ReadyReusedParser(parser, text.size())) return false;
   const simdjson::padded_string_view view(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING);
   od::document doc;
   od::array array;
