@@ -715,6 +715,16 @@ bool ElideJsonPiecewiseForTest(std::string_view body, std::string_view query, si
   return true;
 }
 
+std::optional<std::string> ElideJsonWholeTreeForTest(std::string_view body, std::string_view query) {
+  JsonTree tree;
+  if (!tree.Parse(body)) return std::nullopt;
+  std::string out;
+  ElideOutput o{query, &out};
+  Elider(o).Write(tree, tree.root());
+  if (!o.collapsed) return std::nullopt;
+  return out;
+}
+
 std::unique_ptr<Compressor> NewJsonCompressor() { return std::make_unique<JsonCompressor>(); }
 
 }  // namespace caveman

@@ -60,6 +60,9 @@ std::optional<std::string> ElideJson(std::string_view body, std::string_view que
 // (no skeleton, or a piece failed to parse); else *out is ElideJson's answer.
 bool ElideJsonPiecewiseForTest(std::string_view body, std::string_view query, size_t node_bytes, int depth,
                                size_t group_bytes, std::optional<std::string>* out);
+// ElideJson over one tree of the whole text, whatever its size (no memory bound): the
+// reference the piecewise path is compared with on large texts.
+std::optional<std::string> ElideJsonWholeTreeForTest(std::string_view body, std::string_view query);
 
 }  // namespace caveman
 

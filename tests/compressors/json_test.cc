@@ -6,6 +6,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -818,6 +819,35 @@ TEST(JsonPiecewise, ElementsOverAMebibyteAreGroupsOfOne) {
   ASSERT_TRUE(out.has_value());
   EXPECT_NE(out->find("\"__caveman_elided__\":5"), std::string::npos);
   EXPECT_NE(out->find("kind=blob"), std::string::npos) << out->substr(0, 300);
+}
+
+// At the product's own limits: the repository's real tool outputs (findmnt, lsblk, ip, pip,
+// npm), each repeated into a list of ≥ 4 MiB — as a bare array and inside an object beside
+// other members — give ElideJson the bytes of one whole tree.
+TEST(JsonPiecewise, SameBytesAsTheWholeTreeOnLargeListsOfRealOutputs) {
+  int compared = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(testing::SourceDir() + "/fixtures/json-lossless")) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    const std::string doc = testing::ReadAbsolute(entry.path().string());
+    std::string list = "[";
+    for (size_t i = 0; list.size() < internal::kJsonPiecewiseMinBytes + (size_t{1} << 19); ++i) {
+      list += (i ? ",\n" : "") + doc;
+    }
+    list += "]";
+    const std::string wrapped = "{\"count\": 1, \"runs\": " + list + ", \"source\": \"fixtures\"}\n";
+    for (const std::string* input : {&std::as_const(list), &wrapped}) {
+      for (std::string_view query : {std::string_view(), std::string_view("name error")}) {
+        const std::optional<std::string> tree = ElideJsonWholeTreeForTest(*input, query);
+        EXPECT_EQ(ElideJson(*input, query), tree);
+        std::optional<std::string> pieces;  // the path ElideJson took above
+        EXPECT_TRUE(ElideJsonPiecewiseForTest(*input, query, internal::kJsonSkeletonNodeBytes,
+                                              internal::kJsonSkeletonDepth, size_t{128} << 10, &pieces));
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 20);  // five outputs, two shapes, two queries
 }
 
 }  // namespace
