@@ -651,6 +651,7 @@ std::string_view Classify(std::string_view sample, std::string_view prefix, Whol
       if (b_is_json && shape.top_is_object &&
           ((shape.has_exitcode && shape.has_tests) || (shape.has_num_failed_tests && shape.has_test_results)) &&
           ParsesAsTestReport(*all)) {
+        if (whole.body != nullptr) whole.body->SetDerived(nullptr, nullptr);  // no json compressor will use it
         return "test-report";
       }
       if (shape.valid) return "json";

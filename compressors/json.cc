@@ -524,8 +524,11 @@ Elision Elide(std::string_view text, size_t padding, std::string_view query, con
     if (e != Elision::kNoPieces) return e;
   }
   // Beyond the ceiling (arrays of millions of short values) the elision is not tried; the
-  // text is only validated, without allocating, so that its lossless forms may be.
+  // text is only validated, without allocating, so that its lossless forms may be. Texts of
+  // 512 MiB or more stay declined whatever their density, as JsonTree declines them.
   if (!FitsCeiling(JsonValueBound(text), kTreeBytesPerValue, text.size())) {
+    constexpr size_t kMaxJsonBytes = size_t{1} << 29;
+    if (text.size() >= kMaxJsonBytes) return Elision::kNotJson;
     return internal::ValidateJsonBytes(text).valid ? Elision::kNothingCollapsed : Elision::kNotJson;
   }
   JsonTree tree;
@@ -577,6 +580,8 @@ class JsonCompressor final : public Compressor {
     {
       std::string out;
       const Elision e = Elide(text, body.view_padding(), query, DetectedSkeleton(body, text), &out);
+      // Used once: its memory is not kept for the rest of the run.
+      body.SetDerived(nullptr, nullptr);
       if (e == Elision::kNotJson) return TransformOutcome::kDeclined;
       if (e == Elision::kCollapsed) elided = std::move(out);
     }
@@ -705,10 +710,9 @@ std::optional<std::string> ElideJson(std::string_view body, std::string_view que
 }
 
 bool ElideJsonPiecewiseForTest(std::string_view body, std::string_view query, size_t node_bytes, int depth,
-                               size_t group_bytes, std::optional<std::string>* out) {
+                               size_t group_bytes, std::optional<std::string>* out, size_t bytes_per_record) {
   std::string view;
-  // Any number of child records: small test documents are all short values.
-  const Elision e = ElidePiecewise(body, 0, query, {node_bytes, depth, group_bytes, 1}, nullptr, &view);
+  const Elision e = ElidePiecewise(body, 0, query, {node_bytes, depth, group_bytes, bytes_per_record}, nullptr, &view);
   if (e == Elision::kNoPieces) return false;
   *out = std::nullopt;
   if (e == Elision::kCollapsed) *out = std::move(view);

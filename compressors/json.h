@@ -55,11 +55,12 @@ std::optional<std::string> ElideJson(std::string_view body, std::string_view que
 // (internal/json_skeleton.h) instead of from one tree of the whole text; the output is the
 // same. This runs that path with explicit limits — containers of ≥ node_bytes down to
 // `depth` walked from the skeleton, array elements parsed in groups of ≤ group_bytes — so
-// tests can compare it with the tree on small texts (with no bound on the skeleton's child
-// records, which the product keeps to one per 64 bytes). False when the path cannot be taken
-// (no skeleton, or a piece failed to parse); else *out is ElideJson's answer.
+// tests can compare it with the tree on small texts (by default with no bound on the
+// skeleton's child records, which the product keeps to one per 64 bytes of text). False when
+// the path cannot be taken (no skeleton, or a piece failed to parse); else *out is
+// ElideJson's answer.
 bool ElideJsonPiecewiseForTest(std::string_view body, std::string_view query, size_t node_bytes, int depth,
-                               size_t group_bytes, std::optional<std::string>* out);
+                               size_t group_bytes, std::optional<std::string>* out, size_t bytes_per_record = 1);
 // ElideJson over one tree of the whole text, whatever its size (no memory bound): the
 // reference the piecewise path is compared with on large texts.
 std::optional<std::string> ElideJsonWholeTreeForTest(std::string_view body, std::string_view query);

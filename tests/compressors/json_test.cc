@@ -744,6 +744,8 @@ TEST(JsonPiecewise, DetectionLeavesTheSkeletonForTheCompressor) {
   EXPECT_EQ(*a, TransformOutcome::kAccepted);
   EXPECT_EQ(with.data(), without.data());
   EXPECT_EQ(with_meta.method, "elision");
+  EXPECT_EQ(with.data(), ElideJsonWholeTreeForTest(input, "").value_or(""));  // the whole tree's bytes
+  EXPECT_EQ(body.Derived(&internal::kDerivedJsonSkeletonTag), nullptr);       // released once used
   for (const std::string& name : failing) EXPECT_NE(with.data().find(name), std::string::npos) << name;
 }
 
@@ -785,8 +787,9 @@ TEST(JsonCompressor, LeavesTheTreeOutBeyondTheMemoryCeiling) {
 }
 
 // A long array whose one element holds more short values than a tree may within the ceiling:
-// that element is no piece either, so the piecewise path gives up and the whole-tree path's
-// bound leaves only the minified text.
+// that element is no piece either, so the piecewise path gives up (the hook, with no bound on
+// skeleton records, reaches the piece; the product's skeleton already refuses this many
+// records) and the whole-tree path's bound leaves only the minified text.
 TEST(JsonPiecewise, AnElementOfTooManyValuesIsNoPiece) {
   std::string s = "[[";
   for (int i = 0; i < 1500000; ++i) s += i ? ",\n1" : "1";
@@ -840,9 +843,13 @@ TEST(JsonPiecewise, SameBytesAsTheWholeTreeOnLargeListsOfRealOutputs) {
       for (std::string_view query : {std::string_view(), std::string_view("name error")}) {
         const std::optional<std::string> tree = ElideJsonWholeTreeForTest(*input, query);
         EXPECT_EQ(ElideJson(*input, query), tree);
-        std::optional<std::string> pieces;  // the path ElideJson took above
-        EXPECT_TRUE(ElideJsonPiecewiseForTest(*input, query, internal::kJsonSkeletonNodeBytes,
-                                              internal::kJsonSkeletonDepth, size_t{128} << 10, &pieces));
+        // The piecewise path with the product's limits, record bound included, is taken here
+        // (ElideJson could fall back to the tree unnoticed) and gives the same bytes.
+        std::optional<std::string> pieces;
+        ASSERT_TRUE(ElideJsonPiecewiseForTest(*input, query, internal::kJsonSkeletonNodeBytes,
+                                              internal::kJsonSkeletonDepth, size_t{128} << 10, &pieces,
+                                              internal::kJsonSkeletonBytesPerRecord));
+        EXPECT_EQ(pieces, tree);
         ++compared;
       }
     }

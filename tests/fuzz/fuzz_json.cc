@@ -21,6 +21,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace caveman;
   static simdjson::dom::parser* parser = new simdjson::dom::parser(internal::kJsonTreeMaxDepth + 1);
   std::string_view in = fuzz::AsView(data, size);
+  // Piecewise limits, record bound and query from a hash of the input, so that every
+  // combination meets every shape.
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ULL;
+  const size_t node_bytes = 1 + h % 13;
+  const int depth = 1 + static_cast<int>((h >> 8) % 5);
+  const size_t group_bytes = (h >> 16) % 97;
+  const size_t bytes_per_record = (h >> 24) % 3 == 0 ? 1 : ((h >> 24) % 3 == 1 ? 4 : 64);
+  const std::string_view query = (h >> 32) % 2 == 0 ? std::string_view() : std::string_view("error name");
+
+  // The skeleton's verdict is the byte validator's, valid or not (Build itself may still fail
+  // for too many child records; its shape carries the verdict).
+  internal::JsonSkeleton skeleton;
+  internal::JsonShape shape;
+  const bool built = skeleton.Build(in, node_bytes, depth, &shape, bytes_per_record);
+  FUZZ_CHECK(shape.valid == internal::ValidateJsonBytes(in).valid, "skeleton and byte validator disagree");
+  FUZZ_CHECK(!built || shape.valid, "skeleton built for a text that is not JSON");
+
   internal::JsonTree tree;
   const bool ok = tree.Parse(in);
 
@@ -39,14 +57,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   internal::AppendCanonicalJson(again, again.root(), &cj2);
   FUZZ_CHECK(cj2 == cj, "CJ is not a fixed point");
 
-  const size_t node_bytes = 1 + size % 13;
-  const int depth = 1 + static_cast<int>(size % 5);
-  internal::JsonSkeleton skeleton;
-  FUZZ_CHECK(skeleton.Build(in, node_bytes, depth, nullptr, 1) == internal::ValidateJsonBytes(in).valid,
-             "skeleton and byte validator disagree");
   std::optional<std::string> pieces;
-  if (ElideJsonPiecewiseForTest(in, "", node_bytes, depth, size % 97, &pieces)) {
-    FUZZ_CHECK(pieces == ElideJson(in, ""), "piecewise elision differs from the whole tree's");
+  if (ElideJsonPiecewiseForTest(in, query, node_bytes, depth, group_bytes, &pieces, bytes_per_record)) {
+    FUZZ_CHECK(pieces == ElideJsonWholeTreeForTest(in, query), "piecewise elision differs from the whole tree's");
   }
   return 0;
 }
