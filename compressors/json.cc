@@ -515,10 +515,33 @@ Elision ElidePiecewise(std::string_view text, size_t padding, std::string_view q
   return o.collapsed ? Elision::kCollapsed : Elision::kNothingCollapsed;
 }
 
+// The elision over one tree of the whole text, with no memory bound.
+Elision ElideWholeTree(std::string_view text, size_t padding, std::string_view query, std::string* out) {
+  JsonTree tree;
+  if (!tree.Parse(text, padding)) return Elision::kNotJson;
+  ElideOutput o{query, out};
+  Elider(o).Write(tree, tree.root());
+  return o.collapsed ? Elision::kCollapsed : Elision::kNothingCollapsed;
+}
+
+// JsonValueBound of one text, counted at most once (the tree path and TOON both ask).
+class LazyValueBound {
+ public:
+  explicit LazyValueBound(std::string_view text) : text_(text) {}
+  size_t get() {
+    if (!values_) values_ = JsonValueBound(text_);
+    return *values_;
+  }
+
+ private:
+  std::string_view text_;
+  std::optional<size_t> values_;
+};
+
 // The §5.1 elision of `text` into *out: piece by piece when the text is large and has a
-// skeleton, else over one tree of the whole text.
+// skeleton, else over one tree of the whole text when that fits the memory ceiling.
 Elision Elide(std::string_view text, size_t padding, std::string_view query, const internal::JsonSkeleton* known,
-              std::string* out) {
+              LazyValueBound& values, std::string* out) {
   if (text.size() >= internal::kJsonPiecewiseMinBytes) {
     const Elision e = ElidePiecewise(text, padding, query, PiecewiseLimits(), known, out);
     if (e != Elision::kNoPieces) return e;
@@ -526,16 +549,12 @@ Elision Elide(std::string_view text, size_t padding, std::string_view query, con
   // Beyond the ceiling (arrays of millions of short values) the elision is not tried; the
   // text is only validated, without allocating, so that its lossless forms may be. Texts of
   // 512 MiB or more stay declined whatever their density, as JsonTree declines them.
-  if (!FitsCeiling(JsonValueBound(text), kTreeBytesPerValue, text.size())) {
+  if (!FitsCeiling(values.get(), kTreeBytesPerValue, text.size())) {
     constexpr size_t kMaxJsonBytes = size_t{1} << 29;
     if (text.size() >= kMaxJsonBytes) return Elision::kNotJson;
     return internal::ValidateJsonBytes(text).valid ? Elision::kNothingCollapsed : Elision::kNotJson;
   }
-  JsonTree tree;
-  if (!tree.Parse(text, padding)) return Elision::kNotJson;
-  ElideOutput o{query, out};
-  Elider(o).Write(tree, tree.root());
-  return o.collapsed ? Elision::kCollapsed : Elision::kNothingCollapsed;
+  return ElideWholeTree(text, padding, query, out);
 }
 
 // A lossless candidate is only counted when its bytes are at most this many times the lossy
@@ -577,9 +596,10 @@ class JsonCompressor final : public Compressor {
                                      TransformMeta* meta) const override {
     CAVEMAN_ASSIGN_OR_RETURN(std::string_view text, body.View());
     std::optional<std::string> elided;
+    LazyValueBound values(text);
     {
       std::string out;
-      const Elision e = Elide(text, body.view_padding(), query, DetectedSkeleton(body, text), &out);
+      const Elision e = Elide(text, body.view_padding(), query, DetectedSkeleton(body, text), values, &out);
       // Used once: its memory is not kept for the rest of the run.
       body.SetDerived(nullptr, nullptr);
       if (e == Elision::kNotJson) return TransformOutcome::kDeclined;
@@ -617,8 +637,7 @@ class JsonCompressor final : public Compressor {
       consider(MinifyJson(text), "minify", false);
     }
     // TOON is rarely under an eighth of the input, so beyond that it cannot beat the view.
-    if (depth <= kMaxToonDepth && toon_possible &&
-        FitsCeiling(JsonValueBound(text), kToonTreeBytesPerValue, text.size())) {
+    if (depth <= kMaxToonDepth && toon_possible && FitsCeiling(values.get(), kToonTreeBytesPerValue, text.size())) {
       if (Result<std::string> toon = EncodeToon(text, kMaxTokenBytes * text.size()); toon.ok()) {
         consider(std::move(toon).value(), "toon", !elided);
       }
@@ -705,7 +724,8 @@ std::optional<std::string> ElideJson(std::string_view body, std::string_view que
 
 std::optional<std::string> ElideJson(std::string_view body, std::string_view query, size_t readable_padding) {
   std::string out;
-  if (Elide(body, readable_padding, query, nullptr, &out) != Elision::kCollapsed) return std::nullopt;
+  LazyValueBound values(body);
+  if (Elide(body, readable_padding, query, nullptr, values, &out) != Elision::kCollapsed) return std::nullopt;
   return out;
 }
 
@@ -720,12 +740,8 @@ bool ElideJsonPiecewiseForTest(std::string_view body, std::string_view query, si
 }
 
 std::optional<std::string> ElideJsonWholeTreeForTest(std::string_view body, std::string_view query) {
-  JsonTree tree;
-  if (!tree.Parse(body)) return std::nullopt;
   std::string out;
-  ElideOutput o{query, &out};
-  Elider(o).Write(tree, tree.root());
-  if (!o.collapsed) return std::nullopt;
+  if (ElideWholeTree(body, 0, query, &out) != Elision::kCollapsed) return std::nullopt;
   return out;
 }
 
