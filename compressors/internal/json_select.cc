@@ -270,13 +270,6 @@ bool JsonElements::Fields(uint32_t e, FieldList* out) {
   return true;
 }
 
-ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array, std::string_view query) {
-  TreeElements elements(tree, array);
-  ArraySelection sel;
-  SelectArrayElements(elements, query, &sel);  // a tree always hands out its elements
-  return sel;
-}
-
 bool SelectArrayElements(JsonElements& elements, std::string_view query, ArraySelection* out) {
   const uint32_t n = elements.size();
   ArraySelection& sel = *out;

@@ -73,8 +73,6 @@ class TreeElements final : public JsonElements {
 // Runs the whole selection over the elements (n > 8 expected, any n works); false when an
 // element could not be produced.
 bool SelectArrayElements(JsonElements& elements, std::string_view query, ArraySelection* sel);
-// The same over the elements of `array`.
-ArraySelection SelectArrayElements(const JsonTree& tree, JsonTree::NodeId array, std::string_view query);
 
 // The error-word pattern of §5.1 (ASCII word boundaries, case-insensitive).
 bool HasErrorWord(std::string_view doc);
