@@ -21,6 +21,7 @@ namespace {
 
 using internal::JsonKind;
 using internal::JsonTree;
+using internal::JsonValueBound;
 
 using internal::kJsonElidedKey;
 // len(summary) + this = the marker size charged in worthEliding (§5.1 step 4).
@@ -226,14 +227,6 @@ struct PiecewiseLimits {
   size_t group_bytes = kGroupBytes;
   size_t bytes_per_record = internal::kJsonSkeletonBytesPerRecord;
 };
-
-// An upper bound of the number of values in a JSON text: its commas and opening brackets plus
-// one (a comma or bracket inside a string counts too, which only makes the bound safer).
-size_t JsonValueBound(std::string_view text) {
-  size_t values = 1;
-  for (char c : text) values += static_cast<size_t>((c == ',') | (c == '[') | (c == '{'));
-  return values;
-}
 
 // Whether a working set of `per_value` bytes per value fits beside the text within the memory
 // ceiling of issue 15 (peak RSS ≤ 3× the input + 64 MiB): ≤ 2× the text + 64 MiB.

@@ -1,13 +1,16 @@
 #include "compressors/internal/json_select.h"
 
 #include <algorithm>
-#include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 
 #include <re2/re2.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "compressors/internal/bm25.h"
 #include "compressors/internal/redundancy.h"
@@ -95,34 +98,77 @@ double MadOf(const double* v, size_t n) { return Mad(std::vector<double>(v, v + 
 
 }  // namespace
 
-bool HasErrorWord(std::string_view doc) {
-  if (doc.find(kLongS) != std::string_view::npos) return RE2::PartialMatch(doc, ErrorWordRe());
-  // Word bytes by table, and only runs of 5-9 bytes whose first letter starts an error word
-  // are compared (this runs over every element's canonical text, so it is hot on big arrays).
-  static const auto kWordByte = [] {
-    std::array<bool, 256> t{};
-    for (int c = 0; c < 256; ++c) t[c] = IsWordByte(static_cast<unsigned char>(c));
-    return t;
-  }();
-  const auto* s = reinterpret_cast<const unsigned char*>(doc.data());
-  const size_t n = doc.size();
-  size_t i = 0;
-  while (i < n) {
-    if (!kWordByte[s[i]]) {
-      ++i;
-      continue;
-    }
-    const size_t start = i;
-    while (i < n && kWordByte[s[i]]) ++i;
-    const size_t len = i - start;
-    if (len < 5 || len > 9) continue;
-    const char first = static_cast<char>(s[start] | 32);
-    std::string_view run = doc.substr(start, len);
-    for (std::string_view w : kErrorWords) {
-      if (w[0] == first && EqualsLowerAscii(run, w)) return true;
-    }
+namespace {
+
+// Whether the word run s[0, len) is one of kErrorWords, ASCII case-insensitively.
+bool IsErrorRun(const unsigned char* s, size_t len) {
+  if (len < 5 || len > 9) return false;
+  const char first = static_cast<char>(s[0] | 32);
+  std::string_view run(reinterpret_cast<const char*>(s), len);
+  for (std::string_view w : kErrorWords) {
+    if (w[0] == first && EqualsLowerAscii(run, w)) return true;
   }
   return false;
+}
+
+// Bit i set when s[i] is a word byte (IsWordByte), for i < len <= 64.
+uint64_t WordByteMask(const unsigned char* s, size_t len) {
+  uint64_t m = 0;
+  size_t i = 0;
+#if defined(__SSE2__)
+  if (len == 64) {
+    // Letters: (x | 0x20) in 'a'..'z'; digits: x in '0'..'9'; both as signed compares after
+    // shifting the range's first byte to -128.
+    const __m128i lower_bit = _mm_set1_epi8(0x20);
+    const __m128i to_a = _mm_set1_epi8(static_cast<char>(0x80 - 'a'));
+    const __m128i to_0 = _mm_set1_epi8(static_cast<char>(0x80 - '0'));
+    const __m128i letters = _mm_set1_epi8(static_cast<char>(0x80 + 26));
+    const __m128i digits = _mm_set1_epi8(static_cast<char>(0x80 + 10));
+    const __m128i underscore = _mm_set1_epi8('_');
+    for (; i < 64; i += 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+      const __m128i letter = _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(x, lower_bit), to_a), letters);
+      const __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(x, to_0), digits);
+      const __m128i word = _mm_or_si128(_mm_or_si128(letter, digit), _mm_cmpeq_epi8(x, underscore));
+      m |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(word))} << i;
+    }
+    return m;
+  }
+#endif
+  for (; i < len; ++i) m |= uint64_t{IsWordByte(s[i])} << i;
+  return m;
+}
+
+}  // namespace
+
+bool HasErrorWord(std::string_view doc) {
+  if (doc.find(kLongS) != std::string_view::npos) return RE2::PartialMatch(doc, ErrorWordRe());
+  // Runs of word bytes are found from a mask of 64 bytes at a time, by the bits where the
+  // mask changes; only runs of 5-9 bytes can be error words. This runs over every element's
+  // canonical text, so it is hot on big arrays (4 % of a 64 MiB dump a byte at a time).
+  const auto* s = reinterpret_cast<const unsigned char*>(doc.data());
+  const size_t n = doc.size();
+  size_t run_start = 0;
+  bool in_run = false;
+  uint64_t carry = 0;  // the last bit of the previous 64 bytes
+  for (size_t base = 0; base < n; base += 64) {
+    const size_t len = std::min<size_t>(64, n - base);
+    const uint64_t w = WordByteMask(s + base, len);
+    uint64_t change = w ^ ((w << 1) | carry);  // bit i: word-ness differs from byte i-1's
+    carry = w >> 63;
+    while (change != 0) {
+      const size_t p = base + static_cast<size_t>(std::countr_zero(change));
+      change &= change - 1;
+      if (!in_run) {
+        run_start = p;
+        in_run = true;
+      } else {
+        in_run = false;
+        if (IsErrorRun(s + run_start, p - run_start)) return true;
+      }
+    }
+  }
+  return in_run && IsErrorRun(s + run_start, n - run_start);
 }
 
 bool IsPreservedKey(std::string_view key) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 
 #include "compressors/internal/invariants.h"
 #include "compressors/detect.h"
@@ -296,6 +297,50 @@ TEST(JsonSelect, SeedSeriesAnomaliesAndChangePoints) {
   EXPECT_EQ(std::count(k2.begin(), k2.end(), true), 0);
   EXPECT_EQ(internal::Median({1, 3, 2, 10}), 2.5);
   EXPECT_EQ(internal::Mad({1, 2, 3, 4, 100}), 1.0);
+}
+
+// The 64-byte mask scan against the rule's own regex, on random texts of words (error words
+// among them, in any case, glued to digits, underscores, non-ASCII or punctuation) with runs
+// across every 64-byte boundary.
+TEST(JsonSelect, ErrorWordScanEqualsTheRegex) {
+  const RE2 rule(
+      "(?i)\\b(error|errors|exception|failed|failure|critical|fatal|crash|panic|abort|timeout|"
+      "denied|rejected)\\b");
+  const std::vector<std::string> words = {"error", "ERRORS", "Exception", "failed", "FailurE", "critical", "fatal",
+                                          "crash", "panic", "abort", "timeout", "denied", "rejected", "errorz",
+                                          "xerror", "timeouts", "a", "ok", "running", "status", "7", "_", "é"};
+  // Glue bytes include the first and last of each word-byte range and their neighbours.
+  const std::vector<std::string> glue = {" ", "\"", "_", "0", "9", "/", ":", "@", "[", "`", "{", "A",
+                                         "Z", "a", "z", "-", "\xC3\xA9", "\xC1", "\xFA", "", ",", "\n"};
+  uint64_t state = 99;
+  auto next = [&](size_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<size_t>(state >> 33) % bound;
+  };
+  int hits = 0;
+  for (int round = 0; round < 4000; ++round) {
+    std::string doc;
+    const size_t parts = next(40);
+    for (size_t i = 0; i < parts; ++i) {
+      // Mostly filler words, so that most texts hold no error word.
+      doc += next(8) == 0 ? words[next(words.size())] : words[13 + next(words.size() - 13)];
+      doc += glue[next(glue.size())];
+    }
+    const bool expected = RE2::PartialMatch(doc, rule);
+    hits += expected ? 1 : 0;
+    ASSERT_EQ(internal::HasErrorWord(doc), expected) << doc;
+  }
+  EXPECT_GT(hits, 400);
+  EXPECT_LT(hits, 3600);
+  // A word that ends exactly at a 64-byte boundary, at the end, or spans one.
+  for (size_t pad = 50; pad < 70; ++pad) {
+    std::string doc(pad, ' ');
+    doc += "timeout";
+    EXPECT_TRUE(internal::HasErrorWord(doc)) << pad;
+    EXPECT_FALSE(internal::HasErrorWord(doc + "s")) << pad;
+    EXPECT_TRUE(internal::HasErrorWord(doc + " x")) << pad;
+    EXPECT_FALSE(internal::HasErrorWord(std::string(pad, 'x') + "timeout")) << pad;
+  }
 }
 
 TEST(JsonSelect, ErrorWordsAndPreservedKeys) {

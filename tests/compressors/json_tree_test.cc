@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "compressors/internal/json_skeleton.h"
@@ -228,6 +229,32 @@ TEST(JsonSkeleton, SameVerdictAsTheValidator) {
   deep += std::string(10001, ']');
   JsonSkeleton sk;
   EXPECT_FALSE(sk.Build(deep, 1, 4));
+}
+
+// The 16-byte loop against a byte-at-a-time count, at every length and offset around the
+// 16-byte steps, with the bytes that differ from '[' and '{' by one bit around.
+TEST(JsonValueBound, CountsCommasAndOpeningBracketsPlusOne) {
+  const std::string alphabet = std::string("[{,]}\"a ;") + "\x5B\x7B\xDB\xFB\x0C\xAC\x2C";
+  uint64_t state = 12345;
+  for (size_t len = 0; len < 80; ++len) {
+    for (int round = 0; round < 20; ++round) {
+      std::string text;
+      size_t expected = 1;
+      for (size_t i = 0; i < len; ++i) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        const char c = alphabet[(state >> 33) % alphabet.size()];
+        text += c;
+        expected += (c == ',' || c == '[' || c == '{') ? 1 : 0;
+      }
+      for (size_t skip = 0; skip < 3 && skip <= len; ++skip) {
+        size_t want = expected;
+        for (size_t i = 0; i < skip; ++i) want -= (text[i] == ',' || text[i] == '[' || text[i] == '{') ? 1 : 0;
+        ASSERT_EQ(JsonValueBound(std::string_view(text).substr(skip)), want) << len << " " << skip;
+      }
+    }
+  }
+  EXPECT_EQ(JsonValueBound(""), 1u);
+  EXPECT_EQ(JsonValueBound(std::string(1000, '{')), 1001u);
 }
 
 }  // namespace
