@@ -101,8 +101,8 @@ double MadOf(const double* v, size_t n) { return Mad(std::vector<double>(v, v + 
 namespace {
 
 // Whether the word run s[0, len) is one of kErrorWords, ASCII case-insensitively.
-bool IsErrorRun(const unsigned char* s, size_t len) {
-  if (len < 5 || len > 9) return false;
+inline bool IsErrorRun(const unsigned char* s, size_t len) {
+  if (len - 5 > 4) return false;  // error words have 5-9 bytes (len < 5 wraps around)
   const char first = static_cast<char>(s[0] | 32);
   std::string_view run(reinterpret_cast<const char*>(s), len);
   for (std::string_view w : kErrorWords) {

@@ -617,10 +617,19 @@ size_t JsonValueBound(std::string_view text) {
   const __m128i comma = _mm_set1_epi8(',');
   const __m128i bracket = _mm_set1_epi8('[');
   const __m128i fold = _mm_set1_epi8(static_cast<char>(0xDF));
-  for (; i + 16 <= n; i += 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-    const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, comma), _mm_cmpeq_epi8(_mm_and_si128(x, fold), bracket));
-    values += static_cast<size_t>(std::popcount(static_cast<unsigned>(_mm_movemask_epi8(hit))));
+  const __m128i zero = _mm_setzero_si128();
+  while (n - i >= 16) {
+    // Per-byte counters (a hit is -1) for at most 255 blocks, then summed by SAD: no popcount,
+    // which is a libgcc call without -mpopcnt.
+    const size_t blocks = std::min<size_t>((n - i) / 16, 255);
+    __m128i counts = zero;
+    for (size_t b = 0; b < blocks; ++b, i += 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+      counts = _mm_sub_epi8(counts, _mm_or_si128(_mm_cmpeq_epi8(x, comma),
+                                                 _mm_cmpeq_epi8(_mm_and_si128(x, fold), bracket)));
+    }
+    const __m128i sums = _mm_sad_epu8(counts, zero);
+    values += static_cast<size_t>(_mm_cvtsi128_si32(sums)) + static_cast<size_t>(_mm_extract_epi16(sums, 4));
   }
 #endif
   for (; i < n; ++i) values += static_cast<size_t>((s[i] == ',') | (s[i] == '[') | (s[i] == '{'));
