@@ -303,6 +303,54 @@ TEST(Utf8Scan, SanitizeKeepsWellFormedSequencesAndReplacesEveryIllFormedByte) {
   EXPECT_EQ(compared, 256u * 256 * 16);
 }
 
+// The same four-byte steps where SanitizeUtf8To takes its 64-position path for dense
+// non-ASCII bytes: each combination after a run of ill-formed 0xFF bytes (so the walk reaches
+// it), at every offset of the 16-byte lanes and up to the end of the 64 positions.
+TEST(Utf8Scan, SanitizeDenseBlocksEqualTheByteByByteRule) {
+  auto reference = [](std::string_view t) {
+    std::string out;
+    const auto* p = reinterpret_cast<const uint8_t*>(t.data());
+    for (size_t i = 0; i < t.size();) {
+      const int len = internal::Utf8SeqLen(p + i, t.size() - i);
+      out.append(len > 0 ? t.substr(i, static_cast<size_t>(len)) : "\xEF\xBF\xBD");
+      i += len > 0 ? static_cast<size_t>(len) : 1;
+    }
+    return out;
+  };
+  const uint8_t later[] = {0x41, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC3};
+  size_t compared = 0;
+  for (int b0 = 0x80; b0 < 256; ++b0) {
+    for (int b1 = 0; b1 < 256; ++b1) {
+      for (uint8_t b2 : later) {
+        const size_t offset = 16 + static_cast<size_t>(b0 + b1 + b2) % 45;
+        std::string t(offset, '\xFF');
+        t += {static_cast<char>(b0), static_cast<char>(b1), static_cast<char>(b2), static_cast<char>(later[b1 % 8])};
+        t += std::string(80 - t.size(), '\x80');
+        if (internal::SanitizeUtf8(t) != reference(t)) {
+          ADD_FAILURE() << std::hex << b0 << " " << b1 << " " << int{b2} << " at " << std::dec << offset;
+          return;
+        }
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 128u * 256 * 8);
+  // Random dense and mixed texts of a few blocks, cut at every length near the end.
+  std::mt19937 rng(19);
+  for (int round = 0; round < 400; ++round) {
+    std::string t;
+    const size_t n = 60 + rng() % 300;
+    for (size_t i = 0; i < n; ++i) {
+      const unsigned r = rng();
+      t += static_cast<char>(round % 2 == 0 ? r & 0xFF : (r % 4 == 0 ? 'a' + r % 26 : 0x80 | (r >> 8 & 0x7F)));
+    }
+    for (size_t cut = 0; cut <= 8; ++cut) {
+      const std::string_view v = std::string_view(t).substr(0, t.size() - cut);
+      ASSERT_EQ(internal::SanitizeUtf8(v), reference(v)) << round << " " << cut;
+    }
+  }
+}
+
 TEST(O200k, InvalidBytesBecomeOneReplacementCharEach) {
   const TokenCounter& counter = O200k();
   const std::string fffd = "\xEF\xBF\xBD";
