@@ -22,6 +22,8 @@ static_assert(kJsonParsePadding >= simdjson::SIMDJSON_PADDING);
 constexpr size_t kReuseParserLimit = size_t{1} << 20;
 // simdjson only uses its depth bound for bookkeeping; the walk below enforces §0.3's 10,000.
 constexpr size_t kSimdjsonDepth = kJsonTreeMaxDepth + 2;
+// Objects with at most this many members are sorted by insertion (stable, no allocation).
+constexpr std::ptrdiff_t kInsertionSortMembers = 16;
 
 inline bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -229,9 +231,21 @@ struct JsonTree::Builder {
     Node& node = t.nodes_[f.node];
     if (f.object) {
       auto first = pend_m.begin() + static_cast<std::ptrdiff_t>(f.start);
-      std::stable_sort(first, pend_m.end(), [&](const Member& a, const Member& b) {
+      const auto less = [&](const Member& a, const Member& b) {
         return t.Text(a.key_off, a.key_len) < t.Text(b.key_off, b.key_len);
-      });
+      };
+      if (pend_m.end() - first <= kInsertionSortMembers) {
+        // Most objects are small: a stable insertion sort, without the buffer stable_sort
+        // allocates on every call (1.5 % of a 64 MiB dump's CPU).
+        for (auto it = first + (first != pend_m.end()); it < pend_m.end(); ++it) {
+          const Member m = *it;
+          auto hole = it;
+          for (; hole != first && less(m, *(hole - 1)); --hole) *hole = *(hole - 1);
+          *hole = m;
+        }
+      } else {
+        std::stable_sort(first, pend_m.end(), less);
+      }
       node.off = static_cast<uint32_t>(t.members_.size());
       for (size_t k = f.start; k < pend_m.size(); ++k) {
         // Duplicate keys: the last occurrence (last in the stable order) wins.

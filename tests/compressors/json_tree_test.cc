@@ -9,6 +9,7 @@
 #include <string>
 
 #include "compressors/internal/json_skeleton.h"
+#include "compressors/cj.h"
 #include "compressors/internal/json_validity.h"
 #include "compressors/json.h"
 #include "stream/spool.h"
@@ -86,6 +87,32 @@ TEST(JsonTreeOnDemand, DecodesKeysAndStringsAndKeepsLiterals) {
   ASSERT_TRUE(t.Parse(" 12.5e3\n"));
   EXPECT_EQ(t.kind(t.root()), JsonKind::kNumber);
   EXPECT_EQ(t.text(t.root()), "12.5e3");
+}
+
+// Members come out sorted by key, the last of duplicate keys winning, for objects on both
+// sides of the insertion-sort bound: the tree's canonical form against cj.h's reference parser.
+TEST(JsonTreeOnDemand, MembersSortedAndLastDuplicateWinsAtEverySize) {
+  uint64_t state = 7;
+  auto next = [&](uint64_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % bound;
+  };
+  const char* keys[] = {"a", "b", "ab", "aa", "ba", "", "a\\u0062", "\\u0061", "zz", "z", "\\u00e9", "k1", "k10", "k2"};
+  for (int round = 0; round < 400; ++round) {
+    const size_t members = next(40);
+    std::string text = "{";
+    for (size_t m = 0; m < members; ++m) {
+      if (m > 0) text += ",";
+      text += "\"" + std::string(keys[next(std::size(keys))]) + std::to_string(next(3) == 0 ? next(5) : 0) + "\":";
+      text += next(4) == 0 ? "{\"y\":1,\"x\":[2,{\"b\":3,\"a\":4}]}" : std::to_string(m);
+    }
+    text += "}";
+    JsonTree t;
+    ASSERT_TRUE(t.Parse(text)) << text;
+    const auto reference = ParseJson(text);
+    ASSERT_TRUE(reference.has_value()) << text;
+    ASSERT_EQ(Cj(t), internal::Cj(*reference)) << text;
+  }
 }
 
 TEST(JsonTreeOnDemand, DepthBoundariesForArraysAndObjects) {
