@@ -479,13 +479,14 @@ class ByteValidator {
     std::memcpy(&w, p_ + at, sizeof w);
     return w;
   }
-  // Whether any of the eight bytes in w is a quote, a backslash or a control character (may
-  // also flag a byte after one that is; never misses one). Bytes 0x80-0xFF are never flagged.
-  static bool MayEndStringRun(uint64_t w) {
+  // The high bit of each of the eight bytes in w that is a quote, a backslash or a control
+  // character, 0 if none is. A byte after one that is may be flagged too, but the lowest flag
+  // is exact (borrows only run upwards). Bytes 0x80-0xFF are never flagged.
+  static uint64_t StringRunEnds(uint64_t w) {
     constexpr uint64_t kOnes = 0x0101010101010101ULL;
     constexpr uint64_t kHigh = 0x8080808080808080ULL;
     auto has_zero = [](uint64_t x) { return (x - kOnes) & ~x & kHigh; };
-    return (has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\')) | ((w - kOnes * 0x20) & ~w & kHigh)) != 0;
+    return has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\')) | ((w - kOnes * 0x20) & ~w & kHigh);
   }
   static constexpr uint64_t kEightSpaces = 0x2020202020202020ULL;
   // `"key"` then ':'; records top-level keys.
@@ -505,8 +506,17 @@ class ByteValidator {
   bool String() {
     ++i_;
     while (i_ < n_) {
-      // Plain string bytes eight at a time (UTF-8 was checked before the walk).
-      while (i_ + 8 <= n_ && !MayEndStringRun(Word(i_))) i_ += 8;
+      // Plain string bytes eight at a time (UTF-8 was checked before the walk), then straight
+      // to the first byte that may end the run (most strings end within their first word).
+      while (i_ + 8 <= n_) {
+        const uint64_t ends = StringRunEnds(Word(i_));
+        if (ends == 0) {
+          i_ += 8;
+          continue;
+        }
+        if constexpr (std::endian::native == std::endian::little) i_ += static_cast<size_t>(std::countr_zero(ends)) >> 3;
+        break;
+      }
       if (i_ >= n_) break;
       const uint8_t c = p_[i_];
       if (c == '"') {
