@@ -470,9 +470,26 @@ class ByteValidator {
 
  private:
   void Ws() {
-    // Indentation first, eight spaces at a time.
-    while (i_ + 8 <= n_ && Word(i_) == kEightSpaces) i_ += 8;
-    while (i_ < n_ && IsJsonWs(static_cast<char>(p_[i_]))) ++i_;
+    // Runs of spaces (indentation) a word at a time, up to their first other byte; newlines,
+    // tabs and CRs one by one.
+    while (i_ < n_) {
+      if (i_ + 8 <= n_) {
+        const uint64_t other = Word(i_) ^ kEightSpaces;  // nonzero bytes: not a space
+        if (other == 0) {
+          i_ += 8;
+          continue;
+        }
+        if constexpr (std::endian::native == std::endian::little) {
+          const size_t spaces = static_cast<size_t>(std::countr_zero(other)) >> 3;
+          if (spaces > 0) {
+            i_ += spaces;
+            continue;
+          }
+        }
+      }
+      if (!IsJsonWs(static_cast<char>(p_[i_]))) return;
+      ++i_;
+    }
   }
   uint64_t Word(size_t at) const {
     uint64_t w;
