@@ -190,7 +190,7 @@ inline __m128i SequenceLengths16(const uint8_t* p) {
   const __m128i lead3 = in(b0, byte(0xE0), byte(0xEF));
   const __m128i lead4 = in(b0, byte(0xF0), byte(0xF4));
   const __m128i lo = _mm_or_si128(byte(0x80), _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(b0, byte(0xE0)), byte(0x20)),
-                                                          _mm_and_si128(_mm_cmpeq_epi8(b0, byte(0xF0)), byte(0x10))));
+                                                           _mm_and_si128(_mm_cmpeq_epi8(b0, byte(0xF0)), byte(0x10))));
   const __m128i hi = _mm_sub_epi8(_mm_sub_epi8(byte(0xBF), _mm_and_si128(_mm_cmpeq_epi8(b0, byte(0xED)), byte(0x20))),
                                   _mm_and_si128(_mm_cmpeq_epi8(b0, byte(0xF4)), byte(0x30)));
   const __m128i second = in(b1, lo, hi);
@@ -228,8 +228,9 @@ inline size_t SanitizeUtf8To(std::string_view text, char* out) {
     __m128i high = _mm_setzero_si128();
     for (int k = 0; k < 4; ++k) {
       const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * k));
-      high = _mm_add_epi64(high, _mm_sad_epu8(_mm_srli_epi16(_mm_and_si128(x, _mm_set1_epi8(static_cast<char>(0x80))), 7),
-                                              _mm_setzero_si128()));
+      high =
+          _mm_add_epi64(high, _mm_sad_epu8(_mm_srli_epi16(_mm_and_si128(x, _mm_set1_epi8(static_cast<char>(0x80))), 7),
+                                           _mm_setzero_si128()));
     }
     const int non_ascii = _mm_cvtsi128_si32(high) + _mm_extract_epi16(high, 4);
     if (non_ascii == 0) {

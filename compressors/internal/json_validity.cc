@@ -531,7 +531,8 @@ class ByteValidator {
           i_ += 8;
           continue;
         }
-        if constexpr (std::endian::native == std::endian::little) i_ += static_cast<size_t>(std::countr_zero(ends)) >> 3;
+        if constexpr (std::endian::native == std::endian::little)
+          i_ += static_cast<size_t>(std::countr_zero(ends)) >> 3;
         break;
       }
       if (i_ >= n_) break;
@@ -652,8 +653,8 @@ size_t JsonValueBound(std::string_view text) {
     __m128i counts = zero;
     for (size_t b = 0; b < blocks; ++b, i += 16) {
       const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-      counts = _mm_sub_epi8(counts, _mm_or_si128(_mm_cmpeq_epi8(x, comma),
-                                                 _mm_cmpeq_epi8(_mm_and_si128(x, fold), bracket)));
+      counts =
+          _mm_sub_epi8(counts, _mm_or_si128(_mm_cmpeq_epi8(x, comma), _mm_cmpeq_epi8(_mm_and_si128(x, fold), bracket)));
     }
     const __m128i sums = _mm_sad_epu8(counts, zero);
     values += static_cast<size_t>(_mm_cvtsi128_si32(sums)) + static_cast<size_t>(_mm_extract_epi16(sums, 4));

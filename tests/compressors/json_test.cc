@@ -306,12 +306,13 @@ TEST(JsonSelect, ErrorWordScanEqualsTheRegex) {
   const RE2 rule(
       "(?i)\\b(error|errors|exception|failed|failure|critical|fatal|crash|panic|abort|timeout|"
       "denied|rejected)\\b");
-  const std::vector<std::string> words = {"error", "ERRORS", "Exception", "failed", "FailurE", "critical", "fatal",
-                                          "crash", "panic", "abort", "timeout", "denied", "rejected", "errorz",
-                                          "xerror", "timeouts", "a", "ok", "running", "status", "7", "_", "é"};
+  const std::vector<std::string> words = {"error",    "ERRORS", "Exception", "failed",   "FailurE", "critical",
+                                          "fatal",    "crash",  "panic",     "abort",    "timeout", "denied",
+                                          "rejected", "errorz", "xerror",    "timeouts", "a",       "ok",
+                                          "running",  "status", "7",         "_",        "é"};
   // Glue bytes include the first and last of each word-byte range and their neighbours.
-  const std::vector<std::string> glue = {" ", "\"", "_", "0", "9", "/", ":", "@", "[", "`", "{", "A",
-                                         "Z", "a", "z", "-", "\xC3\xA9", "\xC1", "\xFA", "", ",", "\n"};
+  const std::vector<std::string> glue = {" ", "\"", "_", "0", "9", "/",        ":",    "@",    "[", "`", "{",
+                                         "A", "Z",  "a", "z", "-", "\xC3\xA9", "\xC1", "\xFA", "",  ",", "\n"};
   uint64_t state = 99;
   auto next = [&](size_t bound) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
