@@ -229,24 +229,23 @@ TEST(Utf8Scan, FirstInvalidFindsTheFirstIllFormedByteAtEveryOffset) {
   EXPECT_EQ(internal::FirstInvalidUtf8(std::string(64, 'a') + "\xE2\x82\xAC"), 67u);
 }
 
+// The sanitizing rule byte by byte: a well-formed sequence is kept, every other byte becomes
+// EF BF BD.
+std::string SanitizeReference(std::string_view t) {
+  std::string out;
+  const auto* p = reinterpret_cast<const uint8_t*>(t.data());
+  for (size_t i = 0; i < t.size();) {
+    const int len = internal::Utf8SeqLen(p + i, t.size() - i);
+    out.append(len > 0 ? t.substr(i, static_cast<size_t>(len)) : "\xEF\xBF\xBD");
+    i += len > 0 ? static_cast<size_t>(len) : 1;
+  }
+  return out;
+}
+
 // SanitizeUtf8 against the plain rule (a well-formed sequence is kept, every other byte becomes
 // EF BF BD) on random bytes, mostly-ASCII text with stray bytes, and every short tail.
 TEST(Utf8Scan, SanitizeKeepsWellFormedSequencesAndReplacesEveryIllFormedByte) {
-  auto reference = [](std::string_view t) {
-    std::string out;
-    const auto* p = reinterpret_cast<const uint8_t*>(t.data());
-    for (size_t i = 0; i < t.size();) {
-      const int len = internal::Utf8SeqLen(p + i, t.size() - i);
-      if (len > 0) {
-        out.append(t.substr(i, static_cast<size_t>(len)));
-        i += static_cast<size_t>(len);
-      } else {
-        out += "\xEF\xBF\xBD";
-        ++i;
-      }
-    }
-    return out;
-  };
+  const auto reference = SanitizeReference;
   std::mt19937 rng(15);
   for (int round = 0; round < 300; ++round) {
     std::string t;
@@ -307,16 +306,7 @@ TEST(Utf8Scan, SanitizeKeepsWellFormedSequencesAndReplacesEveryIllFormedByte) {
 // non-ASCII bytes: each combination after a run of ill-formed 0xFF bytes (so the walk reaches
 // it), at every offset of the 16-byte lanes and up to the end of the 64 positions.
 TEST(Utf8Scan, SanitizeDenseBlocksEqualTheByteByByteRule) {
-  auto reference = [](std::string_view t) {
-    std::string out;
-    const auto* p = reinterpret_cast<const uint8_t*>(t.data());
-    for (size_t i = 0; i < t.size();) {
-      const int len = internal::Utf8SeqLen(p + i, t.size() - i);
-      out.append(len > 0 ? t.substr(i, static_cast<size_t>(len)) : "\xEF\xBF\xBD");
-      i += len > 0 ? static_cast<size_t>(len) : 1;
-    }
-    return out;
-  };
+  const auto reference = SanitizeReference;
   const uint8_t later[] = {0x41, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC3};
   size_t compared = 0;
   for (int b0 = 0x80; b0 < 256; ++b0) {
