@@ -10,6 +10,7 @@
 #include "compressors/detect.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -544,9 +545,43 @@ bool IsLongListing(std::string_view b) {
   return entries >= 5 && entries >= 4 * other;
 }
 
+// An entry of a symbol or address listing (`nm`, `objdump -t`, `nm -C`): 8 to 16 hex digits
+// and a blank, or (`nm`'s undefined symbols) 8 to 16 spaces, a blank, a letter and a blank.
+bool IsAddressLine(std::string_view l) {
+  size_t i = 0;
+  while (i < l.size() && i < 17 && (std::isxdigit(static_cast<unsigned char>(l[i])) != 0)) ++i;
+  if (i >= 8 && i <= 16 && i < l.size() && (l[i] == ' ' || l[i] == '\t')) return true;
+  i = 0;
+  while (i < l.size() && i < 17 && l[i] == ' ') ++i;
+  return i >= 9 && i <= 17 && i + 2 < l.size() && std::isalpha(static_cast<unsigned char>(l[i])) != 0 &&
+         l[i + 1] == ' ';
+}
+
+// Project rule (DECISIONS.md, "Symbol listings are never code"): a listing of addresses and
+// symbols (≥ 5 entries, ≥ 4 of 5 non-blank lines entries, "file.o:" headers and caveman
+// markers aside) is never
+// code, whatever its demangled C++ names spell (`nm -C` prints `namespace`, `::`, `const`,
+// `std::`); tree-sitter spent ~1 s per 64 KB of it in error recovery before the code compressor
+// declined. It is text.
+bool IsAddressListing(std::string_view b) {
+  size_t entries = 0, other = 0;
+  for (size_t pos = 0; pos < b.size();) {
+    size_t e = b.find('\n', pos);
+    if (e == std::string_view::npos) e = b.size();
+    std::string_view l = internal::TrimRight(b.substr(pos, e - pos));
+    pos = e + 1;
+    // File headers ("x.o:") and the markers of a view (so a compressed listing stays one).
+    if (l.empty() || (l.back() == ':' && l.find(' ') == std::string_view::npos) || internal::IsCavemanLine(l)) {
+      continue;
+    }
+    ++(IsAddressLine(l) ? entries : other);
+  }
+  return entries >= 5 && entries >= 4 * other;
+}
+
 bool IsCode(std::string_view b, std::string_view t, const Features& f) {
   if (IsLog(f)) return false;
-  if (IsLongListing(b)) return false;
+  if (IsLongListing(b) || IsAddressListing(b)) return false;
   if (StartsWith(t, "#!")) return true;
   if (f.keyword_matches < 3 || !CodeStructural(b, f)) return false;
   // Project rules (DECISIONS.md): keywords inside Markdown fences and comment lines do not

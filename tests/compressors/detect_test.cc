@@ -192,6 +192,26 @@ TEST(DetectRules, SearchResultRuleCountsCodePoints) {
   EXPECT_NE(DetectBody(bad), "search-result");
 }
 
+// Project rule (DECISIONS.md, "Symbol listings are never code"): `nm -C` output spells C++
+// (namespaces, `::`, `const`) but is a listing of addresses; it stays text after compression
+// (its markers do not count), while code holding a few address-like lines stays code.
+TEST(DetectRules, SymbolListingsAreNotCode) {
+  std::string listing = "code.cc.o:\n";
+  for (int i = 0; i < 12; ++i) {
+    listing += "00000000000000" + std::to_string(10 + i) + " t caveman::internal::(anonymous namespace)::Walk" +
+               std::to_string(i) + "(std::string_view, unsigned long) const\n";
+  }
+  listing += "                 U std::__throw_bad_alloc()\n";
+  EXPECT_EQ(DetectBody(listing), "text");
+  std::string view = listing;
+  for (int i = 0; i < 5; ++i) view += "\xE2\x80\xA6 2 sections elided (caveman) \xE2\x80\xA6\n";
+  EXPECT_EQ(DetectBody(view), "text");
+  std::string code = "#include <cstdint>\nnamespace x {\nconst uint64_t kMasks[] = {\n";
+  for (int i = 0; i < 4; ++i) code += "0000000000000010 , // mask\n";
+  code += "};\nstatic int f(int a) { return a; }\nclass C { public: void g(); };\nstruct S { int v; };\n}\n";
+  EXPECT_EQ(DetectBody(code), "code");
+}
+
 TEST(DetectRules, ShebangIsCode) { EXPECT_EQ(DetectBody("#!/bin/sh\necho hi\n"), "code"); }
 
 // ---------------------------------------------------------------------------------------
