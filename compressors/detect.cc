@@ -559,10 +559,9 @@ bool IsAddressLine(std::string_view l) {
 
 // Project rule (DECISIONS.md, "Symbol listings are never code"): a listing of addresses and
 // symbols (≥ 5 entries, ≥ 4 of 5 non-blank lines entries, "file.o:" headers and caveman
-// markers aside) is never
-// code, whatever its demangled C++ names spell (`nm -C` prints `namespace`, `::`, `const`,
-// `std::`); tree-sitter spent ~1 s per 64 KB of it in error recovery before the code compressor
-// declined. It is text.
+// markers aside) is never code, whatever its demangled C++ names spell (`nm -C` prints
+// `namespace`, `::`, `const`, `std::`); tree-sitter spent ~1 s per 64 KB of it in error
+// recovery before the code compressor declined. It is text.
 bool IsAddressListing(std::string_view b) {
   size_t entries = 0, other = 0;
   for (size_t pos = 0; pos < b.size();) {
