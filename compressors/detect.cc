@@ -528,23 +528,6 @@ bool IsLongListingLine(std::string_view l) {
   return l[10] == ' ' || l[10] == '.' || l[10] == '+' || l[10] == '@';
 }
 
-// Project rule (issue 16, DECISIONS.md): an `ls -l` listing (≥ 5 entries, ≥ 4 of 5 non-blank
-// lines entries, "total N" and directory headers aside) is never code, whatever its file names
-// spell (`ls -la /usr/lib/x86_64-linux-gnu` has `->`, `.so`, `gconv` …); it is text, whose
-// template grouping represents the listing's rows.
-bool IsLongListing(std::string_view b) {
-  size_t entries = 0, other = 0;
-  for (size_t pos = 0; pos < b.size();) {
-    size_t e = b.find('\n', pos);
-    if (e == std::string_view::npos) e = b.size();
-    std::string_view l = internal::TrimRight(b.substr(pos, e - pos));
-    pos = e + 1;
-    if (l.empty() || StartsWith(l, "total ") || (l.back() == ':' && l.find(' ') == std::string_view::npos)) continue;
-    ++(IsLongListingLine(l) ? entries : other);
-  }
-  return entries >= 5 && entries >= 4 * other;
-}
-
 // An entry of a symbol or address listing (`nm`, `objdump -t`, `nm -C`): 8 to 16 hex digits
 // and a blank, or (`nm`'s undefined symbols) 8 to 16 spaces, a blank, a letter and a blank.
 bool IsAddressLine(std::string_view l) {
@@ -557,30 +540,36 @@ bool IsAddressLine(std::string_view l) {
          l[i + 1] == ' ';
 }
 
-// Project rule (DECISIONS.md, "Symbol listings are never code"): a listing of addresses and
-// symbols (≥ 5 entries, ≥ 4 of 5 non-blank lines entries, "file.o:" headers and caveman
-// markers aside) is never code, whatever its demangled C++ names spell (`nm -C` prints
-// `namespace`, `::`, `const`, `std::`); tree-sitter spent ~1 s per 64 KB of it in error
-// recovery before the code compressor declined. It is text.
-bool IsAddressListing(std::string_view b) {
-  size_t entries = 0, other = 0;
+// Project rules (DECISIONS.md), one pass over the lines for both: a listing is never code,
+// whatever its names spell, and is text, whose template grouping represents its rows.
+// - `ls -l` (issue 16): `ls -la /usr/lib/x86_64-linux-gnu` has `->`, `.so`, `gconv` …
+//   "total N" lines aside.
+// - Symbols and addresses ("Symbol listings are never code"): `nm -C` prints `namespace`, `::`,
+//   `const`, `std::`; tree-sitter spent ~1 s per 64 KB of it in error recovery before the code
+//   compressor declined. Caveman markers aside, so a compressed listing stays one.
+// Each: ≥ 5 entries and ≥ 4 of 5 counted non-blank lines entries; "dir:" / "file.o:" headers
+// aside.
+bool IsListing(std::string_view b) {
+  struct Tally {
+    size_t entries = 0, other = 0;
+    void Add(bool entry) { ++(entry ? entries : other); }
+    bool Mostly() const { return entries >= 5 && entries >= 4 * other; }
+  } long_listing, addresses;
   for (size_t pos = 0; pos < b.size();) {
     size_t e = b.find('\n', pos);
     if (e == std::string_view::npos) e = b.size();
     std::string_view l = internal::TrimRight(b.substr(pos, e - pos));
     pos = e + 1;
-    // File headers ("x.o:") and the markers of a view (so a compressed listing stays one).
-    if (l.empty() || (l.back() == ':' && l.find(' ') == std::string_view::npos) || internal::IsCavemanLine(l)) {
-      continue;
-    }
-    ++(IsAddressLine(l) ? entries : other);
+    if (l.empty() || (l.back() == ':' && l.find(' ') == std::string_view::npos)) continue;
+    if (!StartsWith(l, "total ")) long_listing.Add(IsLongListingLine(l));
+    if (!internal::IsCavemanLine(l)) addresses.Add(IsAddressLine(l));
   }
-  return entries >= 5 && entries >= 4 * other;
+  return long_listing.Mostly() || addresses.Mostly();
 }
 
 bool IsCode(std::string_view b, std::string_view t, const Features& f) {
   if (IsLog(f)) return false;
-  if (IsLongListing(b) || IsAddressListing(b)) return false;
+  if (IsListing(b)) return false;
   if (StartsWith(t, "#!")) return true;
   if (f.keyword_matches < 3 || !CodeStructural(b, f)) return false;
   // Project rules (DECISIONS.md): keywords inside Markdown fences and comment lines do not

@@ -96,10 +96,6 @@ double Mean(const double* v, size_t n) {
 
 double MadOf(const double* v, size_t n) { return Mad(std::vector<double>(v, v + n)); }
 
-}  // namespace
-
-namespace {
-
 // Whether the word run s[0, len) is one of kErrorWords, ASCII case-insensitively.
 inline bool IsErrorRun(const unsigned char* s, size_t len) {
   if (len - 5 > 4) return false;  // error words have 5-9 bytes (len < 5 wraps around)
