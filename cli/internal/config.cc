@@ -30,7 +30,7 @@ std::string ExpandHome(const std::string& path) {
 }
 
 Result<std::string> String(const std::string& file, const std::string& key, const toml::node& node) {
-  if (auto v = node.value<std::string>()) return *v;
+  if (const toml::value<std::string>* v = node.as_string()) return v->get();
   return ErrorAt(file, node.source(), key + ": expected a string");
 }
 
@@ -38,9 +38,10 @@ Status ParseStore(const std::string& file, const toml::table& t, Config* c) {
   for (const auto& [k, node] : t) {
     const std::string key = "store." + std::string(k.str());
     if (k == "path") {
-      CAVEMAN_ASSIGN_OR_RETURN(std::string v, String(file, key, node));
-      if (v.empty()) return ErrorAt(file, node.source(), key + ": empty path");
-      c->store_path = ExpandHome(v);
+      const toml::value<std::string>* v = node.as_string();
+      if (v == nullptr) return ErrorAt(file, node.source(), key + ": expected a string");
+      if (v->get().empty()) return ErrorAt(file, node.source(), key + ": empty path");
+      c->store_path = ExpandHome(v->get());
     } else if (k == "max_bytes") {
       auto v = node.value_exact<int64_t>();
       if (!v || *v <= 0) return ErrorAt(file, node.source(), key + ": expected a positive integer (bytes)");
