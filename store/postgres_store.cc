@@ -328,7 +328,8 @@ class PgRecordWriter final : public RecordWriter {
  public:
   PgRecordWriter(PgStore* store, std::unique_ptr<internal::FrameEncoder> enc, SpoolOptions spool_options)
       : store_(store), enc_(std::move(enc)), frame_(std::move(spool_options)) {}
-  Status Append(std::string_view data) override;
+  Status Append(std::string_view data) override { return Take(data, /*last=*/false); }
+  Status AppendLast(std::string_view data) override { return Take(data, /*last=*/true); }
   Status Commit(const std::string& handle, const RecordInfo& info) override;
   std::optional<std::string> AppendedHandle() const override { return HandleFromDigest(sha_.Peek()); }
   void Abandon() override {
@@ -338,6 +339,7 @@ class PgRecordWriter final : public RecordWriter {
   }
 
  private:
+  Status Take(std::string_view data, bool last);
   PgStore* store_;
   std::unique_ptr<internal::FrameEncoder> enc_;
   Spool frame_;
@@ -481,11 +483,11 @@ Status PgStore::InitSchema() {
 // ---------------------------------------------------------------------------------------
 // Put
 
-Status PgRecordWriter::Append(std::string_view data) {
+Status PgRecordWriter::Take(std::string_view data, bool last) {
   if (finished_) return Status::Internal("ccr: record writer used after Commit or Abandon");
   sha_.Update(data);
   original_bytes_ += data.size();
-  Status s = enc_->Write(data, frame_);
+  Status s = last ? enc_->WriteLast(data, frame_) : enc_->Write(data, frame_);
   if (!s.ok()) Abandon();
   return s;
 }

@@ -96,6 +96,10 @@ class CAVEMAN_EXPORT RecordWriter {
   virtual ~RecordWriter() = default;
   // Appends original bytes. Errors: kIoError (spool).
   virtual Status Append(std::string_view data) = 0;
+  // Appends the last original bytes: only Commit or Abandon follows, and `data` stays valid
+  // and unchanged until then. A writer may then compress the bytes where they are instead of
+  // copying them through its window; the default is Append. Errors: as Append.
+  virtual Status AppendLast(std::string_view data) { return Append(data); }
   // Finishes the frame and writes the record in one transaction under `handle`
   // (ccr_<32 hex>, computed by the caller from the bytes appended). Put semantics of §6.5.
   // Errors: kInvalidArgument (handle malformed or not the SHA-256 prefix of the bytes

@@ -167,13 +167,16 @@ void InputWorker::RunSegments() {
     // (additive there for o200k_base; approx-chars/4 restarts on the whole text). Indented
     // JSON has a cut at nearly every line, so little is carried; minified JSON has none, and
     // its carry (the whole text read so far) is freed before the whole text is counted.
-    for (uint64_t off = from; off < whole.size() && writer_ != nullptr && writer_status_.ok();
-         off += kDefaultChunkSize) {
+    // When nothing came through the queue (the reading thread offers nothing of an input it
+    // loads whole), the frame gets the whole input in one AppendLast, which zstd compresses
+    // where it lies instead of through its window.
+    const uint64_t piece = from == 0 ? whole.size() : kDefaultChunkSize;
+    for (uint64_t off = from; off < whole.size() && writer_ != nullptr && writer_status_.ok(); off += piece) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (cancel_) return;
       }
-      writer_status_ = writer_->Append(whole.substr(off, kDefaultChunkSize));
+      writer_status_ = from == 0 ? writer_->AppendLast(whole) : writer_->Append(whole.substr(off, piece));
     }
     if (counter_.name() == "o200k_base" && tokens_.carried_bytes() <= from) {
       const uint64_t counted = tokens_.counted_tokens();

@@ -249,6 +249,7 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
   // Before the first Offer: the worker has not touched the writer yet.
   hash_here_ = record_->writer() == nullptr || !record_->writer()->AppendedHandle().has_value();
   Sha256 sha;
+  bool loading_whole = false;  // the input starts like JSON and is held in memory whole
   ChunkBuffer& buf = buf_;
   for (;;) {
     CAVEMAN_ASSIGN_OR_RETURN(size_t n, in.Read(buf.data(), buf.size()));
@@ -276,10 +277,15 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
           probe_.append(chunk.substr(0, kLayerProbeBytes - probe_.size()));
           // An input that starts like JSON is loaded whole below: hold it in memory from the
           // start instead of spilling it and reading it back (the peak is the same; issue 19).
-          if (load_json && InputWorker::LooksLikeJson(probe_)) original->RaiseMemoryLimit(max_bytes);
+          if (load_json && InputWorker::LooksLikeJson(probe_)) {
+            original->RaiseMemoryLimit(max_bytes);
+            loading_whole = true;
+          }
         }
         held = original->Write(chunk);
-        if (held.ok()) worker_.Offer(chunk);
+        // An input loaded whole goes to the worker whole at the end (InputComplete below):
+        // its frame is then compressed in place (RecordWriter::AppendLast).
+        if (held.ok() && !loading_whole) worker_.Offer(chunk);
       }
     } catch (const std::bad_alloc&) {
       held = Status::ResourceExhausted("out of memory");

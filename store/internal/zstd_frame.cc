@@ -36,7 +36,7 @@ Result<std::unique_ptr<FrameEncoder>> FrameEncoder::New(int level) {
 FrameEncoder::~FrameEncoder() { ZSTD_freeCCtx(cctx_); }
 
 Status FrameEncoder::Write(std::string_view data, ByteSink& out) {
-  if (poisoned_ || finished_) return Status::Internal("zstd encoder used after an error or Finish");
+  if (poisoned_ || finished_ || ended_) return Status::Internal("zstd encoder used after an error or Finish");
   if (!started_) {
     // Small records are held back so Finish can hand zstd the whole input at once: zstd then
     // knows the size and sizes its tables for it (a few KiB instead of ~1 MiB to clear for
@@ -54,14 +54,37 @@ Status FrameEncoder::Write(std::string_view data, ByteSink& out) {
   return Compress(data, out);
 }
 
+Status FrameEncoder::WriteLast(std::string_view data, ByteSink& out) {
+  if (poisoned_ || finished_ || ended_) return Status::Internal("zstd encoder used after an error or Finish");
+  if (started_ || !pending_.empty() || data.size() <= kDeferBytes) return Write(data, out);
+  started_ = true;
+  size_t r = ZSTD_CCtx_setParameter(cctx_, ZSTD_c_stableInBuffer, 1);
+  if (!ZSTD_isError(r)) r = ZSTD_CCtx_setPledgedSrcSize(cctx_, data.size());
+  if (ZSTD_isError(r)) {
+    poisoned_ = true;
+    return ZstdInternal("stable input", r);
+  }
+  ZSTD_inBuffer in{data.data(), data.size(), 0};
+  CAVEMAN_RETURN_IF_ERROR(Pump(&in, ZSTD_e_end, "compress", out));
+  ended_ = true;
+  return Status::OK();
+}
+
 Status FrameEncoder::Compress(std::string_view data, ByteSink& out) {
   ZSTD_inBuffer in{data.data(), data.size(), 0};
-  while (in.pos < in.size) {
+  return Pump(&in, ZSTD_e_continue, "compress", out);
+}
+
+Status FrameEncoder::Pump(ZSTD_inBuffer_s* in, int op, const char* what, ByteSink& out) {
+  // ZSTD_e_end / ZSTD_e_flush return the bytes still to flush: done at 0 with all input taken;
+  // ZSTD_e_continue is done once all input is taken.
+  size_t remaining = 0;
+  do {
     ZSTD_outBuffer o{buf_.data(), buf_.size(), 0};
-    size_t r = ZSTD_compressStream2(cctx_, &o, &in, ZSTD_e_continue);
-    if (ZSTD_isError(r)) {
+    remaining = ZSTD_compressStream2(cctx_, &o, in, static_cast<ZSTD_EndDirective>(op));
+    if (ZSTD_isError(remaining)) {
       poisoned_ = true;
-      return ZstdInternal("compress", r);
+      return ZstdInternal(what, remaining);
     }
     if (o.pos > 0) {
       Status s = out.Write(std::string_view(buf_.data(), o.pos));
@@ -70,7 +93,7 @@ Status FrameEncoder::Compress(std::string_view data, ByteSink& out) {
         return s;
       }
     }
-  }
+  } while ((op != ZSTD_e_continue && remaining != 0) || in->pos < in->size);
   return Status::OK();
 }
 
@@ -78,34 +101,18 @@ Status FrameEncoder::Flush(ByteSink& out) { return Drain(/*end=*/false, out); }
 
 Status FrameEncoder::Finish(ByteSink& out) {
   CAVEMAN_DCHECK(!finished_);
-  CAVEMAN_RETURN_IF_ERROR(Drain(/*end=*/true, out));
+  if (!ended_) CAVEMAN_RETURN_IF_ERROR(Drain(/*end=*/true, out));
   finished_ = true;
   return Status::OK();
 }
 
 Status FrameEncoder::Drain(bool end, ByteSink& out) {
-  if (poisoned_ || finished_) return Status::Internal("zstd encoder used after an error or Finish");
+  if (poisoned_ || finished_ || ended_) return Status::Internal("zstd encoder used after an error or Finish");
   // The held-back bytes go in with this call (ZSTD_e_end on the first call = a single pass
   // of known size).
   ZSTD_inBuffer in{pending_.data(), pending_.size(), 0};
   started_ = true;
-  size_t remaining = 0;
-  // ZSTD_e_end / ZSTD_e_flush return the bytes still to flush; done only at 0.
-  do {
-    ZSTD_outBuffer o{buf_.data(), buf_.size(), 0};
-    remaining = ZSTD_compressStream2(cctx_, &o, &in, end ? ZSTD_e_end : ZSTD_e_flush);
-    if (ZSTD_isError(remaining)) {
-      poisoned_ = true;
-      return ZstdInternal(end ? "end frame" : "flush", remaining);
-    }
-    if (o.pos > 0) {
-      Status s = out.Write(std::string_view(buf_.data(), o.pos));
-      if (!s.ok()) {
-        poisoned_ = true;
-        return s;
-      }
-    }
-  } while (remaining != 0 || in.pos < in.size);
+  CAVEMAN_RETURN_IF_ERROR(Pump(&in, end ? ZSTD_e_end : ZSTD_e_flush, end ? "end frame" : "flush", out));
   std::string().swap(pending_);
   return Status::OK();
 }

@@ -4,6 +4,7 @@
 #include "caveman/store/store.h"
 
 #include <sqlite3.h>
+#include <zstd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -277,6 +278,62 @@ TEST(RecoveryStore, StoredFrameDoesNotDependOnAppendPieces) {
     pieces_frame = raw2.Frame(h);
   }
   EXPECT_EQ(pieces_frame, frame);
+}
+
+// RecordWriter::AppendLast (issue 19): a record given whole in one AppendLast is compressed in
+// place (zstd's stable input, size pledged, so the frame header carries the content size);
+// after Appends, or when it fits the held-back first block, it is an ordinary Append. Every
+// way reads back the same bytes, and nothing but Commit or Abandon may follow.
+TEST(RecoveryStore, AppendLastCompressesInPlaceOrAppendsAndRoundTrips) {
+  TempDir dir;
+  auto store = MustOpen(dir.db());
+  ASSERT_TRUE(store);
+  const std::string text = CiText(1 << 20);
+  const std::string random = RandomBytes((128 << 10) + 1, 5);
+  struct Case {
+    std::string data;
+    size_t appended;  // bytes given to Append before AppendLast takes the rest
+    bool in_place;
+  };
+  const std::vector<Case> cases = {
+      {text, 0, true},
+      {random, 0, true},
+      {text.substr(0, 128 << 10), 0, false},  // fits the held-back block: Append
+      {text.substr(0, 5000), 0, false},
+      {text, 100, false},                 // held back, then the rest
+      {text, (200 << 10), false},         // the frame already started
+      {text.substr(0, 300 << 10) + random, 300 << 10, false},
+  };
+  RawDb raw(dir.db());
+  for (size_t k = 0; k < cases.size(); ++k) {
+    Case c = cases[k];
+    c.data.back() = static_cast<char>('a' + k);  // distinct records (a Put of a stored original keeps its frame)
+    const std::string h = HandleOf(c.data);
+    auto w = store->BeginRecord();
+    ASSERT_TRUE(w.ok());
+    const std::string_view all(c.data);
+    if (c.appended > 0) {
+      ASSERT_TRUE((*w)->Append(all.substr(0, c.appended)).ok()) << k;
+    }
+    ASSERT_TRUE((*w)->AppendLast(all.substr(c.appended)).ok()) << k;
+    ASSERT_TRUE((*w)->Commit(h, Info()).ok()) << k;
+    StringSink out;
+    ASSERT_TRUE(store->Get(h, out).ok()) << k;
+    EXPECT_EQ(out.data(), c.data) << k;
+    const std::string frame = raw.Frame(h);
+    const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+    if (c.in_place) {
+      EXPECT_EQ(size, c.data.size()) << k;
+    } else if (c.data.size() > (128u << 10)) {
+      EXPECT_EQ(size, ZSTD_CONTENTSIZE_UNKNOWN) << k;  // streamed through the window
+    } else {
+      EXPECT_EQ(size, c.data.size()) << k;  // held back, then one pass of known size
+    }
+  }
+  auto w = store->BeginRecord();
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->AppendLast(text).ok());
+  EXPECT_FALSE((*w)->Append("more").ok());
 }
 
 TEST(RecoveryStore, PutTwiceKeepsChunksRefreshesRowAndFollowsFieldRules) {
