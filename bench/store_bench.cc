@@ -36,16 +36,24 @@ std::string TempDbPath() {
   return p ? std::string(p) + "/ccr.db" : "";
 }
 
-Status Write(RecoveryStore& store, std::string_view data, const std::string& handle) {
+// `last`: the whole original in one AppendLast (compressed in place) instead of Append in
+// pieces of kAppendPiece.
+Status Write(RecoveryStore& store, std::string_view data, const std::string& handle, bool last) {
   auto w = store.BeginRecord();
   if (!w.ok()) return w.status();
-  for (size_t off = 0; off < data.size(); off += kAppendPiece) {
-    CAVEMAN_RETURN_IF_ERROR((*w)->Append(data.substr(off, kAppendPiece)));
+  if (last) {
+    CAVEMAN_RETURN_IF_ERROR((*w)->AppendLast(data));
+  } else {
+    for (size_t off = 0; off < data.size(); off += kAppendPiece) {
+      CAVEMAN_RETURN_IF_ERROR((*w)->Append(data.substr(off, kAppendPiece)));
+    }
   }
   return (*w)->Commit(handle, RecordInfo{"log", "log", 1000, 100, ""});
 }
 
+// Arg: 0 = Append in 256 KiB pieces, 1 = one AppendLast.
 void BM_StoreWrite(benchmark::State& state) {
+  const bool last = state.range(0) != 0;
   std::string path = TempDbPath();
   StoreOptions o;
   o.path = path;
@@ -55,7 +63,7 @@ void BM_StoreWrite(benchmark::State& state) {
   std::string text = CiLog(kInputBytes);
   {  // Check once before timing: the stored original reads back byte for byte.
     std::string h = HandleFromDigest(Sha256::Digest(text));
-    Status s = Write(**store, text, h);
+    Status s = Write(**store, text, h, last);
     if (!s.ok()) return state.SkipWithError(s.message().c_str());
     StringSink out;
     if (!(*store)->Get(h, out).ok() || out.data() != text) {
@@ -69,7 +77,7 @@ void BM_StoreWrite(benchmark::State& state) {
     std::string head = "run " + std::to_string(++iteration) + "\n";
     std::memcpy(text.data(), head.data(), head.size());
     std::string h = HandleFromDigest(Sha256::Digest(text));
-    Status s = Write(**store, text, h);
+    Status s = Write(**store, text, h, last);
     if (!s.ok()) return state.SkipWithError(s.message().c_str());
   }
   state.SetBytesProcessed(static_cast<int64_t>(kInputBytes * state.iterations()));
@@ -81,7 +89,7 @@ void BM_StoreWrite(benchmark::State& state) {
   store->reset();
   std::system(("rm -rf '" + path.substr(0, path.rfind('/')) + "'").c_str());
 }
-BENCHMARK(BM_StoreWrite)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_StoreWrite)->ArgName("last")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_StoreGet(benchmark::State& state) {
   std::string path = TempDbPath();
@@ -91,7 +99,7 @@ void BM_StoreGet(benchmark::State& state) {
   if (!store.ok()) return state.SkipWithError(store.status().message().c_str());
   std::string text = CiLog(kInputBytes);
   std::string h = HandleFromDigest(Sha256::Digest(text));
-  if (!Write(**store, text, h).ok()) return state.SkipWithError("write failed");
+  if (!Write(**store, text, h, /*last=*/false).ok()) return state.SkipWithError("write failed");
   {
     StringSink out;
     if (!(*store)->Get(h, out).ok() || out.data() != text) {

@@ -62,12 +62,17 @@ std::string CacheKey(const char* const* expressions, const unsigned* flags, cons
 }
 
 // A database from the bytes of a cache file (magic, SHA-256 of the payload, payload), or
-// nullptr if they are not one, damaged, or for another platform.
-hs_database_t* FromFileBytes(std::string_view bytes) {
+// nullptr if they are not one, damaged, or for another platform. `check_digest` = false
+// skips the SHA-256 for the build-time databases, which are part of the executable's own
+// read-only image (≈ 0.2 ms of every small run for the 198 KB detection database, issue 19);
+// Hyperscan still checks its CRC-32C of the bytecode as it deserializes.
+hs_database_t* FromFileBytes(std::string_view bytes, bool check_digest) {
   if (bytes.size() <= kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) return nullptr;
   const std::string_view payload = bytes.substr(kHeaderBytes);
-  const std::array<uint8_t, 32> digest = Sha256::Digest(payload);
-  if (std::memcmp(digest.data(), bytes.data() + sizeof(kMagic), digest.size()) != 0) return nullptr;
+  if (check_digest) {
+    const std::array<uint8_t, 32> digest = Sha256::Digest(payload);
+    if (std::memcmp(digest.data(), bytes.data() + sizeof(kMagic), digest.size()) != 0) return nullptr;
+  }
   hs_database_t* db = nullptr;
   if (hs_deserialize_database(payload.data(), payload.size(), &db) != HS_SUCCESS) return nullptr;
   return db;
@@ -84,7 +89,7 @@ hs_database_t* Load(const std::string& path) {
     if (!ReadAll(*NewFdSource(fd), &bytes, static_cast<uint64_t>(kMaxFileBytes)).ok()) bytes.clear();
   }
   close(fd);
-  return FromFileBytes(bytes);
+  return FromFileBytes(bytes, /*check_digest=*/true);
 }
 
 // The build-time databases (compressors/pattern_databases.h), empty until registered.
@@ -101,7 +106,7 @@ hs_database_t* LoadEmbedded(const std::string& key) {
     const std::string_view entry_key = rest.substr(0, kEmbeddedKeyBytes);
     rest.remove_prefix(kEmbeddedKeyBytes + 8);
     if (n > rest.size()) return nullptr;  // malformed: ignore the rest
-    if (entry_key == key) return FromFileBytes(rest.substr(0, n));
+    if (entry_key == key) return FromFileBytes(rest.substr(0, n), /*check_digest=*/false);
     rest.remove_prefix(n);
   }
   return nullptr;

@@ -175,12 +175,33 @@ TEST_F(HsCacheTest, RegisteredBlobIsUsedFirstAndADamagedEntryIgnored) {
   EXPECT_EQ(Files().size(), 1u);
   fs::remove_all(dir_ / "cache");
 
-  blob[blob.size() - 1] ^= 0x01;  // payload no longer matches its SHA-256
+  // A damaged entry never yields wrong matches: the build-time databases skip the SHA-256
+  // (they are part of the executable), and Hyperscan's own checks (header, CRC-32C of the
+  // bytecode) refuse damage to the database, which is then compiled and cached instead. A
+  // flip that neither refuses (our header's digest, alignment padding) must scan the same.
+  const std::string intact = blob;
+  const size_t file_start = 2 * (32 + 8);  // past the empty entry and this one's key and size
+  size_t refused = 0, tried = 0;
+  for (size_t at = file_start; at < intact.size(); at += 53) {
+    fs::remove_all(dir_ / "cache");
+    blob = intact;
+    blob[at] ^= 0x01;
+    RegisterEmbeddedPatternDatabases(blob);
+    db = Compile();
+    EXPECT_EQ(Scan(db, text_), want_) << "byte " << at;
+    hs_free_database(db);
+    ++tried;
+    refused += Files().size();  // compiled and cached: the entry was refused
+  }
+  blob = intact;
+  blob[blob.size() - 200] ^= 0x01;  // inside the bytecode
   RegisterEmbeddedPatternDatabases(blob);
+  fs::remove_all(dir_ / "cache");
   db = Compile();
   EXPECT_EQ(Scan(db, text_), want_);
   hs_free_database(db);
-  EXPECT_EQ(Files().size(), 1u) << "a damaged entry must be ignored and the set compiled";
+  EXPECT_EQ(Files().size(), 1u) << "a damaged database must be ignored and the set compiled";
+  EXPECT_GT(refused * 10, tried * 9) << refused << " of " << tried << " flips refused";
 
   RegisterEmbeddedPatternDatabases({});
 }
