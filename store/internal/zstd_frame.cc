@@ -57,13 +57,14 @@ Status FrameEncoder::Write(std::string_view data, ByteSink& out) {
 Status FrameEncoder::WriteLast(std::string_view data, ByteSink& out) {
   if (poisoned_ || finished_ || ended_) return Status::Internal("zstd encoder used after an error or Finish");
   if (started_ || !pending_.empty() || data.size() <= kDeferBytes) return Write(data, out);
-  started_ = true;
   size_t r = ZSTD_CCtx_setParameter(cctx_, ZSTD_c_stableInBuffer, 1);
-  if (!ZSTD_isError(r)) r = ZSTD_CCtx_setPledgedSrcSize(cctx_, data.size());
-  if (ZSTD_isError(r)) {
-    poisoned_ = true;
-    return ZstdInternal("stable input", r);
+  if (!ZSTD_isError(r)) {
+    r = ZSTD_CCtx_setPledgedSrcSize(cctx_, data.size());
+    if (ZSTD_isError(r)) (void)ZSTD_CCtx_setParameter(cctx_, ZSTD_c_stableInBuffer, 0);
   }
+  // An experimental parameter: a libzstd without it streams the bytes as Write does.
+  if (ZSTD_isError(r)) return Write(data, out);
+  started_ = true;
   ZSTD_inBuffer in{data.data(), data.size(), 0};
   CAVEMAN_RETURN_IF_ERROR(Pump(&in, ZSTD_e_end, "compress", out));
   ended_ = true;

@@ -300,8 +300,8 @@ TEST(RecoveryStore, AppendLastCompressesInPlaceOrAppendsAndRoundTrips) {
       {random, 0, true},
       {text.substr(0, 128 << 10), 0, false},  // fits the held-back block: Append
       {text.substr(0, 5000), 0, false},
-      {text, 100, false},                 // held back, then the rest
-      {text, (200 << 10), false},         // the frame already started
+      {text, 100, false},          // held back, then the rest
+      {text, (200 << 10), false},  // the frame already started
       {text.substr(0, 300 << 10) + random, 300 << 10, false},
   };
   RawDb raw(dir.db());
