@@ -751,18 +751,23 @@ void AppendWholeLines(std::string_view window, bool at_line_start, bool at_end, 
   sample->append(window.substr(begin, end - begin));
 }
 
-// Reads the prefix and windows of a large body through `read(offset, len, out)`.
+// Reads the prefix and windows of a large body through `read(offset, len, out)` (which appends
+// to *out) into *sample; the prefix is sample's first *prefix_len bytes. One buffer reserved
+// for the largest sample: no second copy of the prefix, no regrowth (each fresh page of a
+// one-shot process is a fault; issue 19).
 template <typename ReadFn>
-Status BuildSample(uint64_t size, ReadFn read, std::string* prefix, std::string* sample) {
-  prefix->clear();
-  CAVEMAN_RETURN_IF_ERROR(read(0, kPrefixBytes, prefix));
+Status BuildSample(uint64_t size, ReadFn read, std::string* sample, size_t* prefix_len) {
+  sample->clear();
+  sample->reserve(kPrefixBytes + kWindows * (kWindowBytes + 2));  // + a partial line's LF each
+  CAVEMAN_RETURN_IF_ERROR(read(0, kPrefixBytes, sample));
   // Cut the prefix back to its last line end so no rule sees half a line.
-  size_t nl = prefix->rfind('\n');
-  if (nl != std::string::npos) prefix->resize(nl + 1);
-  *sample = *prefix;
-  uint64_t rest_begin = prefix->size();
+  size_t nl = sample->rfind('\n');
+  if (nl != std::string::npos) sample->resize(nl + 1);
+  *prefix_len = sample->size();
+  uint64_t rest_begin = sample->size();
   uint64_t rest = size - rest_begin;
   std::string window;
+  window.reserve(kWindowBytes + 1);
   for (int k = 0; k < kWindows; ++k) {
     uint64_t off = rest_begin + rest * static_cast<uint64_t>(k) / kWindows;
     // The last window ends the body.
@@ -782,16 +787,17 @@ std::string_view DetectView(std::string_view body, const Body* keep) {
   ViewWhole whole(body);
   whole.body = keep;
   if (body.size() <= kExactLimit) return Classify(body, body, whole, /*sampled=*/false);
-  std::string prefix, sample;
+  std::string sample;
+  size_t prefix_len = 0;
   Status st = BuildSample(
       body.size(),
       [&](uint64_t off, uint64_t len, std::string* out) {
         if (off < body.size()) out->append(body.substr(off, len));
         return Status::OK();
       },
-      &prefix, &sample);
+      &sample, &prefix_len);
   (void)st;  // in-memory reads cannot fail
-  return Classify(sample, prefix, whole, /*sampled=*/true);
+  return Classify(sample, std::string_view(sample).substr(0, prefix_len), whole, /*sampled=*/true);
 }
 
 }  // namespace
@@ -816,13 +822,14 @@ Result<std::string_view> DetectLarge(const Body& body) {
     CAVEMAN_RETURN_IF_ERROR(body.ReadRange(0, body.size(), &all));
     return DetectBody(all);
   }
-  std::string prefix, sample;
+  std::string sample;
+  size_t prefix_len = 0;
   CAVEMAN_RETURN_IF_ERROR(BuildSample(
-      body.size(), [&](uint64_t off, uint64_t len, std::string* out) { return body.ReadRange(off, len, out); }, &prefix,
-      &sample));
+      body.size(), [&](uint64_t off, uint64_t len, std::string* out) { return body.ReadRange(off, len, out); }, &sample,
+      &prefix_len));
   SpoolWhole whole(body);
   whole.body = &body;
-  std::string_view type = Classify(sample, prefix, whole, /*sampled=*/true);
+  std::string_view type = Classify(sample, std::string_view(sample).substr(0, prefix_len), whole, /*sampled=*/true);
   if (!whole.status().ok()) return whole.status();
   return type;
 }
