@@ -18,6 +18,7 @@
 #define CAVEMAN_CONFIG_HAD_NDEBUG
 #undef NDEBUG
 #endif
+#define TOML_HEADER_ONLY 1  // instead of libtomlplusplus.so (cli/CMakeLists.txt)
 #define TOML_ASSERT(expr) static_cast<void>(0)
 #include <toml++/toml.h>
 #ifdef CAVEMAN_CONFIG_HAD_NDEBUG
@@ -41,9 +42,9 @@ Status ErrorAt(const std::string& file, const toml::source_region& where, const 
                                  std::to_string(where.begin.column) + ": " + message);
 }
 
-std::string ExpandHome(const std::string& path) {
-  if (path == "~" || path.starts_with("~/")) return Env("HOME") + path.substr(1);
-  return path;
+std::string ExpandHome(std::string_view path) {
+  if (path == "~" || path.starts_with("~/")) return Env("HOME").append(path.substr(1));
+  return std::string(path);
 }
 
 Result<std::string> String(const std::string& file, const std::string& key, const toml::node& node) {
@@ -55,10 +56,9 @@ Status ParseStore(const std::string& file, const toml::table& t, Config* c) {
   for (const auto& [k, node] : t) {
     const std::string key = "store." + std::string(k.str());
     if (k == "path") {
-      const toml::value<std::string>* v = node.as_string();
-      if (v == nullptr) return ErrorAt(file, node.source(), key + ": expected a string");
-      if (v->get().empty()) return ErrorAt(file, node.source(), key + ": empty path");
-      c->store_path = ExpandHome(v->get());
+      CAVEMAN_ASSIGN_OR_RETURN(std::string v, String(file, key, node));
+      if (v.empty()) return ErrorAt(file, node.source(), key + ": empty path");
+      c->store_path = ExpandHome(v);
     } else if (k == "max_bytes") {
       auto v = node.value_exact<int64_t>();
       if (!v || *v <= 0) return ErrorAt(file, node.source(), key + ": expected a positive integer (bytes)");

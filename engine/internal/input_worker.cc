@@ -169,14 +169,19 @@ void InputWorker::RunSegments() {
     // its carry (the whole text read so far) is freed before the whole text is counted.
     // When nothing came through the queue (the reading thread offers nothing of an input it
     // loads whole), the frame gets the whole input in one AppendLast, which zstd compresses
-    // where it lies instead of through its window.
-    const uint64_t piece = from == 0 ? whole.size() : kDefaultChunkSize;
-    for (uint64_t off = from; off < whole.size() && writer_ != nullptr && writer_status_.ok(); off += piece) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (cancel_) return;
-      }
-      writer_status_ = from == 0 ? writer_->AppendLast(whole) : writer_->Append(whole.substr(off, piece));
+    // where it lies instead of through its window; otherwise the rest, in pieces.
+    auto cancelled = [this] {
+      std::lock_guard<std::mutex> lock(mu_);
+      return cancel_;
+    };
+    if (writer_ != nullptr && from == 0) {
+      if (cancelled()) return;
+      writer_status_ = writer_->AppendLast(whole);
+    }
+    for (uint64_t off = from; from > 0 && off < whole.size() && writer_ != nullptr && writer_status_.ok();
+         off += kDefaultChunkSize) {
+      if (cancelled()) return;
+      writer_status_ = writer_->Append(whole.substr(off, kDefaultChunkSize));
     }
     if (counter_.name() == "o200k_base" && tokens_.carried_bytes() <= from) {
       const uint64_t counted = tokens_.counted_tokens();

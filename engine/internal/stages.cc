@@ -249,7 +249,9 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
   // Before the first Offer: the worker has not touched the writer yet.
   hash_here_ = record_->writer() == nullptr || !record_->writer()->AppendedHandle().has_value();
   Sha256 sha;
-  bool loading_whole = false;  // the input starts like JSON and is held in memory whole
+  // The input starts like JSON and is held in memory whole: the worker is offered none of its
+  // chunks and gets it whole at the end (then compressed in place, RecordWriter::AppendLast).
+  bool loading_whole = false;
   ChunkBuffer& buf = buf_;
   for (;;) {
     CAVEMAN_ASSIGN_OR_RETURN(size_t n, in.Read(buf.data(), buf.size()));
@@ -283,8 +285,6 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
           }
         }
         held = original->Write(chunk);
-        // An input loaded whole goes to the worker whole at the end (InputComplete below):
-        // its frame is then compressed in place (RecordWriter::AppendLast).
         if (held.ok() && !loading_whole) worker_.Offer(chunk);
       }
     } catch (const std::bad_alloc&) {
@@ -299,7 +299,7 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
   }
   if (hash_here_) handle_ = HandleFromDigest(sha.Final());
   input_.emplace(Body::FromSpool(*original));
-  if (InputWorker::LooksLikeJson(probe_) && load_json) {
+  if (loading_whole) {
     std::optional<Result<std::string_view>> whole;
     try {
       whole.emplace(input_->View());
