@@ -1,4 +1,4 @@
-// Runs a function on a thread with a stack sized for the input, so third-party parsers that
+// Runs a function on a stack sized for the input, so third-party parsers that
 // recurse per nesting level (gumbo frees its tree recursively; our JSON walks recurse up to the
 // 10,000-level limit) cannot overflow the caller's stack — a library user's worker thread may
 // have 256 KiB, and the CLI's main thread whatever `ulimit -s` says.
@@ -15,9 +15,10 @@ namespace caveman::internal {
 // at 8 GiB. Only the pages actually touched are committed.
 size_t StackBytesForInput(size_t input_bytes);
 
-// Runs `fn` on a new thread with a `stack_bytes` stack (at least PTHREAD_STACK_MIN) and waits
-// for it. If such a thread cannot be created (address-space limits), runs `fn` on the calling
-// thread instead.
+// Runs `fn` on the calling thread, on a separate `stack_bytes` stack (at least 64 KiB; mapped
+// with a guard page, pages committed as touched, unmapped afterwards), and returns when it
+// returns; an exception `fn` throws is rethrown here. If the stack cannot be mapped
+// (address-space limits), runs `fn` on the calling thread's own stack instead.
 void RunWithStack(size_t stack_bytes, const std::function<void()>& fn);
 
 }  // namespace caveman::internal

@@ -6,7 +6,9 @@
 // before parsing (the estimate follows element names, so stray end tags do not hide depth).
 #include <functional>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -81,6 +83,49 @@ TEST(LargeStack, SizeGrowsWithInputAndIsCapped) {
   EXPECT_EQ(internal::StackBytesForInput(SIZE_MAX / 2), size_t{8} << 30);
   int ran = 0;
   internal::RunWithStack(internal::StackBytesForInput(100), [&] { ++ran; });
+  EXPECT_EQ(ran, 1);
+}
+
+// Uses about depth KiB of stack; the volatile buffer keeps each frame's kilobyte.
+int Recurse(int depth) {
+  volatile char frame[1024];
+  frame[0] = static_cast<char>(depth);
+  if (depth == 0) return frame[0];
+  return Recurse(depth - 1) + frame[0];
+}
+
+TEST(LargeStack, RunsOnTheCallingThreadOnAStackOfTheRequestedSize) {
+  const std::thread::id caller = std::this_thread::get_id();
+  std::thread::id inner;
+  int sum = -1;
+  // 32 MiB of frames inside a 256 KiB stack's task: only the inner 64 MiB stack holds them.
+  OnSmallStack([&] {
+    internal::RunWithStack(size_t{64} << 20, [&] {
+      inner = std::this_thread::get_id();
+      sum = Recurse(32 * 1024);
+    });
+  });
+  EXPECT_EQ(inner, caller);
+  int expected = 0;
+  for (int d = 32 * 1024; d >= 0; --d) expected += static_cast<char>(d);
+  EXPECT_EQ(sum, expected);
+}
+
+TEST(LargeStack, AnExceptionComesBackThroughNestedStacks) {
+  bool after = false;
+  try {
+    internal::RunWithStack(1 << 20, [&] {
+      internal::RunWithStack(1 << 20, [] { throw std::runtime_error("from the inner stack"); });
+      after = true;
+    });
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "from the inner stack");
+  }
+  EXPECT_FALSE(after);
+  // The thread goes on normally afterwards, a second run included.
+  int ran = 0;
+  internal::RunWithStack(1 << 20, [&] { ++ran; });
   EXPECT_EQ(ran, 1);
 }
 
