@@ -137,6 +137,7 @@ void InputWorker::RunSegments() {
   bool first = true;
   for (;;) {
     std::string chunk;
+    bool read_to_end = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return cancel_ || complete_ || !queue_.empty(); });
@@ -149,8 +150,12 @@ void InputWorker::RunSegments() {
       }
       chunk = std::move(queue_.front());
       queue_.pop_front();
+      read_to_end = complete_;
     }
-    if (first && warm_detection_ && !LooksLikeJson(chunk)) {
+    // The warm-up readies detection while the reading thread is still busy. When the input
+    // has already been read to its end, that thread is detecting now and loads the patterns
+    // itself: warming up would only delay the count it waits for (a small input, issue 19).
+    if (first && warm_detection_ && !read_to_end && !LooksLikeJson(chunk)) {
       try {
         (void)DetectBody("caveman: warm up the detection patterns\n");
       } catch (const std::bad_alloc&) {  // only a warm-up: detection compiles on demand
