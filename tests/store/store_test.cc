@@ -1097,5 +1097,108 @@ TEST(MarkerMapColumn, StoredReplacedAndMigratedFromVersionTwo) {
   EXPECT_EQ(raw.Int("PRAGMA user_version"), 4);
 }
 
+// The capacity total kept by triggers (usage_total) equals the sum over the rows after every
+// kind of write: put, refresh with new metadata, a stream record synced then committed or
+// abandoned, gc, and rows written by another program (a binary that does not know the table).
+int64_t SummedUsage(RawDb& raw) {
+  return raw.Int(
+      "SELECT (SELECT coalesce(sum(stored_bytes + coalesce(length(metadata), 0)), 0) FROM recoveries)"
+      " + (SELECT coalesce(sum(stored_bytes), 0) FROM partials)");
+}
+
+TEST(RecoveryStore, UsageTotalFollowsEveryWrite) {
+  TempDir dir;
+  auto store = MustOpen(dir.db());
+  ASSERT_TRUE(store);
+  RawDb raw(dir.db());
+  auto check = [&](const char* step) {
+    const int64_t kept = raw.Int("SELECT bytes FROM usage_total WHERE id = 1");
+    EXPECT_EQ(kept, SummedUsage(raw)) << step;
+    auto stats = store->Stats();
+    ASSERT_TRUE(stats.ok()) << step;
+    EXPECT_EQ(static_cast<int64_t>(stats->storage_bytes), kept) << step;
+  };
+  check("new store");
+  EXPECT_GT(raw.Int("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'usage_total_%'"), 5);
+
+  auto a = Put(*store, CiText(5000));
+  auto b = Put(*store, RandomBytes(70000, 3), Info("json", 10, 5, "meta-b"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  check("two puts");
+  ASSERT_TRUE(Put(*store, CiText(5000), Info("log", 100, 10, "new metadata for a")).ok());  // refresh
+  check("refresh with metadata");
+
+  auto w = store->BeginStreamRecord("make");
+  ASSERT_TRUE(w.ok());
+  const std::string text = CiText(300000);
+  ASSERT_TRUE((*w)->Append(std::string_view(text).substr(0, 100000)).ok());
+  ASSERT_TRUE((*w)->Sync().ok());
+  check("partial synced");
+  ASSERT_TRUE((*w)->Append(std::string_view(text).substr(100000)).ok());
+  ASSERT_TRUE((*w)->Sync().ok());
+  check("partial synced again");
+  ASSERT_TRUE((*w)->Commit(HandleOf(text), Info()).ok());
+  check("partial committed");
+  auto w2 = store->BeginStreamRecord("abandoned");
+  ASSERT_TRUE(w2.ok());
+  ASSERT_TRUE((*w2)->Append(CiText(20000)).ok());
+  ASSERT_TRUE((*w2)->Sync().ok());
+  check("second partial synced");
+  (*w2)->Abandon();
+  check("partial abandoned");
+
+  // Written by a program that knows nothing of the total.
+  raw.Exec(
+      "INSERT INTO recoveries (handle, created_at, content_type, compressor, tokens_before, tokens_after,"
+      " original_bytes, stored_bytes, metadata) VALUES ('ccr_00000000000000000000000000000001',"
+      " '2020-01-01T00:00:00Z', 'log', 'log', 1, 1, 10, 1234, x'0102')");
+  check("foreign insert");
+  raw.Exec(
+      "UPDATE recoveries SET stored_bytes = 4321, metadata = NULL WHERE handle = 'ccr_00000000000000000000000000000001'");
+  check("foreign update");
+  auto gc = store->Gc(3600, false);  // removes the 2020 row
+  ASSERT_TRUE(gc.ok());
+  EXPECT_EQ(gc->removed, 1u);
+  check("gc");
+  EXPECT_EQ(static_cast<int64_t>(gc->storage_bytes), SummedUsage(raw));
+}
+
+TEST(RecoveryStore, StoreWithoutUsageTotalGetsItAndGcRepairsIt) {
+  TempDir dir;
+  {
+    auto store = MustOpen(dir.db());
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(Put(*store, CiText(9000)).ok());
+    ASSERT_TRUE(Put(*store, RandomBytes(5000, 1), Info("log", 1, 1, "m")).ok());
+  }
+  {
+    // As a store written by the previous version: no table, no triggers.
+    RawDb raw(dir.db());
+    for (const char* t : {"record_in", "record_out", "record_change", "partial_in", "partial_out", "partial_change"}) {
+      raw.Exec(std::string("DROP TRIGGER usage_total_") + t);
+    }
+    raw.Exec("DROP TABLE usage_total");
+  }
+  RawDb raw(dir.db());
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_master WHERE name = 'usage_total'"), 0);
+  auto store = MustOpen(dir.db());  // adds it, with the sum of the rows already there
+  ASSERT_TRUE(store);
+  EXPECT_EQ(raw.Int("SELECT bytes FROM usage_total WHERE id = 1"), SummedUsage(raw));
+  EXPECT_GT(SummedUsage(raw), 0);
+  // A total gone wrong (a hand edit) is set right by the next gc that deletes something.
+  raw.Exec("UPDATE usage_total SET bytes = 7 WHERE id = 1");
+  raw.Exec("INSERT INTO chunks VALUES ('ccr_ffffffffffffffffffffffffffffffff', 0, x'00')");  // an orphan
+  auto gc = store->Gc(std::nullopt, false);
+  ASSERT_TRUE(gc.ok());
+  EXPECT_EQ(gc->orphan_chunks, 1u);
+  EXPECT_EQ(raw.Int("SELECT bytes FROM usage_total WHERE id = 1"), SummedUsage(raw));
+  // A missing row falls back to the sum (and the capacity check keeps working).
+  raw.Exec("DELETE FROM usage_total");
+  auto stats = store->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(static_cast<int64_t>(stats->storage_bytes), SummedUsage(raw));
+  EXPECT_TRUE(Put(*store, CiText(100)).ok());
+}
+
 }  // namespace
 }  // namespace caveman
