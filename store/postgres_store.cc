@@ -330,6 +330,7 @@ class PgRecordWriter final : public RecordWriter {
       : store_(store), enc_(std::move(enc)), frame_(std::move(spool_options)) {}
   Status Append(std::string_view data) override { return Take(data, /*last=*/false); }
   Status AppendLast(std::string_view data) override { return Take(data, /*last=*/true); }
+  Status EndOfInput() override;
   Status Commit(const std::string& handle, const RecordInfo& info) override;
   std::optional<std::string> AppendedHandle() const override { return HandleFromDigest(sha_.Peek()); }
   void Abandon() override {
@@ -346,6 +347,7 @@ class PgRecordWriter final : public RecordWriter {
   Sha256 sha_;
   uint64_t original_bytes_ = 0;
   bool finished_ = false;
+  bool ended_ = false;  // EndOfInput ended the frame
 };
 
 class StringAppendSink final : public ByteSink {
@@ -485,6 +487,10 @@ Status PgStore::InitSchema() {
 
 Status PgRecordWriter::Take(std::string_view data, bool last) {
   if (finished_) return Status::Internal("ccr: record writer used after Commit or Abandon");
+  if (ended_) {  // a caller's mistake: the record it meant is not this one
+    Abandon();
+    return Status::Internal("ccr: record writer appended to after EndOfInput");
+  }
   sha_.Update(data);
   original_bytes_ += data.size();
   Status s = last ? enc_->WriteLast(data, frame_) : enc_->Write(data, frame_);
@@ -492,9 +498,18 @@ Status PgRecordWriter::Take(std::string_view data, bool last) {
   return s;
 }
 
+Status PgRecordWriter::EndOfInput() {
+  if (finished_) return Status::Internal("ccr: record writer used after Commit or Abandon");
+  if (ended_) return Status::OK();
+  ended_ = true;
+  Status s = enc_->Finish(frame_);
+  if (!s.ok()) Abandon();
+  return s;
+}
+
 Status PgRecordWriter::Commit(const std::string& handle, const RecordInfo& info) {
   if (finished_) return Status::Internal("ccr: record writer used after Commit or Abandon");
-  Status s = enc_->Finish(frame_);
+  Status s = ended_ ? Status::OK() : enc_->Finish(frame_);
   if (s.ok() && !IsWellFormedHandle(handle)) s = Status::InvalidArgument("ccr: malformed recovery handle: " + handle);
   if (s.ok() && HandleFromDigest(sha_.Final()) != handle) {
     s = Status::InvalidArgument("ccr: handle does not match the recorded bytes: " + handle);

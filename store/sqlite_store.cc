@@ -225,6 +225,7 @@ class SqliteRecordWriter final : public RecordWriter {
 
   Status Append(std::string_view data) override { return Take(data, /*last=*/false); }
   Status AppendLast(std::string_view data) override { return Take(data, /*last=*/true); }
+  Status EndOfInput() override;
   Status Commit(const std::string& handle, const RecordInfo& info) override;
   std::optional<std::string> AppendedHandle() const override { return HandleFromDigest(sha_.Peek()); }
   void Abandon() override {
@@ -241,6 +242,7 @@ class SqliteRecordWriter final : public RecordWriter {
   Sha256 sha_;
   uint64_t original_bytes_ = 0;
   bool finished_ = false;
+  bool ended_ = false;  // EndOfInput ended the frame
 };
 
 // Appends to a std::string (the frame bytes not yet in chunk rows).
@@ -364,6 +366,10 @@ constexpr const char* kReadOnlyMessage = "recovery store is read-only (no write 
 
 Status SqliteRecordWriter::Take(std::string_view data, bool last) {
   if (finished_) return Status::Internal("ccr: record writer used after Commit or Abandon");
+  if (ended_) {  // a caller's mistake: the record it meant is not this one
+    Abandon();
+    return Status::Internal("ccr: record writer appended to after EndOfInput");
+  }
   sha_.Update(data);
   original_bytes_ += data.size();
   Status s = last ? enc_->WriteLast(data, frame_) : enc_->Write(data, frame_);
@@ -371,9 +377,18 @@ Status SqliteRecordWriter::Take(std::string_view data, bool last) {
   return s;
 }
 
+Status SqliteRecordWriter::EndOfInput() {
+  if (finished_) return Status::Internal("ccr: record writer used after Commit or Abandon");
+  if (ended_) return Status::OK();
+  ended_ = true;
+  Status s = enc_->Finish(frame_);
+  if (!s.ok()) Abandon();
+  return s;
+}
+
 Status SqliteRecordWriter::Commit(const std::string& handle, const RecordInfo& info) {
   if (finished_) return Status::Internal("ccr: record writer used after Commit or Abandon");
-  Status s = enc_->Finish(frame_);
+  Status s = ended_ ? Status::OK() : enc_->Finish(frame_);
   if (s.ok() && !IsWellFormedHandle(handle)) {
     s = Status::InvalidArgument("ccr: malformed recovery handle: " + handle);
   }

@@ -100,6 +100,10 @@ class CAVEMAN_EXPORT RecordWriter {
   // and unchanged until then. A writer may then compress the bytes where they are instead of
   // copying them through its window; the default is Append. Errors: as Append.
   virtual Status AppendLast(std::string_view data) { return Append(data); }
+  // Says that nothing more will be appended: a writer may finish its work on the bytes now
+  // (the built-in writers end their zstd frame), on the caller's thread, so that Commit has
+  // only the record to write. Optional; Commit finishes whatever is left. Errors: as Append.
+  virtual Status EndOfInput() { return Status::OK(); }
   // Finishes the frame and writes the record in one transaction under `handle`
   // (ccr_<32 hex>, computed by the caller from the bytes appended). Put semantics of §6.5.
   // Errors: kInvalidArgument (handle malformed or not the SHA-256 prefix of the bytes

@@ -118,7 +118,11 @@ void InputWorker::Process(std::string_view chunk) {
 
 void InputWorker::Run() {
   try {
-    RunSegments();
+    if (RunSegments() && writer_ != nullptr && writer_status_.ok()) {
+      // Every byte is in the frame: end it here, beside the reading thread's detection and
+      // transform, instead of in the commit that the view waits for (issue 19).
+      writer_status_ = writer_->EndOfInput();
+    }
   } catch (const std::bad_alloc&) {
     worker_oom_ = true;
     writer_status_ = Status::ResourceExhausted("out of memory while storing the original");
@@ -130,7 +134,7 @@ void InputWorker::Run() {
   cv_.notify_all();
 }
 
-void InputWorker::RunSegments() {
+bool InputWorker::RunSegments() {
   const Spool* original = nullptr;
   std::string_view whole;
   uint64_t from = 0;
@@ -141,7 +145,7 @@ void InputWorker::RunSegments() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return cancel_ || complete_ || !queue_.empty(); });
-      if (cancel_) return;
+      if (cancel_) return false;
       if (queue_.empty()) {
         original = original_;
         whole = whole_;
@@ -180,12 +184,12 @@ void InputWorker::RunSegments() {
       return cancel_;
     };
     if (writer_ != nullptr && from == 0) {
-      if (cancelled()) return;
+      if (cancelled()) return false;
       writer_status_ = writer_->AppendLast(whole);
     }
     for (uint64_t off = from; from > 0 && off < whole.size() && writer_ != nullptr && writer_status_.ok();
          off += kDefaultChunkSize) {
-      if (cancelled()) return;
+      if (cancelled()) return false;
       writer_status_ = writer_->Append(whole.substr(off, kDefaultChunkSize));
     }
     if (counter_.name() == "o200k_base" && tokens_.carried_bytes() <= from) {
@@ -197,12 +201,12 @@ void InputWorker::RunSegments() {
       tokens_.Reset();
       token_total_ = counter_.Count(whole);
     }
-    return;
+    return true;
   }
   // Catch up from the spool (only what never went through the queue), in segments that
   // start at count cuts (§7.4's safe cuts and indented line starts, LastCountCut), so that the main thread can count segments from the back once
   // it has nothing else to do (Help); the frame still gets every byte in order from here.
-  if (original == nullptr) return;
+  if (original == nullptr) return true;
   std::vector<uint64_t> starts = SegmentStarts(*original, from);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -216,7 +220,7 @@ void InputWorker::RunSegments() {
     bool count = k == 0;
     if (k > 0) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (cancel_) return;
+      if (cancel_) return false;
       if (k < back_) {
         front_ = k + 1;
         count = true;
@@ -235,6 +239,7 @@ void InputWorker::RunSegments() {
     }
     if (count) token_total_ += tc.Finish();
   }
+  return true;
 }
 
 // Counts add up across these cuts only for o200k_base (§7.4);

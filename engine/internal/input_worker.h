@@ -99,7 +99,8 @@ class InputWorker {
 
   void Process(std::string_view chunk);
   void Run();
-  void RunSegments();
+  // False when cancelled before every byte reached the record writer.
+  bool RunSegments();
   // Segment starts for [from, size): `from`, then the last safe cut in a window after every
   // kSegmentBytes, then size.
   std::vector<uint64_t> SegmentStarts(const Spool& spool, uint64_t from) const;

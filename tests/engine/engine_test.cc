@@ -6,6 +6,7 @@
 #include <iterator>
 #include <new>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -560,22 +561,35 @@ TEST(Engine, OutOfMemoryOnTheInputWorkerPassesTheOriginalThrough) {
 class CountingStore final : public RecoveryStore {
  public:
   struct Calls {
-    size_t appends = 0, append_lasts = 0;
+    size_t appends = 0, append_lasts = 0, ends = 0, appends_after_end = 0;
     uint64_t last_bytes = 0;
+    std::thread::id end_thread, commit_thread;
+    bool ended_before_commit = false;
   };
   class Writer final : public RecordWriter {
    public:
     Writer(std::unique_ptr<RecordWriter> inner, Calls* calls) : inner_(std::move(inner)), calls_(calls) {}
     Status Append(std::string_view d) override {
       ++calls_->appends;
+      if (calls_->ends > 0) ++calls_->appends_after_end;
       return inner_->Append(d);
     }
     Status AppendLast(std::string_view d) override {
       ++calls_->append_lasts;
+      if (calls_->ends > 0) ++calls_->appends_after_end;
       calls_->last_bytes = d.size();
       return inner_->AppendLast(d);
     }
-    Status Commit(const std::string& h, const RecordInfo& i) override { return inner_->Commit(h, i); }
+    Status EndOfInput() override {
+      ++calls_->ends;
+      calls_->end_thread = std::this_thread::get_id();
+      return inner_->EndOfInput();
+    }
+    Status Commit(const std::string& h, const RecordInfo& i) override {
+      calls_->commit_thread = std::this_thread::get_id();
+      calls_->ended_before_commit = calls_->ends > 0;
+      return inner_->Commit(h, i);
+    }
     void Abandon() override { inner_->Abandon(); }
 
    private:
@@ -628,6 +642,12 @@ TEST(Engine, InputHeldWholeGoesToTheRecordInOneAppendLast) {
       StringSink back;
       ASSERT_TRUE(store.Get(r->recovery_handle, back).ok());
       EXPECT_TRUE(back.data() == *in);
+      // The worker ends the frame once every byte is in it, before the commit and off the
+      // thread that commits (issue 19: zstd's last block is not the view's wait).
+      EXPECT_EQ(store.calls.ends, 1u);
+      EXPECT_EQ(store.calls.appends_after_end, 0u);
+      EXPECT_TRUE(store.calls.ended_before_commit);
+      EXPECT_NE(store.calls.end_thread, store.calls.commit_thread);
     }
   }
 }

@@ -135,6 +135,40 @@ TEST_P(StoreContract, RoundTripsSizesIncludingMultiChunkFrames) {
   EXPECT_EQ(out.data(), "x");
 }
 
+// RecordWriter::EndOfInput ends the frame before Commit (the engine calls it from its input
+// worker): the record still round-trips, a second call is harmless, and appending after it is
+// refused (the record is then dropped, as after any failed Append).
+TEST_P(StoreContract, EndOfInputEndsTheFrameBeforeCommit) {
+  auto store = Open();
+  ASSERT_TRUE(store);
+  for (const std::string& data : {std::string(), CiText(5000), CiText(300 * 1024), RandomBytes(1100 * 1024, 4)}) {
+    for (bool last : {false, true}) {
+      SCOPED_TRACE(std::to_string(data.size()) + (last ? " AppendLast" : " Append"));
+      const std::string d = data + (last ? "L" : "A");  // distinct records
+      auto w = store->BeginRecord();
+      ASSERT_TRUE(w.ok());
+      const std::string_view all(d);
+      const size_t half = d.size() / 2;
+      ASSERT_TRUE((*w)->Append(all.substr(0, half)).ok());
+      ASSERT_TRUE((last ? (*w)->AppendLast(all.substr(half)) : (*w)->Append(all.substr(half))).ok());
+      ASSERT_TRUE((*w)->EndOfInput().ok());
+      ASSERT_TRUE((*w)->EndOfInput().ok());
+      ASSERT_TRUE((*w)->Commit(HandleOf(d), Info()).ok());
+      StringSink out;
+      ASSERT_TRUE(store->Get(HandleOf(d), out).ok());
+      EXPECT_TRUE(out.data() == d);
+    }
+  }
+  auto w = store->BeginRecord();
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Append("abc").ok());
+  ASSERT_TRUE((*w)->EndOfInput().ok());
+  EXPECT_FALSE((*w)->Append("d").ok());
+  EXPECT_FALSE((*w)->Commit(HandleOf("abc"), Info()).ok());
+  StringSink out;
+  EXPECT_EQ(store->Get(HandleOf("abc"), out).code(), StatusCode::kNotFound);
+}
+
 TEST_P(StoreContract, PutTwiceRefreshesAndFollowsFieldRules) {
   auto store = Open();
   ASSERT_TRUE(store);
