@@ -35,6 +35,10 @@ InputWorker::InputWorker(const TokenCounter& counter, RecordWriter* writer, bool
 void InputWorker::Offer(std::string_view chunk) {
   if (lagging_) return;
   std::unique_lock<std::mutex> lock(mu_);
+  if (queue_.size() >= kMaxQueued) {
+    lagging_ = true;  // the rest comes from the spool after end of input
+    return;
+  }
   std::string buf;
   if (!free_.empty()) {
     buf = std::move(free_.back());
@@ -43,42 +47,15 @@ void InputWorker::Offer(std::string_view chunk) {
   lock.unlock();
   buf.assign(chunk);  // copied outside the lock; a recycled buffer needs no allocation
   lock.lock();
-  // The first chunk waits in staged_ until the second one (or the end of input) comes: so a
-  // one-chunk input reaches the worker together with the end of input, and the worker knows
-  // that the reading thread is detecting already (no warm-up then; issue 19).
-  bool queued = PushStaged();
-  if (queued && offered_any_) {
-    queued = Queue(std::move(buf));
-  } else if (queued) {
-    staged_ = std::move(buf);
-    has_staged_ = true;
-  }
-  offered_any_ = true;
-  if (!queued) {
-    lagging_ = true;  // the rest comes from the spool after end of input
-    return;
-  }
+  queue_.push_back(std::move(buf));
+  queued_bytes_ += chunk.size();
   lock.unlock();
   cv_.notify_all();
-}
-
-bool InputWorker::Queue(std::string&& chunk) {
-  if (queue_.size() >= kMaxQueued) return false;
-  queued_bytes_ += chunk.size();
-  queue_.push_back(std::move(chunk));
-  return true;
-}
-
-bool InputWorker::PushStaged() {
-  if (!has_staged_) return true;
-  has_staged_ = false;
-  return Queue(std::move(staged_));
 }
 
 void InputWorker::InputComplete(const Spool* original, std::string_view whole) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!lagging_ && !PushStaged()) lagging_ = true;
     original_ = original;
     whole_ = whole;
     complete_ = true;
@@ -164,7 +141,6 @@ bool InputWorker::RunSegments() {
   bool first = true;
   for (;;) {
     std::string chunk;
-    bool read_to_end = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return cancel_ || complete_ || !queue_.empty(); });
@@ -177,20 +153,27 @@ bool InputWorker::RunSegments() {
       }
       chunk = std::move(queue_.front());
       queue_.pop_front();
-      read_to_end = complete_;
     }
-    // The warm-up readies detection while the reading thread is still busy. When the input
-    // has already been read to its end, that thread is detecting now and loads the patterns
-    // itself: warming up would only delay the count it waits for (a small input, issue 19).
-    if (first && warm_detection_ && !read_to_end && !LooksLikeJson(chunk)) {
-      warmed_up_ = true;
-      try {
-        (void)DetectBody("caveman: warm up the detection patterns\n");
-      } catch (const std::bad_alloc&) {  // only a warm-up: detection compiles on demand
+    Process(chunk);
+    // The warm-up readies detection while the reading thread is still busy, and comes after
+    // the first chunk's count: when the input has been read to its end by then (one chunk, or
+    // a small input), that thread is detecting and loads the patterns itself, and warming up
+    // would only delay the count it waits for (issue 19).
+    if (first && warm_detection_ && !LooksLikeJson(chunk)) {
+      bool read_to_end;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        read_to_end = complete_;
+      }
+      if (!read_to_end) {
+        warmed_up_ = true;
+        try {
+          (void)DetectBody("caveman: warm up the detection patterns\n");
+        } catch (const std::bad_alloc&) {  // only a warm-up: detection compiles on demand
+        }
       }
     }
     first = false;
-    Process(chunk);
     std::lock_guard<std::mutex> lock(mu_);
     free_.push_back(std::move(chunk));
   }

@@ -88,8 +88,8 @@ class InputWorker {
     CAVEMAN_DCHECK(!thread_.joinable());
     return worker_oom_ || helper_oom_;
   }
-  // REQUIRES: Join(). Whether the worker warmed up detection (only when the input was still
-  // being read as it took the first chunk; never for an input of one chunk).
+  // REQUIRES: Join(). Whether the worker warmed up detection: only when the input was still
+  // being read after the worker had counted (and handed to the writer) its first chunk.
   bool warmed_up() const {
     CAVEMAN_DCHECK(!thread_.joinable());
     return warmed_up_;
@@ -119,19 +119,12 @@ class InputWorker {
   uint64_t token_total_ = 0;
   bool lagging_ = false;    // reading thread only
   bool warmed_up_ = false;  // worker thread only
-  // Under mu_: queue a chunk / the staged first chunk (if any); false (nothing queued, the
-  // chunk dropped) when the queue is full.
-  bool Queue(std::string&& chunk);
-  bool PushStaged();
 
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> queue_;
   std::vector<std::string> free_;
   uint64_t queued_bytes_ = 0;
-  std::string staged_;  // the first chunk, queued with the second one (see Offer)
-  bool has_staged_ = false;
-  bool offered_any_ = false;  // reading thread only
   const Spool* original_ = nullptr;
   std::string_view whole_;
   bool complete_ = false;
