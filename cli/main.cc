@@ -43,6 +43,7 @@
 #include "store/ledger.h"
 #include "caveman/store/store.h"
 #include "caveman/stream/byte_io.h"
+#include "stream/interval_marks.h"
 #include "stream/json_writer.h"
 
 namespace caveman {
@@ -454,7 +455,9 @@ int CmdCompress(const std::vector<std::string>& args) {
   Input input;
   int code = 0;
   if (!OpenInput(files.empty() ? "" : files.front(), &input, &code)) return code;
+  CAVEMAN_MARK("arguments");
   auto store = OpenStoreForCompress();
+  CAVEMAN_MARK("store-open");
   if (!store.ok()) return Fail(store.status().message());
   const bool stored = dynamic_cast<UnavailableStore*>(store->get()) == nullptr;
   OutputFile file;
@@ -497,6 +500,7 @@ int CmdCompress(const std::vector<std::string>& args) {
   // passes through instead of a view nobody could undo (issue 15).
   bool reported = false;
   o.before_view = [&](const CompressResult& result) {
+    CAVEMAN_MARK("report");
     reported = true;
     return report(result);
   };
@@ -509,7 +513,9 @@ int CmdCompress(const std::vector<std::string>& args) {
     if (out.failed) return fail_write(st);
     return Fail("compress: " + st.message());
   }
+  CAVEMAN_MARK("view");
   if (stored) RecordInLedger(**store, *r, "");
+  CAVEMAN_MARK("ledger");
   WriteTerminalHandleLine(*r, out, out_fd);
   if (!reported) {
     // A streamed (over 64 MiB) view is already out: a lost report loses its handle, exit 1.
@@ -1072,6 +1078,10 @@ int Main(int argc, char** argv) {
 }  // namespace caveman
 
 int main(int argc, char** argv) {
+  CAVEMAN_MARK("main");
+#ifdef CAVEMAN_INTERVAL_MARKS
+  std::atexit([] { CAVEMAN_MARK("exit"); });
+#endif
   std::signal(SIGPIPE, SIG_IGN);  // EPIPE becomes a write error (quiet: see FailWrite)
   caveman::internal::TuneProcessAllocator();
   // A standard descriptor closed at start (`<&-`, `>&-`, `2>&-`) must not be taken by the

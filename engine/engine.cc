@@ -20,6 +20,7 @@
 #include "engine/internal/marker_map.h"
 #include "engine/internal/stages.h"
 #include "stream/chunk_buffer.h"
+#include "stream/interval_marks.h"
 #include "stream/spool.h"
 #include "caveman/stream/tokens.h"
 
@@ -120,19 +121,23 @@ Result<std::unique_ptr<Engine::Impl::Run>> Engine::Impl::RunPipeline(ByteSource&
   // Read also warms up detection on the worker when detection will run.
   internal::ReadStage read(*counter_, &run->record, /*warm_detection=*/!forced);
   auto after_read = [&]() -> Result<PassThroughReason> {
+    CAVEMAN_MARK("read");
     internal::Selection selection;
     CAVEMAN_ASSIGN_OR_RETURN(PassThroughReason why, internal::Select(read, config, &selection));
+    CAVEMAN_MARK("select");
     r.content_type = selection.content_type;
     run->compressor = selection.compressor;
     if (why != PassThroughReason::kNone) return why;
     std::unique_ptr<Spool> view;
     CAVEMAN_ASSIGN_OR_RETURN(why, internal::Transform(selection, config, &view, &run->meta));
     if (why != PassThroughReason::kNone) return why;
+    CAVEMAN_MARK("transform");
     const Spool* first_view = view.get();
     CAVEMAN_ASSIGN_OR_RETURN(why, internal::Stabilise(selection, config, &view, &run->meta));
     if (why != PassThroughReason::kNone) return why;
     // The compressor's spans describe its own output over the whole input only.
     if (view.get() != first_view || selection.layered) run->meta.elided.clear();
+    CAVEMAN_MARK("stabilise");
     CAVEMAN_RETURN_IF_ERROR(internal::Rewrap(selection, std::move(view), &run->output));
     CAVEMAN_ASSIGN_OR_RETURN(why, internal::Gate(*run->output, read, *counter_, config.min_savings, &r.tokens_after));
     return why;
@@ -165,6 +170,7 @@ Result<std::unique_ptr<Engine::Impl::Run>> Engine::Impl::RunPipeline(ByteSource&
     }
     return why.status();
   }
+  CAVEMAN_MARK("gate");
   r.tokens_before = read.Finish();
   run->handle = read.handle();
   r.pass_through_reason = *why;
@@ -289,7 +295,9 @@ Result<CompressResult> Engine::Compress(ByteSource& in, const CompressOptions& o
     info.marker_map = r.lossless_to_model.value_or(false)
                           ? internal::SerializeMarkerMap(internal::MarkerMap{true, {}, {}})
                           : internal::MarkerMapBlob(run->original, *run->output, run->meta.elided);
+    CAVEMAN_MARK("marker-map");
     Status s = run->record.Commit(run->handle, info);
+    CAVEMAN_MARK("commit");
     if (!s.ok()) {
       r.error = internal::StoreError(s);
       r.pass_through_reason = PassThroughReason::kStoreFailed;

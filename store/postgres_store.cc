@@ -25,6 +25,7 @@
 #include "store/internal/range_sink.h"
 #include "store/internal/read_sinks.h"
 #include "store/internal/writer_identity.h"
+#include "store/internal/framed_record_writer.h"
 #include "store/internal/zstd_frame.h"
 #include "caveman/store/store.h"
 #include "stream/sha256.h"
@@ -324,30 +325,14 @@ Status Txn(Pg& pg, const char* begin, Fn body) {
 
 class PgStore;
 
-class PgRecordWriter final : public RecordWriter {
+class PgRecordWriter final : public internal::FramedRecordWriter {
  public:
   PgRecordWriter(PgStore* store, std::unique_ptr<internal::FrameEncoder> enc, SpoolOptions spool_options)
-      : store_(store), enc_(std::move(enc)), frame_(std::move(spool_options)) {}
-  Status Append(std::string_view data) override { return Take(data, /*last=*/false); }
-  Status AppendLast(std::string_view data) override { return Take(data, /*last=*/true); }
-  Status EndOfInput() override;
-  Status Commit(const std::string& handle, const RecordInfo& info) override;
-  std::optional<std::string> AppendedHandle() const override { return HandleFromDigest(sha_.Peek()); }
-  void Abandon() override {
-    finished_ = true;
-    enc_.reset();
-    frame_.Clear();
-  }
+      : FramedRecordWriter(std::move(enc), std::move(spool_options)), store_(store) {}
 
  private:
-  Status Take(std::string_view data, bool last);
+  Status Put(const std::string& handle, const RecordInfo& info, const Spool& frame, uint64_t original_bytes) override;
   PgStore* store_;
-  std::unique_ptr<internal::FrameEncoder> enc_;
-  Spool frame_;
-  Sha256 sha_;
-  uint64_t original_bytes_ = 0;
-  bool finished_ = false;
-  bool ended_ = false;  // EndOfInput ended the frame
 };
 
 class StringAppendSink final : public ByteSink {
@@ -485,38 +470,9 @@ Status PgStore::InitSchema() {
 // ---------------------------------------------------------------------------------------
 // Put
 
-Status PgRecordWriter::Take(std::string_view data, bool last) {
-  if (finished_) return Status::Internal("ccr: record writer used after Commit or Abandon");
-  if (ended_) {  // a caller's mistake: the record it meant is not this one
-    Abandon();
-    return Status::Internal("ccr: record writer appended to after EndOfInput");
-  }
-  sha_.Update(data);
-  original_bytes_ += data.size();
-  Status s = last ? enc_->WriteLast(data, frame_) : enc_->Write(data, frame_);
-  if (!s.ok()) Abandon();
-  return s;
-}
-
-Status PgRecordWriter::EndOfInput() {
-  if (finished_) return Status::Internal("ccr: record writer used after Commit or Abandon");
-  if (ended_) return Status::OK();
-  ended_ = true;
-  Status s = enc_->Finish(frame_);
-  if (!s.ok()) Abandon();
-  return s;
-}
-
-Status PgRecordWriter::Commit(const std::string& handle, const RecordInfo& info) {
-  if (finished_) return Status::Internal("ccr: record writer used after Commit or Abandon");
-  Status s = ended_ ? Status::OK() : enc_->Finish(frame_);
-  if (s.ok() && !IsWellFormedHandle(handle)) s = Status::InvalidArgument("ccr: malformed recovery handle: " + handle);
-  if (s.ok() && HandleFromDigest(sha_.Final()) != handle) {
-    s = Status::InvalidArgument("ccr: handle does not match the recorded bytes: " + handle);
-  }
-  if (s.ok()) s = store_->Put(handle, info, frame_, original_bytes_);
-  Abandon();
-  return s;
+Status PgRecordWriter::Put(const std::string& handle, const RecordInfo& info, const Spool& frame,
+                           uint64_t original_bytes) {
+  return store_->Put(handle, info, frame, original_bytes);
 }
 
 Status PgStore::Charge(uint64_t bytes) {

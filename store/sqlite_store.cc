@@ -21,6 +21,7 @@
 #include "store/internal/store_files.h"
 #include "store/internal/timestamp.h"
 #include "store/internal/writer_identity.h"
+#include "store/internal/framed_record_writer.h"
 #include "store/internal/zstd_frame.h"
 #include "caveman/store/store.h"
 #include "stream/sha256.h"
@@ -123,20 +124,29 @@ constexpr char kMigrateV4Sql[] =
     "CREATE INDEX IF NOT EXISTS ledger_at ON ledger (at);"
     "PRAGMA user_version = 4;";
 
-// The bytes counted against the capacity, kept in one row by triggers (issue 19): summing
-// them per commit read every row of `recoveries` — 40 ms of every `compress` on a store of
-// 200,000 records. Not a schema version: a binary of the previous version, which sums the
-// rows itself, can still open a store that has it, and its writes keep the total exact
-// (triggers belong to the database, not to the program). Created by the first writable
-// open that finds it missing; `gc` sets it to the sum again.
+// Size of a record as counted against the capacity (§6.5): the frame plus the metadata;
+// partial records count their frame so far. One expression for every query below.
+#define CAVEMAN_RECORD_BYTES "coalesce(sum(stored_bytes + coalesce(length(metadata), 0)), 0)"
+#define CAVEMAN_USED_BYTES        \
+  "(SELECT " CAVEMAN_RECORD_BYTES \
+  " FROM recoveries)"             \
+  " + (SELECT coalesce(sum(stored_bytes), 0) FROM partials)"
+constexpr char kUsedBytesV1Sql[] = "SELECT " CAVEMAN_RECORD_BYTES " FROM recoveries";  // no partials
+constexpr char kUsedBytesSql[] = "SELECT " CAVEMAN_USED_BYTES;
+
+// The same total kept in one row by triggers (issue 19): summing it per commit read every
+// row of `recoveries` — 40 ms of every `compress` on a store of 200,000 records. Not a schema
+// version: a binary of the previous version, which sums the rows itself, can still open a
+// store that has it, and its writes keep the total exact (triggers belong to the database,
+// not to the program). Created by the first writable open that finds it missing; `gc` sets it
+// to the sum again; a missing row (only a hand edit can cause one) reads as the sum.
 constexpr char kUsageTotalSql[] =
     "CREATE TABLE IF NOT EXISTS usage_total ("
     "  id    INTEGER PRIMARY KEY CHECK (id = 1),"
     "  bytes INTEGER NOT NULL"
     ");"
-    "INSERT OR IGNORE INTO usage_total (id, bytes) VALUES (1,"
-    "  (SELECT coalesce(sum(stored_bytes + coalesce(length(metadata), 0)), 0) FROM recoveries)"
-    "  + (SELECT coalesce(sum(stored_bytes), 0) FROM partials));"  // = kUsedBytesExpr
+    "INSERT OR IGNORE INTO usage_total (id, bytes) VALUES (1, " CAVEMAN_USED_BYTES
+    ");"
     "CREATE TRIGGER IF NOT EXISTS usage_total_record_in AFTER INSERT ON recoveries BEGIN"
     "  UPDATE usage_total SET bytes = bytes + NEW.stored_bytes + coalesce(length(NEW.metadata), 0) WHERE id = 1;"
     " END;"
@@ -157,24 +167,15 @@ constexpr char kUsageTotalSql[] =
     "CREATE TRIGGER IF NOT EXISTS usage_total_partial_change AFTER UPDATE OF stored_bytes ON partials BEGIN"
     "  UPDATE usage_total SET bytes = bytes - OLD.stored_bytes + NEW.stored_bytes WHERE id = 1;"
     " END;";
+// The last trigger of the script above: all of it or none exists (one transaction).
 constexpr char kHasUsageTotalSql[] =
     "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = 'usage_total_partial_change'";
-constexpr char kUsedBytesExpr[] =
-    "(SELECT coalesce(sum(stored_bytes + coalesce(length(metadata), 0)), 0) FROM recoveries)"
-    " + (SELECT coalesce(sum(stored_bytes), 0) FROM partials)";
-// (A missing row, which only a hand edit can cause, falls back to the sum.)
-const std::string kUsageTotalReadSql =
-    std::string("SELECT coalesce((SELECT bytes FROM usage_total WHERE id = 1), ") + kUsedBytesExpr + ")";
-const std::string kUsageTotalResetSql =
-    std::string("INSERT OR REPLACE INTO usage_total (id, bytes) VALUES (1, ") + kUsedBytesExpr + ")";
-
-// Size of a record as counted against the capacity (§6.5); partial records count too: the
-// sum the total above keeps (and what a store without it, opened read-only, reports).
-constexpr char kUsedBytesV1Sql[] =
-    "SELECT coalesce(sum(stored_bytes + coalesce(length(metadata), 0)), 0) FROM recoveries";
-constexpr char kUsedBytesSql[] =
-    "SELECT (SELECT coalesce(sum(stored_bytes + coalesce(length(metadata), 0)), 0) FROM recoveries)"
-    " + (SELECT coalesce(sum(stored_bytes), 0) FROM partials)";
+constexpr char kUsageTotalReadSql[] =
+    "SELECT coalesce((SELECT bytes FROM usage_total WHERE id = 1), " CAVEMAN_USED_BYTES ")";
+constexpr char kUsageTotalResetSql[] =
+    "INSERT OR REPLACE INTO usage_total (id, bytes) VALUES (1, " CAVEMAN_USED_BYTES ")";
+#undef CAVEMAN_USED_BYTES
+#undef CAVEMAN_RECORD_BYTES
 
 Status NotFound() { return Status::NotFound(internal::kNotFoundMessage); }
 Status Corrupt() { return Status::Corruption(internal::kCorruptMessage); }
@@ -218,31 +219,14 @@ class TxnGuard {
 
 class SqliteStore;
 
-class SqliteRecordWriter final : public RecordWriter {
+class SqliteRecordWriter final : public internal::FramedRecordWriter {
  public:
   SqliteRecordWriter(SqliteStore* store, std::unique_ptr<internal::FrameEncoder> enc, SpoolOptions spool_options)
-      : store_(store), enc_(std::move(enc)), frame_(std::move(spool_options)) {}
-
-  Status Append(std::string_view data) override { return Take(data, /*last=*/false); }
-  Status AppendLast(std::string_view data) override { return Take(data, /*last=*/true); }
-  Status EndOfInput() override;
-  Status Commit(const std::string& handle, const RecordInfo& info) override;
-  std::optional<std::string> AppendedHandle() const override { return HandleFromDigest(sha_.Peek()); }
-  void Abandon() override {
-    finished_ = true;
-    enc_.reset();
-    frame_.Clear();
-  }
+      : FramedRecordWriter(std::move(enc), std::move(spool_options)), store_(store) {}
 
  private:
-  Status Take(std::string_view data, bool last);
+  Status Put(const std::string& handle, const RecordInfo& info, const Spool& frame, uint64_t original_bytes) override;
   SqliteStore* store_;
-  std::unique_ptr<internal::FrameEncoder> enc_;
-  Spool frame_;
-  Sha256 sha_;
-  uint64_t original_bytes_ = 0;
-  bool finished_ = false;
-  bool ended_ = false;  // EndOfInput ended the frame
 };
 
 // Appends to a std::string (the frame bytes not yet in chunk rows).
@@ -364,42 +348,9 @@ constexpr const char* kReadOnlyMessage = "recovery store is read-only (no write 
 // ---------------------------------------------------------------------------------------
 // Writer
 
-Status SqliteRecordWriter::Take(std::string_view data, bool last) {
-  if (finished_) return Status::Internal("ccr: record writer used after Commit or Abandon");
-  if (ended_) {  // a caller's mistake: the record it meant is not this one
-    Abandon();
-    return Status::Internal("ccr: record writer appended to after EndOfInput");
-  }
-  sha_.Update(data);
-  original_bytes_ += data.size();
-  Status s = last ? enc_->WriteLast(data, frame_) : enc_->Write(data, frame_);
-  if (!s.ok()) Abandon();
-  return s;
-}
-
-Status SqliteRecordWriter::EndOfInput() {
-  if (finished_) return Status::Internal("ccr: record writer used after Commit or Abandon");
-  if (ended_) return Status::OK();
-  ended_ = true;
-  Status s = enc_->Finish(frame_);
-  if (!s.ok()) Abandon();
-  return s;
-}
-
-Status SqliteRecordWriter::Commit(const std::string& handle, const RecordInfo& info) {
-  if (finished_) return Status::Internal("ccr: record writer used after Commit or Abandon");
-  Status s = ended_ ? Status::OK() : enc_->Finish(frame_);
-  if (s.ok() && !IsWellFormedHandle(handle)) {
-    s = Status::InvalidArgument("ccr: malformed recovery handle: " + handle);
-  }
-  // A record stored under the wrong handle could never be verified on Get, so a lossy
-  // result pointing at it would be unrecoverable: refuse it here instead.
-  if (s.ok() && HandleFromDigest(sha_.Final()) != handle) {
-    s = Status::InvalidArgument("ccr: handle does not match the recorded bytes: " + handle);
-  }
-  if (s.ok()) s = store_->Put(handle, info, frame_, original_bytes_);
-  Abandon();
-  return s;
+Status SqliteRecordWriter::Put(const std::string& handle, const RecordInfo& info, const Spool& frame,
+                               uint64_t original_bytes) {
+  return store_->Put(handle, info, frame, original_bytes);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -522,7 +473,7 @@ Result<std::unique_ptr<RecordWriter>> SqliteStore::BeginRecord() {
 // Put
 
 Result<uint64_t> SqliteStore::UsedBytes() {
-  CAVEMAN_ASSIGN_OR_RETURN(int64_t used, db_->QueryInt(usage_total_ ? kUsageTotalReadSql.c_str()
+  CAVEMAN_ASSIGN_OR_RETURN(int64_t used, db_->QueryInt(usage_total_ ? kUsageTotalReadSql
                                                        : v2_        ? kUsedBytesSql
                                                                     : kUsedBytesV1Sql));
   return FromSqlInt(used);

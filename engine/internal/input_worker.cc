@@ -134,6 +134,22 @@ void InputWorker::Run() {
   cv_.notify_all();
 }
 
+// The warm-up readies detection while the reading thread is still busy, and comes after the
+// first chunk's count: when the input has been read to its end by then (one chunk, or a small
+// input), that thread is detecting and loads the patterns itself, and warming up would only
+// delay the count it waits for (issue 19).
+void InputWorker::WarmUpWhileStillReading() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (complete_) return;
+  }
+  warmed_up_ = true;
+  try {
+    (void)DetectBody("caveman: warm up the detection patterns\n");
+  } catch (const std::bad_alloc&) {  // only a warm-up: detection compiles on demand
+  }
+}
+
 bool InputWorker::RunSegments() {
   const Spool* original = nullptr;
   std::string_view whole;
@@ -155,24 +171,7 @@ bool InputWorker::RunSegments() {
       queue_.pop_front();
     }
     Process(chunk);
-    // The warm-up readies detection while the reading thread is still busy, and comes after
-    // the first chunk's count: when the input has been read to its end by then (one chunk, or
-    // a small input), that thread is detecting and loads the patterns itself, and warming up
-    // would only delay the count it waits for (issue 19).
-    if (first && warm_detection_ && !LooksLikeJson(chunk)) {
-      bool read_to_end;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        read_to_end = complete_;
-      }
-      if (!read_to_end) {
-        warmed_up_ = true;
-        try {
-          (void)DetectBody("caveman: warm up the detection patterns\n");
-        } catch (const std::bad_alloc&) {  // only a warm-up: detection compiles on demand
-        }
-      }
-    }
+    if (first && warm_detection_ && !LooksLikeJson(chunk)) WarmUpWhileStillReading();
     first = false;
     std::lock_guard<std::mutex> lock(mu_);
     free_.push_back(std::move(chunk));

@@ -107,6 +107,8 @@ class InputWorker {
   void Run();
   // False when cancelled before every byte reached the record writer.
   bool RunSegments();
+  // After the first chunk: compiles detection's patterns unless the input is complete.
+  void WarmUpWhileStillReading();
   // Segment starts for [from, size): `from`, then the last safe cut in a window after every
   // kSegmentBytes, then size.
   std::vector<uint64_t> SegmentStarts(const Spool& spool, uint64_t from) const;
