@@ -54,6 +54,14 @@ def quoted_words(lo, hi):
     return gen
 
 
+def symbol_runs(rng, n):
+    """Runs of 100..3000 of one of - = * / # between single '=' (one long piece)."""
+    out = bytearray()
+    while len(out) < n:
+        out += rng.choice(b"-=*/#").to_bytes(1, "big") * rng.randint(100, 3000) + b"="
+    return bytes(out[:n])
+
+
 def latin1_words(rng, n):
     """Words with Latin-1 bytes for é and ï (ill-formed UTF-8), space separated."""
     words = [b"caf\xe9", b"na\xefve", b"r\xe9sum\xe9", b"d\xe9j\xe0", b"plain", b"words"]
@@ -98,6 +106,11 @@ KINDS = {
     "dots": repeat(b"."),
     "crlf": repeat(b"\r\n"),
     "lat1enc": latin1_words,
+    "dashes": repeat(b"-"),
+    "equals": repeat(b"="),
+    "stars": repeat(b"*"),
+    "tabs": repeat(b"\t"),
+    "symruns": symbol_runs,
 }
 
 

@@ -1,6 +1,7 @@
 #include "stream/internal/o200k.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -46,6 +47,10 @@ std::atomic<size_t> g_long_piece{kO200kLongPiece};
 constexpr size_t kKeepTokens = 1 << 14;
 std::atomic<size_t> g_backtrack_keep{kKeepTokens};
 std::atomic<uint64_t> g_backtrack_retries{0};
+std::atomic<uint64_t> g_run_token_steps{0};  // tokens taken first as a run's token (tests)
+// Tests make the run's token another token of its byte (see SetO200kRunTokenForTest): mostly
+// wrong, so the search has to go back over frames that came first as a run's token.
+std::atomic<int> g_run_token_choice{0};
 std::atomic<bool> g_spine_check{true};
 // Pair checks of two tokens of up to 2 bytes are remembered in a table
 // (PrefixIndex::short_pairs); tests switch it off.
@@ -875,6 +880,10 @@ struct O200kTokenizer::Vocabulary {
   // Memory: the tokens not yet reported (at most 2 × keep) and one bit per position. Parts
   // more than `keep` tokens behind are reported; if the search has to go back past them it
   // returns false (only possible with keep < SIZE_MAX).
+  // The reach of a frame whose token came first as a run's token (no trie walk there): no
+  // string is ruled out by length in the pair check, and going back to it walks the trie.
+  static constexpr uint32_t kUnknownReach = UINT32_MAX;
+
   template <class PartFn>
   bool MergeBacktrack(const uint8_t* p, size_t n, size_t keep, PartFn& part) const {
     const PrefixIndex& ix = Index();
@@ -901,7 +910,50 @@ struct O200kTokenizer::Vocabulary {
     size_t i = 0;
     uint32_t reach = 0;     // of position i
     uint64_t top_info = 0;  // Info of stack[depth - 1].token (when depth > 0)
-    uint32_t cand = LongestPrefixToken(ix, p, n, &reach);
+    // Pushes f and reports the frames more than `keep` behind once more than `limit` wait.
+    auto push = [&](const Frame& f) __attribute__((always_inline)) {
+      if (depth == stack.size()) stack.resize(2 * depth);
+      stack[depth++] = f;
+      if (depth - reported > limit) {
+        for (const size_t upto = depth - keep; reported < upto; ++reported) report(stack[reported]);
+        if (reported > 4 * keep) {  // drop reported frames but the last (the previous token)
+          std::copy(stack.begin() + static_cast<std::ptrdiff_t>(reported - 1),
+                    stack.begin() + static_cast<std::ptrdiff_t>(depth), stack.begin());
+          depth -= reported - 1;
+          reported = 1;
+        }
+      }
+    };
+    // Inside a long run of one byte, the token such runs merge into comes first (see
+    // RunToken): steps from i as long as it fits. (The first test, nine equal bytes, is all
+    // that random text pays.)
+    RunSpan run;
+    uint64_t run_steps = 0;
+    auto count_run_steps = [&] {
+      if (run_steps != 0) g_run_token_steps.fetch_add(run_steps, std::memory_order_relaxed);
+    };
+    auto step_through_run = [&]() __attribute__((always_inline)) {
+      while (true) {
+        const uint32_t t = run.TokenAt(*this, ix, p, n, i);
+        if (t == kNoRank) break;
+        const size_t end = i + ix.Length(t);  // (< n: the run goes on past it)
+        if (is_dead(end)) break;
+        const uint64_t info = Info(ix, t);
+        scratch.NewPosition();
+        if (depth > 0 && !Compatible(ix, scratch, p, stack[depth - 1].begin, stack[depth - 1].token, top_info,
+                                     stack[depth - 1].reach, static_cast<uint32_t>(i), t, info,
+                                     static_cast<uint32_t>(end), spines)) {
+          break;
+        }
+        push(Frame{static_cast<uint32_t>(i), t, kUnknownReach});
+        top_info = info;
+        i = end;
+        ++run_steps;
+      }
+    };
+    auto maybe_run = [&] { return i + kRunMin <= n && Load64(p + i) == Load64(p + i + 1); };
+    if (maybe_run()) step_through_run();
+    uint32_t cand = LongestPrefixToken(ix, p + i, n - i, &reach);
     while (true) {
       size_t end = 0;
       uint64_t info = 0;
@@ -919,33 +971,35 @@ struct O200kTokenizer::Vocabulary {
         }
       }
       if (cand != kNoRank) {
-        if (depth == stack.size()) stack.resize(2 * depth);
-        stack[depth++] = Frame{static_cast<uint32_t>(i), cand, reach};
+        push(Frame{static_cast<uint32_t>(i), cand, reach});
         top_info = info;
         i = end;
         if (i == n) break;
-        if (depth - reported > limit) {
-          for (const size_t upto = depth - keep; reported < upto; ++reported) report(stack[reported]);
-          if (reported > 4 * keep) {  // drop reported frames but the last (the previous token)
-            std::copy(stack.begin() + static_cast<std::ptrdiff_t>(reported - 1),
-                      stack.begin() + static_cast<std::ptrdiff_t>(depth), stack.begin());
-            depth -= reported - 1;
-            reported = 1;
-          }
+        if (maybe_run()) [[unlikely]] {
+          step_through_run();
         }
         cand = LongestPrefixToken(ix, p + i, n - i, &reach);
         continue;
       }
-      // Nothing fits at i: i is dead; retry the previous token's next shorter alternative.
+      // Nothing fits at i: i is dead; retry the previous token's next shorter alternative
+      // (all of them when it came first as a run's token).
       dead[i >> 6] |= uint64_t{1} << (i & 63);
-      if (depth == reported) return false;  // (empty stack: impossible, see above)
+      if (depth == reported) {  // (empty stack: impossible, see above)
+        count_run_steps();
+        return false;
+      }
       const Frame top = stack[--depth];
       if (depth > 0) top_info = Info(ix, stack[depth - 1].token);
       i = top.begin;
-      reach = top.reach;
-      cand = ix.tokens[top.token].shorter;
+      if (top.reach == kUnknownReach) {
+        cand = LongestPrefixToken(ix, p + i, n - i, &reach);  // (top.token's end is dead now)
+      } else {
+        reach = top.reach;
+        cand = ix.tokens[top.token].shorter;
+      }
     }
     for (; reported < depth; ++reported) report(stack[reported]);
+    count_run_steps();
     return true;
   }
 
@@ -995,6 +1049,67 @@ struct O200kTokenizer::Vocabulary {
     };
     std::unique_ptr<uint8_t[], Free> short_pairs;
   };
+
+  // Long runs of one byte ('-' × 4096 is one piece): trying the token the run merges into
+  // first (RunToken) steps through it a token at a time, where longest-first entered nearly
+  // every position of the run (its long tokens are compatible with their neighbours but lead
+  // nowhere; 700 ns per byte of '-'). Only the order of the candidates changes, which the
+  // search does not depend on (see below).
+  static constexpr size_t kRunMin = 16;  // shorter runs keep the plain order
+  // The maximal run of one byte around the last position asked about.
+  struct RunSpan {
+    size_t begin = 0, end = 0;  // p[begin, end) is one byte repeated (empty at first)
+    uint32_t token = kNoRank;   // RunToken of that byte
+    size_t room = SIZE_MAX;     // bytes the run must still have at a position: two tokens
+    // The run's token if position `at` lies in a run of at least kRunMin bytes that goes on
+    // for two of its tokens from `at`; else kNoRank.
+    uint32_t TokenAt(const Vocabulary& v, const PrefixIndex& ix, const uint8_t* p, size_t n, size_t at) {
+      if (at < begin || at >= end) {
+        if (at + kRunMin > n) return kNoRank;
+        const uint64_t same = uint64_t{p[at]} * 0x0101010101010101ULL;
+        if (Load64(p + at) != same || Load64(p + at + 8) != same) return kNoRank;
+        const uint8_t c = p[at];
+        for (begin = at; begin > 0 && p[begin - 1] == c;) --begin;
+        for (end = at + kRunMin; end < n && p[end] == c;) ++end;
+        token = v.RunToken(ix, c);
+        room = token == kNoRank ? SIZE_MAX : 2 * size_t{ix.Length(token)};
+      }
+      return end - at >= room ? token : kNoRank;
+    }
+  };
+
+  // The token a long run of byte c merges into: the first token of the merge of c repeated
+  // 4 × max_len times when the second is the same (then the two are compatible); kNoRank when
+  // there is none, or for c >= 0x80 (never a run in well-formed text). Remembered per byte.
+  uint32_t RunToken(const PrefixIndex& ix, uint8_t c) const {
+    if (const int choice = g_run_token_choice.load(std::memory_order_relaxed); choice != 0) {
+      const std::string run(choice == 1 ? max_len : 2, static_cast<char>(c));
+      uint32_t reach = 0;
+      return LongestPrefixToken(ix, reinterpret_cast<const uint8_t*>(run.data()), run.size(), &reach);
+    }
+    uint32_t v = run_tokens[c].load(std::memory_order_relaxed);
+    if (v == 0) {
+      v = ComputeRunToken(ix, c);
+      run_tokens[c].store(v, std::memory_order_relaxed);  // racing threads store the same
+    }
+    return v == kNoRank ? kNoRank : v - 1;
+  }
+  __attribute__((noinline)) uint32_t ComputeRunToken(const PrefixIndex& ix, uint8_t c) const {
+    if (c >= 0x80) return kNoRank;
+    const std::string run(4 * max_len, static_cast<char>(c));
+    const auto* r = reinterpret_cast<const uint8_t*>(run.data());
+    uint32_t first[2] = {0, 0};  // lengths of the first two parts
+    size_t parts = 0;
+    auto part = [&](uint32_t b, uint32_t e) {
+      if (parts < 2) first[parts] = e - b;
+      ++parts;
+    };
+    MergeLarge(r, run.size(), part);
+    if (parts < 2 || first[0] != first[1]) return kNoRank;
+    const uint32_t rank = Rank(r, first[0]);
+    if (rank == kNoRank) return kNoRank;
+    return ix.token_of_rank[rank] + 1;
+  }
 
   // Info(ix, token): what the merge of the token's own bytes gives. kSelfMerging: one token;
   // kWalkable: also a merge run whose ranks never decrease (every o200k token of up to 64
@@ -1437,6 +1552,9 @@ struct O200kTokenizer::Vocabulary {
   mutable std::unique_ptr<PrefixIndex> index;
   mutable std::atomic<bool> index_built{false};
   mutable std::atomic<uint64_t> medium_heap_bytes{0};
+  // RunToken per byte: 0 unknown, kNoRank none, else the token (an index into the prefix
+  // index's tokens) + 1.
+  mutable std::array<std::atomic<uint32_t>, 256> run_tokens{};
 
   // Merging with a stack array, quadratic in the number of parts: false, before any call of
   // `part`, when p[0, n) starts as more than kSmallPiece parts. Parts start as single bytes,
@@ -2353,6 +2471,8 @@ void SetO200kBacktrackMergeForTest(bool on) { g_backtrack_merge.store(on); }
 void SetO200kLongPieceForTest(size_t bytes) { g_long_piece.store(bytes); }
 void SetO200kBacktrackKeepForTest(size_t tokens) { g_backtrack_keep.store(tokens == 0 ? kKeepTokens : tokens); }
 uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
+uint64_t O200kRunTokenStepsForTest() { return g_run_token_steps.load(); }
+void SetO200kRunTokenForTest(int choice) { g_run_token_choice.store(choice); }
 void SetO200kSpineCheckForTest(bool on) { g_spine_check.store(on); }
 void SetO200kShortPairsForTest(bool on) { g_short_pairs.store(on); }
 void SetO200kPairCutsForTest(bool on) { g_pair_cuts.store(on); }

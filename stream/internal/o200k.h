@@ -102,6 +102,14 @@ void SetO200kLongPieceForTest(size_t bytes);
 void SetO200kBacktrackKeepForTest(size_t tokens);
 // Tests only: how many long pieces needed that second pass since the process started.
 uint64_t O200kBacktrackRetriesForTest();
+// Tests only: how many tokens the backtracking encoder tried first, and took, as the token a
+// long run of one byte merges into, since the process started.
+uint64_t O200kRunTokenStepsForTest();
+// Tests only: which token the encoder takes first inside a long run of one byte: 0 the one
+// such runs merge into (the default), 1 the longest token of that byte, 2 the token of two
+// such bytes if there is one (else the byte). 1 and 2 are mostly wrong, so the encoder has
+// to go back over them.
+void SetO200kRunTokenForTest(int choice);
 // Tests only. false makes the backtracking encoder check every pair by merging its bytes
 // instead of walking the merge-tree spines (the reference for that walk); default true.
 void SetO200kSpineCheckForTest(bool on);
