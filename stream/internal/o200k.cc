@@ -932,13 +932,42 @@ struct O200kTokenizer::Vocabulary {
     auto count_run_steps = [&] {
       if (run_steps != 0) g_run_token_steps.fetch_add(run_steps, std::memory_order_relaxed);
     };
+    // A run that begins a few bytes after i (p[i] differs): the bytes before it often join
+    // its first block, after taking up to a few of its bytes themselves (' ' + '-' × 200
+    // merges as ' ' + '-' × 64, '-' × 64, '-' × 72; ' ' + '=' × 250 as ' ' + '=' × 65, ...;
+    // ' ' + '/' × 250 as ' ' + '/' × 66, ...). So the token from i that comes first is the
+    // longest that ends at most kRunLead bytes past a (nonzero) multiple of the run's token
+    // from the run's first byte, or at that byte, and the run's tokens follow from there.
+    auto enter_run = [&]() __attribute__((noinline))->uint32_t {
+      const uint8_t c = p[i + 8];
+      size_t b = i + 8;  // the run's first byte
+      while (p[b - 1] == c) --b;
+      run.Find(*this, ix, p, n, b, b);
+      if (run.token == kNoRank) return kNoRank;
+      uint32_t reach_i = 0;
+      for (uint32_t t = LongestPrefixToken(ix, p + i, n - i, &reach_i); t != kNoRank; t = ix.tokens[t].shorter) {
+        const size_t e = i + ix.Length(t);
+        if (e < b) break;
+        if (e == b || (e - b >= run.length && (e - b) % run.length <= kRunLead)) {
+          run.origin = b + (e - b) % run.length;
+          return t;
+        }
+      }
+      return kNoRank;
+    };
+    // The token tried first at i: the run's, or the one into a run; kNoRank if none.
+    auto preferred = [&]() __attribute__((always_inline))->uint32_t {
+      if (i + kRunMin + 8 > n || Load64(p + i + 8) != Load64(p + i + 9)) return kNoRank;
+      return p[i] == p[i + 8] ? run.TokenAt(*this, ix, p, n, i) : enter_run();
+    };
     auto step_through_run = [&]() __attribute__((always_inline)) {
       while (true) {
-        const uint32_t t = run.TokenAt(*this, ix, p, n, i);
+        const uint32_t t = preferred();
         if (t == kNoRank) break;
-        const size_t end = i + ix.Length(t);  // (< n: the run goes on past it)
-        if (is_dead(end)) break;
+        const size_t end = i + ix.Length(t);
+        if (end >= n || is_dead(end)) break;  // (a run's token never ends the piece)
         const uint64_t info = Info(ix, t);
+        if ((info & kSelfMerging) == 0) break;
         scratch.NewPosition();
         if (depth > 0 && !Compatible(ix, scratch, p, stack[depth - 1].begin, stack[depth - 1].token, top_info,
                                      stack[depth - 1].reach, static_cast<uint32_t>(i), t, info,
@@ -951,7 +980,8 @@ struct O200kTokenizer::Vocabulary {
         ++run_steps;
       }
     };
-    auto maybe_run = [&] { return i + kRunMin <= n && Load64(p + i) == Load64(p + i + 1); };
+    // (Random text pays one test per position: nine equal bytes 8 bytes on.)
+    auto maybe_run = [&] { return i + kRunMin + 8 <= n && Load64(p + i + 8) == Load64(p + i + 9); };
     if (maybe_run()) step_through_run();
     uint32_t cand = LongestPrefixToken(ix, p + i, n - i, &reach);
     while (true) {
@@ -1056,25 +1086,37 @@ struct O200kTokenizer::Vocabulary {
   // nowhere; 700 ns per byte of '-'). Only the order of the candidates changes, which the
   // search does not depend on (see below).
   static constexpr size_t kRunMin = 16;  // shorter runs keep the plain order
+  static constexpr size_t kRunLead = 3;  // see enter_run in MergeBacktrack
   // The maximal run of one byte around the last position asked about.
   struct RunSpan {
     size_t begin = 0, end = 0;  // p[begin, end) is one byte repeated (empty at first)
     uint32_t token = kNoRank;   // RunToken of that byte
-    size_t room = SIZE_MAX;     // bytes the run must still have at a position: two tokens
-    // The run's token if position `at` lies in a run of at least kRunMin bytes that goes on
-    // for two of its tokens from `at`; else kNoRank.
+    size_t length = 1;          // the token's
+    size_t room = SIZE_MAX;     // bytes the run must still have at a position: a token and one
+    size_t origin = 0;          // the token is tried at origin + k × length only
+    // The run's token if position `at` lies in a run of at least kRunMin bytes, at a
+    // multiple of the token's length from the origin, and the run goes on for two tokens
+    // from `at`; else kNoRank.
     uint32_t TokenAt(const Vocabulary& v, const PrefixIndex& ix, const uint8_t* p, size_t n, size_t at) {
       if (at < begin || at >= end) {
         if (at + kRunMin > n) return kNoRank;
         const uint64_t same = uint64_t{p[at]} * 0x0101010101010101ULL;
         if (Load64(p + at) != same || Load64(p + at + 8) != same) return kNoRank;
-        const uint8_t c = p[at];
-        for (begin = at; begin > 0 && p[begin - 1] == c;) --begin;
-        for (end = at + kRunMin; end < n && p[end] == c;) ++end;
-        token = v.RunToken(ix, c);
-        room = token == kNoRank ? SIZE_MAX : 2 * size_t{ix.Length(token)};
+        size_t b = at;
+        while (b > 0 && p[b - 1] == p[at]) --b;
+        Find(v, ix, p, n, b, b);
       }
-      return end - at >= room ? token : kNoRank;
+      return end - at >= room && at >= origin && (at - origin) % length == 0 ? token : kNoRank;
+    }
+    // The run that starts at b, its origin at `from` (no token if it is shorter than kRunMin).
+    void Find(const Vocabulary& v, const PrefixIndex& ix, const uint8_t* p, size_t n, size_t b, size_t from) {
+      const uint8_t c = p[b];
+      begin = b;
+      for (end = b + 1; end < n && p[end] == c;) ++end;
+      token = end - begin >= kRunMin ? v.RunToken(ix, c) : kNoRank;
+      length = token == kNoRank ? 1 : ix.Length(token);
+      room = token == kNoRank ? SIZE_MAX : length + 1;
+      origin = from;
     }
   };
 
