@@ -62,6 +62,19 @@ def symbol_runs(rng, n):
     return bytes(out[:n])
 
 
+def rule_lines(rng, n):
+    """Lines of 65..400 of one of - = * # ~ _ after a comment lead, ending in a newline or ' x '."""
+    out = []
+    size = 0
+    while size < n:
+        length = rng.randint(65, 400)
+        c = rng.choice("-=*#~_")
+        line = rng.choice(["// ", "# ", " ", "* ", "-- "]) + c * length + rng.choice(["\n", " x ", "\n\n"])
+        out.append(line)
+        size += len(line)
+    return "".join(out).encode()[:n]
+
+
 def latin1_words(rng, n):
     """Words with Latin-1 bytes for é and ï (ill-formed UTF-8), space separated."""
     words = [b"caf\xe9", b"na\xefve", b"r\xe9sum\xe9", b"d\xe9j\xe0", b"plain", b"words"]
@@ -111,6 +124,11 @@ KINDS = {
     "stars": repeat(b"*"),
     "tabs": repeat(b"\t"),
     "symruns": symbol_runs,
+    "spdash140": repeat(b"-" * 140 + b" x "),
+    "spdash200": repeat(b"-" * 200 + b" x "),
+    "speq250": repeat(b"=" * 250 + b" x "),
+    "spslash250": repeat(b"/" * 250 + b" x "),
+    "rules": rule_lines,
 }
 
 
