@@ -938,7 +938,8 @@ struct O200kTokenizer::Vocabulary {
     // ' ' + '/' × 250 as ' ' + '/' × 66, ...). So the token from i that comes first is the
     // longest that ends at most kRunLead bytes past a (nonzero) multiple of the run's token
     // from the run's first byte, or at that byte, and the run's tokens follow from there.
-    auto enter_run = [&]() __attribute__((noinline))->uint32_t {
+    // (Not inlined, and given i by value: no loop variable of the search has its address taken.)
+    auto enter_run = [ this, &ix, &run, p, n ](const size_t i) __attribute__((noinline))->uint32_t {
       const uint8_t c = p[i + 8];
       size_t b = i + 8;  // the run's first byte
       while (p[b - 1] == c) --b;
@@ -958,7 +959,7 @@ struct O200kTokenizer::Vocabulary {
     // The token tried first at i: the run's, or the one into a run; kNoRank if none.
     auto preferred = [&]() __attribute__((always_inline))->uint32_t {
       if (i + kRunMin + 8 > n || Load64(p + i + 8) != Load64(p + i + 9)) return kNoRank;
-      return p[i] == p[i + 8] ? run.TokenAt(*this, ix, p, n, i) : enter_run();
+      return p[i] == p[i + 8] ? run.TokenAt(*this, ix, p, n, i) : enter_run(i);
     };
     auto step_through_run = [&]() __attribute__((always_inline)) {
       while (true) {
