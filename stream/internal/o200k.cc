@@ -925,8 +925,7 @@ struct O200kTokenizer::Vocabulary {
       }
     };
     // Inside a long run of one byte, the token such runs merge into comes first (see
-    // RunToken): steps from i as long as it fits. (The first test, nine equal bytes, is all
-    // that random text pays.)
+    // RunToken): step_through_run steps from i as long as it fits.
     RunSpan run;
     uint64_t run_steps = 0;
     auto count_run_steps = [&] {
@@ -981,7 +980,6 @@ struct O200kTokenizer::Vocabulary {
         ++run_steps;
       }
     };
-    // (Random text pays one test per position: nine equal bytes 8 bytes on.)
     // Positions [quiet_from, quiet_until) have no nine equal bytes 8 bytes on (found 57 at a
     // time by NextRunWindow): two compares per position is what random text pays.
     size_t quiet_from = 0, quiet_until = 0;
@@ -1132,11 +1130,10 @@ struct O200kTokenizer::Vocabulary {
     size_t begin = 0, end = 0;  // p[begin, end) is one byte repeated (empty at first)
     uint32_t token = kNoRank;   // RunToken of that byte
     size_t length = 1;          // the token's
-    size_t room = SIZE_MAX;     // bytes the run must still have at a position: a token and one
     size_t origin = 0;          // the token is tried at origin + k × length only
-    // The run's token if position `at` lies in a run of at least kRunMin bytes, at a
-    // multiple of the token's length from the origin, and the run goes on for two tokens
-    // from `at`; else kNoRank.
+    // The run's token if position `at` lies in a run of at least kRunMin bytes (and at least
+    // kRunMin from `at`), at a multiple of the token's length from the origin, and the run
+    // goes on for the token and one byte more; else kNoRank.
     uint32_t TokenAt(const Vocabulary& v, const PrefixIndex& ix, const uint8_t* p, size_t n, size_t at) {
       if (at < begin || at >= end) {
         if (at + kRunMin > n) return kNoRank;
@@ -1146,7 +1143,8 @@ struct O200kTokenizer::Vocabulary {
         while (b > 0 && p[b - 1] == p[at]) --b;
         Find(v, ix, p, n, b, b);
       }
-      return end - at >= room && at >= origin && (at - origin) % length == 0 ? token : kNoRank;
+      const bool fits = token != kNoRank && end - at > length && at >= origin && (at - origin) % length == 0;
+      return fits ? token : kNoRank;
     }
     // The run that starts at b, its origin at `from` (no token if it is shorter than kRunMin).
     void Find(const Vocabulary& v, const PrefixIndex& ix, const uint8_t* p, size_t n, size_t b, size_t from) {
@@ -1155,7 +1153,6 @@ struct O200kTokenizer::Vocabulary {
       for (end = b + 1; end < n && p[end] == c;) ++end;
       token = end - begin >= kRunMin ? v.RunToken(ix, c) : kNoRank;
       length = token == kNoRank ? 1 : ix.Length(token);
-      room = token == kNoRank ? SIZE_MAX : length + 1;
       origin = from;
     }
   };
