@@ -79,8 +79,28 @@ constexpr char kCreateSchemaSql[] =
     "CREATE TABLE IF NOT EXISTS chunks ("
     "  handle TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,"
     "  PRIMARY KEY (handle, seq)"
-    ") WITHOUT ROWID;"
+    ");"
     "PRAGMA user_version = 1;";
+
+// Chunk rows live in a rowid table with a (handle, seq) index (docs/DECISIONS.md, "Chunk rows
+// in a rowid table"). Stores made before kept them WITHOUT ROWID, as the spec's recommended
+// schema (§6.4) has it: a b-tree keyed by the rows themselves, so every insert compared its
+// key with whole neighbouring rows of up to 1 MiB (SQLite reads a row's overflow pages to
+// compare keys), and interior pages held copies of whole rows. Same columns, same key, same
+// statements: not a schema version, and older binaries work on either layout.
+constexpr char kOldChunkLayoutSql[] =
+    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'chunks' AND sql LIKE '%WITHOUT ROWID%'";
+constexpr char kChunkLayoutMigrationSql[] =
+    "ALTER TABLE chunks RENAME TO chunks_without_rowid;"
+    "CREATE TABLE chunks ("
+    "  handle TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,"
+    "  PRIMARY KEY (handle, seq)"
+    ");"
+    "INSERT INTO chunks (handle, seq, data) SELECT handle, seq, data FROM chunks_without_rowid ORDER BY handle, seq;"
+    "DROP TABLE chunks_without_rowid;";
+// A writable open moves the rows of a store of up to this many stored bytes (≈ 0.1 s); `gc`
+// moves any store's.
+constexpr uint64_t kChunkLayoutMigrationAtOpenBytes = uint64_t{32} << 20;
 
 // Version 2 (follow mode): partial records written while their original still arrives. A
 // finalised stream record keeps its chunk rows under the partial id (chunk_key), so turning
@@ -318,6 +338,10 @@ class SqliteStore final : public RecoveryStore {
   static Result<std::unique_ptr<SqliteStore>> OpenReadOnly(const StoreOptions& options);
 
   Status InitSchema();
+  // Moves the rows of a store with the old chunk layout (kOldChunkLayoutSql) into the rowid
+  // table, in one transaction, if it stores at most `limit` bytes. Best effort: busy, full or
+  // failing, the store keeps its layout (every statement works on both) for a later try.
+  void MigrateChunkLayout(uint64_t limit);
   Status PutOnce(const std::string& handle, const RecordInfo& info, const Spool& frame, uint64_t original_bytes);
   // §6.5 for an existing record: refreshes it and returns true; false when there is none.
   // REQUIRES: inside a write transaction; `used` = UsedBytes().
@@ -388,6 +412,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const StoreOptions& optio
     s = store->db_->Exec("PRAGMA max_page_count=" + std::to_string(options.max_page_count));
   }
   if (s.ok() && !memory) s = internal::SecureCompanions(path, /*fix_modes=*/!options.read_only);
+  if (s.ok() && !options.read_only) store->MigrateChunkLayout(kChunkLayoutMigrationAtOpenBytes);
   if (!s.ok()) {
     if (!memory && !internal::DbIsWritable(path)) {
       store.reset();
@@ -434,7 +459,7 @@ Status SqliteStore::InitSchema() {
   // Only meaningful before the first table exists; a no-op on an existing database. It must
   // precede the switch to WAL, which writes the database header.
   CAVEMAN_RETURN_IF_ERROR(db_->Exec("PRAGMA page_size=" + std::to_string(kPageSize)));
-  return RetryBusy(*db_, kSchemaRetryLimit, [&]() -> Status {
+  CAVEMAN_RETURN_IF_ERROR(RetryBusy(*db_, kSchemaRetryLimit, [&]() -> Status {
     TxnGuard guard(*db_);
     if (!memory_) {
       CAVEMAN_ASSIGN_OR_RETURN(std::string mode, db_->QueryText("PRAGMA journal_mode=WAL"));
@@ -460,7 +485,21 @@ Status SqliteStore::InitSchema() {
     CAVEMAN_RETURN_IF_ERROR(db_->Exec("COMMIT"));
     usage_total_ = true;
     return Status::OK();
-  });
+  }));
+  return Status::OK();
+}
+
+void SqliteStore::MigrateChunkLayout(uint64_t limit) {
+  auto old_layout = [&] {
+    auto n = db_->QueryInt(kOldChunkLayoutSql);
+    return n.ok() && *n > 0;
+  };
+  if (!old_layout()) return;
+  TxnGuard guard(*db_);
+  if (!db_->Exec("BEGIN IMMEDIATE").ok() || !old_layout()) return;  // (another writer may have moved them)
+  auto used = UsedBytes();
+  if (!used.ok() || *used > limit) return;
+  if (db_->Exec(kChunkLayoutMigrationSql).ok()) (void)db_->Exec("COMMIT");
 }
 
 Result<std::unique_ptr<RecordWriter>> SqliteStore::BeginRecord() {
@@ -923,6 +962,7 @@ Result<GcResult> SqliteStore::Gc(std::optional<uint64_t> older_than_seconds, boo
   if (!dry_run && (result.removed > 0 || result.orphan_chunks > 0 || abandoned_partials)) {
     CAVEMAN_RETURN_IF_ERROR(pass(/*write=*/true));
   }
+  if (!dry_run) MigrateChunkLayout(UINT64_MAX);
   if (!dry_run && !memory_) {
     // Best effort: readers still using old WAL frames make TRUNCATE report busy, and on a full
     // disk the database file cannot grow to take the WAL's pages (SQLITE_FULL); the deletes

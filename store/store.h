@@ -52,7 +52,7 @@ struct CAVEMAN_EXPORT StoreOptions {
   // a 0600 temporary file. Default: 8 MiB.
   size_t spool_memory_limit = 8 * 1024 * 1024;
   // TEST ONLY: PRAGMA max_page_count for this connection (0 = SQLite's default), to
-  // simulate a full disk (SQLITE_FULL). Pages are 64 KiB.
+  // simulate a full disk (SQLITE_FULL). Pages are 4 KiB (a new database).
   uint64_t max_page_count = 0;
   // Opened for reading (retrieve, stats): the modes of existing files are checked, never
   // changed (a deliberately read-only 0400 ccr.db stays 0400 and is opened read-only).

@@ -1200,5 +1200,180 @@ TEST(RecoveryStore, StoreWithoutUsageTotalGetsItAndGcRepairsIt) {
   EXPECT_TRUE(Put(*store, CiText(100)).ok());
 }
 
+// Chunk rows in a rowid table (docs/DECISIONS.md, "Chunk rows in a rowid table"): new stores
+// have that layout; a store with the layout of earlier versions (WITHOUT ROWID) keeps every
+// record when its rows are moved, by a writable open up to 32 MiB stored or by gc at any size,
+// and works unmoved when moving fails.
+constexpr char kOldLayout[] =
+    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'chunks' AND sql LIKE '%WITHOUT ROWID%'";
+
+// Turns a store's chunk table back into the layout of earlier versions, rows and all.
+void ToOldChunkLayout(RawDb& raw) {
+  raw.Exec(
+      "BEGIN;"
+      "ALTER TABLE chunks RENAME TO chunks_new;"
+      "CREATE TABLE chunks (handle TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,"
+      " PRIMARY KEY (handle, seq)) WITHOUT ROWID;"
+      "INSERT INTO chunks SELECT handle, seq, data FROM chunks_new;"
+      "DROP TABLE chunks_new;"
+      "COMMIT;");
+  EXPECT_EQ(raw.Int(kOldLayout), 1);
+}
+
+// What a store holds, for comparing before and after a move: every chunk row's key and the
+// hash of its bytes, in key order, and the kept capacity total.
+std::string ChunkRowsDigest(RawDb& raw) {
+  return raw.Text(
+             "SELECT group_concat(handle || ':' || seq || ':' || length(data) || ':' || hex(substr(data, 1, 8))"
+             " || hex(substr(data, -8)), ',') FROM (SELECT * FROM chunks ORDER BY handle, seq)") +
+         "|" + std::to_string(raw.Int("SELECT bytes FROM usage_total WHERE id = 1"));
+}
+
+struct LayoutFixture {
+  TempDir dir;
+  std::vector<std::pair<std::string, std::string>> records;  // handle, original
+  std::string partial_id;
+  std::string partial_text;
+
+  // Records of one and of four chunk rows, a synced partial record, an orphan chunk row.
+  void Fill() {
+    auto store = MustOpen(dir.db());
+    ASSERT_TRUE(store);
+    for (std::string data : {CiText(20000), RandomBytes((3 << 20) + 5000, 17), std::string("a")}) {
+      auto h = Put(*store, data);
+      ASSERT_TRUE(h.ok()) << h.status().message();
+      records.emplace_back(*h, data);
+    }
+    auto w = store->BeginStreamRecord("tail -f x.log");
+    ASSERT_TRUE(w.ok());
+    partial_text = CiText(5000);
+    ASSERT_TRUE((*w)->Append(partial_text).ok());
+    ASSERT_TRUE((*w)->Sync().ok());
+    partial_id = (*w)->partial_id();
+    w->reset();  // without Commit or Abandon: the partial record stays (as a killed writer's)
+    RawDb raw(dir.db());
+    raw.Exec("INSERT INTO chunks VALUES ('ccr_eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', 0, x'0011')");
+    EXPECT_EQ(raw.Int(kOldLayout), 0);
+  }
+
+  void ExpectRecords(RecoveryStore& store) {
+    for (const auto& [h, data] : records) {
+      StringSink out;
+      Status s = store.Get(h, out);
+      ASSERT_TRUE(s.ok()) << s.message();
+      EXPECT_EQ(out.data(), data);
+    }
+    EXPECT_EQ(GetPartialOrDie(store, partial_id), partial_text);
+  }
+};
+
+TEST(ChunkLayout, NewStoreKeepsChunkRowsInARowidTable) {
+  LayoutFixture f;
+  f.Fill();
+  RawDb raw(f.dir.db());
+  EXPECT_EQ(raw.Int(kOldLayout), 0);
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'chunks'"), 1);
+  // The key is the (handle, seq) index; the rows themselves are keyed by rowid.
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM pragma_index_list('chunks') WHERE origin = 'pk'"), 1);
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM chunks WHERE rowid > 0"), raw.Int("SELECT count(*) FROM chunks"));
+  auto store = MustOpen(f.dir.db());
+  f.ExpectRecords(*store);
+}
+
+TEST(ChunkLayout, OldLayoutIsMovedOnOpenAndKeepsEveryRow) {
+  LayoutFixture f;
+  f.Fill();
+  std::string before;
+  {
+    RawDb raw(f.dir.db());
+    ToOldChunkLayout(raw);
+    before = ChunkRowsDigest(raw);
+  }
+  {
+    // Read-only use moves nothing.
+    StoreOptions o;
+    o.path = f.dir.db();
+    o.read_only = true;
+    auto ro = OpenSqliteStore(o);
+    ASSERT_TRUE(ro.ok()) << ro.status().message();
+    f.ExpectRecords(**ro);
+    RawDb raw(f.dir.db());
+    EXPECT_EQ(raw.Int(kOldLayout), 1);
+  }
+  auto store = MustOpen(f.dir.db());
+  ASSERT_TRUE(store);
+  RawDb raw(f.dir.db());
+  EXPECT_EQ(raw.Int(kOldLayout), 0);
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunks_%'"), 0);
+  EXPECT_EQ(ChunkRowsDigest(raw), before);  // the orphan row too: gc decides about it
+  f.ExpectRecords(*store);
+  EXPECT_TRUE(Put(*store, CiText(300)).ok());
+  auto gc = store->Gc(std::nullopt, false);
+  ASSERT_TRUE(gc.ok());
+  EXPECT_EQ(gc->orphan_chunks, 1u);
+  EXPECT_EQ(static_cast<int64_t>(gc->storage_bytes), SummedUsage(raw));
+}
+
+TEST(ChunkLayout, LargeOldStoreWorksUnmovedUntilGcMovesIt) {
+  LayoutFixture f;
+  f.Fill();
+  RawDb raw(f.dir.db());
+  ToOldChunkLayout(raw);
+  // As if it stored 40 MiB: more than an open moves.
+  raw.Exec("UPDATE usage_total SET bytes = " + std::to_string(int64_t{40} << 20) + " WHERE id = 1");
+  auto store = MustOpen(f.dir.db());
+  ASSERT_TRUE(store);
+  EXPECT_EQ(raw.Int(kOldLayout), 1);
+  f.ExpectRecords(*store);
+  auto h = Put(*store, RandomBytes((1 << 20) + 10, 23));  // two rows, into the old layout
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  f.records.emplace_back(*h, RandomBytes((1 << 20) + 10, 23));
+  f.ExpectRecords(*store);
+  const int64_t rows = raw.Int("SELECT count(*) FROM chunks");
+  auto dry = store->Gc(std::nullopt, /*dry_run=*/true);
+  ASSERT_TRUE(dry.ok());
+  EXPECT_EQ(raw.Int(kOldLayout), 1);  // a dry run changes nothing
+  raw.Exec("UPDATE usage_total SET bytes = " + std::to_string(SummedUsage(raw)) + " WHERE id = 1");  // the truth again
+  auto gc = store->Gc(std::nullopt, false);
+  ASSERT_TRUE(gc.ok()) << gc.status().message();
+  EXPECT_EQ(raw.Int(kOldLayout), 0);
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM chunks"), rows - 1);  // less the orphan
+  f.ExpectRecords(*store);
+  EXPECT_EQ(raw.Int("SELECT bytes FROM usage_total WHERE id = 1"), SummedUsage(raw));
+}
+
+TEST(ChunkLayout, MoveThatFailsLeavesTheOldLayoutWorking) {
+  LayoutFixture f;
+  f.Fill();
+  int64_t pages = 0;
+  {
+    RawDb raw(f.dir.db());
+    ToOldChunkLayout(raw);
+    raw.Exec("VACUUM");  // no free pages left for the copy to use
+    raw.Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    pages = raw.Int("PRAGMA page_count");
+    EXPECT_EQ(raw.Int("PRAGMA freelist_count"), 0);
+  }
+  {
+    // Room for small writes, not for a copy of the 3 MiB record's rows: the move fails (full).
+    StoreOptions o;
+    o.path = f.dir.db();
+    o.max_page_count = static_cast<uint64_t>(pages + 64);
+    auto store = OpenSqliteStore(o);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    RawDb raw(f.dir.db());
+    EXPECT_EQ(raw.Int(kOldLayout), 1);
+    f.ExpectRecords(**store);
+    auto h = Put(**store, "small enough");
+    ASSERT_TRUE(h.ok()) << h.status().message();
+    f.records.emplace_back(*h, "small enough");
+    f.ExpectRecords(**store);
+  }
+  auto store = MustOpen(f.dir.db());  // room again: moved
+  RawDb raw(f.dir.db());
+  EXPECT_EQ(raw.Int(kOldLayout), 0);
+  f.ExpectRecords(*store);
+}
+
 }  // namespace
 }  // namespace caveman
