@@ -174,6 +174,13 @@ std::vector<Section> Sections(std::string_view text, bool paragraph_mode) {
   return sections;
 }
 
+// The first line of a listing paragraph is its title or column header (`Relocation section
+// '.rela.plt' at offset 0x2d48 contains 101 entries:`, `total 1184`, `Listing...`): kept like
+// a heading, so no marker runs from one listing into the next without naming it.
+bool StartsListing(const std::vector<Section>& sections, size_t i) {
+  return sections[i].listing != 0 && (i == 0 || sections[i - 1].listing != sections[i].listing);
+}
+
 bool IsHeading(std::string_view s) {
   if (internal::StartsWith(s, "#")) return true;
   if (s.size() > kMaxHeadingBytes || s.find_first_of(".!?") != std::string_view::npos) {
@@ -226,7 +233,11 @@ class TextCompressor final : public InMemoryCompressor {
     }
     std::vector<bool> keep(n, false);
     for (size_t i = 0; i < n; ++i) {
-      keep[i] = i < kHead || i + kTail >= n || IsHeading(docs[i]) || RE2::PartialMatch(docs[i], AlarmPattern()) ||
+      // The heading rule is for prose: a listing's rows (project extension, kListingLines) are
+      // short lines without '.', '!' or '?' as often as not (`readelf -S`'s size rows, `ls -1`),
+      // and kept as "headings" they crowded out the rows that name things.
+      const bool heading = sections[i].listing == 0 ? IsHeading(docs[i]) : StartsListing(sections, i);
+      keep[i] = i < kHead || i + kTail >= n || heading || RE2::PartialMatch(docs[i], AlarmPattern()) ||
                 internal::Contains(docs[i], kMarkerText);
     }
     internal::KeepQueryRelevant(&keep, docs, query, kQueryLimit, kQueryThreshold);

@@ -109,6 +109,11 @@ const char* const kConsolePatterns[] = {
     R"(tests passed, \d+ tests? failed out of \d+)",
     R"(^Total Test time)",
     R"(^The following tests (?:FAILED|did not run):)",
+    // GoogleTest: "[ RUN      ] Suite.Name", "[  FAILED  ] ...", "[==========] 12 tests ...",
+    // "path/x_test.cc:33: Failure"
+    R"(^\[ +(?:RUN|OK|FAILED|PASSED|SKIPPED|DISABLED) +\] )",
+    R"(^\[(?:={10}|-{10})\] )",
+    R"(^[^\t\n\f\r :]+:\d+: Failure\r?$)",
     // go test
     R"(^=== (?:RUN|PAUSE|CONT|NAME) )",
     R"(^ *--- (?:PASS|FAIL|SKIP): )",

@@ -21,6 +21,7 @@ namespace {
 constexpr std::string_view kMarkPrefix = "\xE2\x80\xA6 ";  // "… "
 constexpr std::string_view kCavemanPrefix = "caveman: ";
 constexpr std::string_view kNotePrefix = "\xE2\x80\xA6 caveman: elided ";
+constexpr std::string_view kStanzaNotePrefix = "# caveman: ";  // compressors/internal/stanza.cc
 constexpr std::string_view kElidedKey = "__caveman_elided__";
 constexpr std::string_view kBlobHeader = "caveman-marker-map 1";
 
@@ -78,7 +79,8 @@ std::optional<MarkerText> ParseMarkerLine(std::string_view line) {
 
 bool IsNoteLine(std::string_view line) {
   const size_t at = line.find(kNotePrefix);
-  return at != std::string_view::npos && at <= 4;  // a table row may quote it: `"…` or `| …`
+  if (at != std::string_view::npos && at <= 4) return true;  // a table row may quote it: `"…` or `| …`
+  return line.substr(0, kStanzaNotePrefix.size()) == kStanzaNotePrefix;
 }
 
 namespace {
@@ -613,14 +615,13 @@ MarkerMap AlignJson(std::string_view original, std::string_view view) {
   return map;
 }
 
-// §5.7 views: kept sections (their raw lines) and `… N sections elided (caveman) …`, joined
-// by a blank line in the input's convention (paragraph mode) or LF (line mode), plus the
-// input's final line ending.
+// §5.7 views: kept sections (their raw lines) and `… N sections elided (caveman) …`, each unit
+// followed by a line ending — two (a blank line) between paragraphs, one in line mode and
+// between the lines of one listing paragraph (compressors/text.cc) — plus the input's final
+// line ending. Sections are TRIMmed and never blank, so the blank lines cannot be mistaken for
+// one; the aligner takes one or two line endings after every unit.
 MarkerMap AlignText(std::string_view original, std::string_view view) {
   const std::vector<std::string_view> sections = TextSections(original);
-  const bool paragraph =
-      original.find("\n\n") != std::string_view::npos || original.find("\r\n\r\n") != std::string_view::npos;
-  const std::string_view sep = !paragraph ? "\n" : IsMajorityCrlf(original) ? "\r\n\r\n" : "\n\n";
   LineIndex lines(original);
   LineIndex view_lines(view);
   MarkerMap map;
@@ -628,32 +629,39 @@ MarkerMap AlignText(std::string_view original, std::string_view view) {
   auto section_start = [&](size_t k) -> uint64_t {
     return k < sections.size() ? static_cast<uint64_t>(sections[k].data() - original.data()) : original.size();
   };
-  auto ends_piece = [&](size_t at) {
-    const std::string_view rest = view.substr(at);
-    return rest.empty() || rest == "\n" || rest == "\r\n" || rest.substr(0, sep.size()) == sep;
+  // The length of the line ending at view[at], 0 if none.
+  auto line_ending = [&](size_t at) -> size_t {
+    if (view.substr(at, 1) == "\n") return 1;
+    if (view.substr(at, 2) == "\r\n") return 2;
+    return 0;
   };
   size_t pos = 0, i = 0;
   for (bool first = true;; first = false) {
-    const std::string_view rest = view.substr(pos);
-    if (i == sections.size()) {
-      if (rest.empty() || rest == "\n" || rest == "\r\n") return map;
-      return Unmapped("view text remains after the last original section");
+    if (!first && pos == view.size()) {  // a view without a final line ending
+      if (i == sections.size()) return map;
+      return Unmapped("original sections remain after the last view section");
     }
     if (!first) {
-      if (rest.substr(0, sep.size()) != sep)
-        return Unmapped("view section separator missing at byte " + std::to_string(pos));
-      pos += sep.size();
+      const size_t one = line_ending(pos);
+      if (one == 0) return Unmapped("view section separator missing at byte " + std::to_string(pos));
+      pos += one;
+      if (i < sections.size()) pos += line_ending(pos);  // a blank line between paragraphs
     }
-    const std::string_view piece = view.substr(pos);
-    if (piece.substr(0, sections[i].size()) == sections[i] && ends_piece(pos + sections[i].size())) {
+    const std::string_view rest = view.substr(pos);
+    if (i == sections.size()) {
+      if (rest.empty()) return map;
+      return Unmapped("view text remains after the last original section");
+    }
+    if (rest.empty()) return Unmapped("original sections remain after the last view section");
+    if (rest.substr(0, sections[i].size()) == sections[i] &&
+        (pos + sections[i].size() == view.size() || line_ending(pos + sections[i].size()) != 0)) {
       pos += sections[i].size();
       ++i;
       continue;
     }
-    const size_t piece_end = std::min(piece.find(sep), piece.size());
-    std::string_view text = piece.substr(0, piece_end);
-    if (text.size() >= 2 && text.substr(text.size() - 2) == "\r\n") text.remove_suffix(2);
-    if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    const size_t line_end = std::min(rest.find('\n'), rest.size());
+    std::string_view text = rest.substr(0, line_end);
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     std::optional<MarkerText> m = ParseMarkerLine(text);
     if (!m || m->kind != "sections" || m->count == 0 || m->count > sections.size() - i) {
       return Unmapped("view section at byte " + std::to_string(pos) + " is neither an original section nor a marker");
@@ -668,8 +676,7 @@ MarkerMap AlignText(std::string_view original, std::string_view view) {
     lines.Lines(e.byte_begin, e.byte_end, &e);
     map.markers.push_back(std::move(e));
     i += m->count;
-    pos += piece_end;
-    if (view.substr(pos) == "\n" || view.substr(pos) == "\r\n") pos = view.size();
+    pos += text.size();
   }
 }
 

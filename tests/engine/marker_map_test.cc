@@ -81,8 +81,12 @@ std::vector<Fixture> GoldenFixtures() {
   for (const char* header : {"store/store.h", "engine/engine.h", "compressors/online.h"}) {
     out.push_back({header, "code", Slurp(fs::path(testing::SourceDir()) / header), ""});
   }
-  for (const auto& e : fs::directory_iterator(root / "git")) {
-    if (e.path().extension() == ".txt") out.push_back({"git/" + e.path().filename().string(), "", Slurp(e.path()), ""});
+  for (const char* dir : {"git", "stanzas"}) {  // real tool output, detected as it comes
+    for (const auto& e : fs::directory_iterator(root / dir)) {
+      if (e.path().extension() == ".txt") {
+        out.push_back({std::string(dir) + "/" + e.path().filename().string(), "", Slurp(e.path()), ""});
+      }
+    }
   }
   return out;
 }
@@ -160,11 +164,18 @@ std::string Normalise(const std::string& type, std::string_view text, bool drop_
     return v ? internal::Cj(*v) : "<not json>";
   }
   if (type == "text") {
+    // The sections' non-blank lines: a view separates the lines of a listing paragraph by one
+    // line ending and other units by a blank line, which the splice does not reproduce.
     std::string out;
     for (std::string_view s : TextSections(text)) {
       if (drop_notes && internal::IsNoteLine(s)) continue;
-      if (!out.empty()) out += "\n\n";
-      out += s;
+      for (std::string_view line : Lines(s)) {
+        line = NoLf(line);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+        out += line;
+        out += '\n';
+      }
     }
     return out;
   }
