@@ -145,7 +145,10 @@ class LineStage final : public OnlineStage {
     if (policy_.crlf_markers) crlf_ = !raw.empty() && raw.back() == '\r';
     std::string cleaned;
     std::string_view view = raw;
-    if (policy_.clean_terminal) {
+    // A line with ill-formed UTF-8 is not terminal text (batch terminal declines such input,
+    // §5.16): its CR and ESC bytes are data, and "resolving" them dropped a binary input's bytes
+    // without a marker. It is kept as it came.
+    if (policy_.clean_terminal && internal::IsValidUtf8(raw)) {
       cleaned = CleanTerminalLine(raw);
       view = cleaned;
     }

@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -240,6 +241,12 @@ class TextCompressor final : public InMemoryCompressor {
       keep[i] = i < kHead || i + kTail >= n || heading || RE2::PartialMatch(docs[i], AlarmPattern()) ||
                 internal::Contains(docs[i], kMarkerText);
     }
+    // A section that repeats the one before it byte for byte says nothing new (`yes | head`,
+    // a retried line printed 500 times): outside the head and tail it is not kept by the rules
+    // above (project extension; every line of such a run counted as a heading).
+    for (size_t i = kHead; i + kTail < n; ++i) {
+      if (keep[i] && raws[i] == raws[i - 1] && !internal::Contains(docs[i], kMarkerText)) keep[i] = false;
+    }
     internal::KeepQueryRelevant(&keep, docs, query, kQueryLimit, kQueryThreshold);
     // §4.2 guard, extended: a section whose mined line template matches a kept section's is
     // represented by it (listings such as `ls -l`, fixed-width tables; docs/DECISIONS.md).
@@ -275,9 +282,16 @@ class TextCompressor final : public InMemoryCompressor {
       if (keep[i]) {
         out.append(raws[i]);
       } else {
-        out.append(internal::SynthesizedLine(
-            internal::ElisionMarker(j - i, kMarkerText, grouping ? grouping->RunSummary(i, j) : ""),
-            crlf && !paragraph_mode));
+        std::string summary;
+        if (i > 0 && std::all_of(raws.begin() + static_cast<std::ptrdiff_t>(i),
+                                 raws.begin() + static_cast<std::ptrdiff_t>(j),
+                                 [&](std::string_view r) { return r == raws[i - 1]; })) {
+          summary = j - i == 1 ? "identical to the one above" : "each identical to the one above";
+        } else if (grouping) {
+          summary = grouping->RunSummary(i, j);
+        }
+        out.append(internal::SynthesizedLine(internal::ElisionMarker(j - i, kMarkerText, summary),
+                                             crlf && !paragraph_mode));
       }
       ++units;
       prev_last = j - 1;

@@ -140,6 +140,31 @@ TEST(TextCompressor, LongParagraphIsAListingOfLines) {
   }
 }
 
+// Repeats of the section before are not kept as headings (project extension): `yes | head`,
+// a retry line printed hundreds of times. The marker says what the run was; head and tail stay.
+TEST(TextCompressor, RunOfIdenticalSectionsBecomesOneMarker) {
+  std::string in = "connecting to db.internal:5432\n";
+  for (int i = 0; i < 400; ++i) in += "retrying connection\n";
+  in += "connected\n";
+  auto out = RunOnString(*NewTextCompressor(), in);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(*out,
+            "connecting to db.internal:5432\nretrying connection\n"
+            "\xE2\x80\xA6 398 sections elided (caveman): each identical to the one above \xE2\x80\xA6\n"
+            "retrying connection\nconnected\n");
+  EXPECT_FALSE(RunOnString(*NewTextCompressor(), *out).has_value());  // idempotent: declines
+  // Paragraph mode: repeated paragraphs, and a run that differs from its neighbour keeps its rules.
+  std::string para = "# Notes\n\n";
+  for (int i = 0; i < 12; ++i) para += "Build 17 finished.\nNo warnings.\n\n";
+  for (int i = 0; i < 12; ++i) para += "Step " + std::to_string(i) + "\n\n";
+  para += "The end of a long enough document, " + std::string(1600, 'x') + ".\n";
+  auto p = RunOnString(*NewTextCompressor(), para);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_NE(p->find("sections elided (caveman): each identical to the one above"), std::string::npos) << *p;
+  EXPECT_NE(p->find("Step 11"), std::string::npos) << *p;  // headings that differ are kept
+  EXPECT_NE(p->find("Step 5"), std::string::npos) << *p;
+}
+
 TEST(TextCompressor, LineModeKeepsLinesAndEndings) {
   for (const char* eol : {"\n", "\r\n"}) {
     std::string in;
