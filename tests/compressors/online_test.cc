@@ -217,7 +217,9 @@ TEST(OnlineStage, TerminalAndRepetitionAccount) {
 // Follow mode on a binary input: a line with ill-formed UTF-8 keeps its CR and ESC bytes (a
 // CR "overwrite" dropped everything before it, without a marker); valid lines are still cleaned.
 TEST(OnlineStage, TerminalCleanupLeavesIllFormedLinesAsTheyCame) {
-  const std::string binary = "\x7f" "ELF\x02\x01\xff\xfe head\rtail \x1b[31mred\x80\n";
+  const std::string binary =
+      "\x7f"
+      "ELF\x02\x01\xff\xfe head\rtail \x1b[31mred\x80\n";
   const std::string input = binary + "50%\r100% done\n" + binary;
   for (uint64_t seed : {0, 1, 2}) {
     const std::string out = RunStage("terminal", input, seed, false);
