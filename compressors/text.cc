@@ -283,15 +283,15 @@ class TextCompressor final : public InMemoryCompressor {
         out.append(raws[i]);
       } else {
         std::string summary;
-        if (i > 0 && std::all_of(raws.begin() + static_cast<std::ptrdiff_t>(i),
-                                 raws.begin() + static_cast<std::ptrdiff_t>(j),
-                                 [&](std::string_view r) { return r == raws[i - 1]; })) {
+        if (i > 0 &&
+            std::all_of(raws.begin() + static_cast<std::ptrdiff_t>(i), raws.begin() + static_cast<std::ptrdiff_t>(j),
+                        [&](std::string_view r) { return r == raws[i - 1]; })) {
           summary = j - i == 1 ? "identical to the one above" : "each identical to the one above";
         } else if (grouping) {
           summary = grouping->RunSummary(i, j);
         }
-        out.append(internal::SynthesizedLine(internal::ElisionMarker(j - i, kMarkerText, summary),
-                                             crlf && !paragraph_mode));
+        out.append(
+            internal::SynthesizedLine(internal::ElisionMarker(j - i, kMarkerText, summary), crlf && !paragraph_mode));
       }
       ++units;
       prev_last = j - 1;
