@@ -31,6 +31,7 @@ constexpr size_t kMaxFenceIndent = 3;
 constexpr size_t kMinFenceRun = 3;
 constexpr size_t kListingLines = 32;  // a paragraph with more lines is a listing (issue 16)
 constexpr std::string_view kMarkerText = "sections elided (caveman)";
+constexpr std::string_view kIdenticalRun = "each identical to the one above";  // a run's summary
 constexpr std::string_view kHtmlBlockMarker = "\xE2\x80\xA6 1 sections elided (caveman) \xE2\x80\xA6";
 
 const RE2& AlarmPattern() {
@@ -243,9 +244,17 @@ class TextCompressor final : public InMemoryCompressor {
     }
     // A section that repeats the one before it byte for byte says nothing new (`yes | head`,
     // a retried line printed 500 times): outside the head and tail it is not kept by the rules
-    // above (project extension; every line of such a run counted as a heading).
-    for (size_t i = kHead; i + kTail < n; ++i) {
-      if (keep[i] && raws[i] == raws[i - 1] && !internal::Contains(docs[i], kMarkerText)) keep[i] = false;
+    // above (project extension; every line of such a run counted as a heading) — when the
+    // repeats take more bytes than the marker that would stand for them.
+    for (size_t a = 0; a < n;) {
+      size_t b = a + 1;
+      while (b < n && raws[b] == raws[a]) ++b;
+      const size_t repeats = b - a - 1;
+      if (repeats > 0 && !internal::Contains(docs[a], kMarkerText) &&
+          repeats * (raws[a].size() + 1) > internal::ElisionMarker(repeats, kMarkerText, kIdenticalRun).size()) {
+        for (size_t i = std::max(a + 1, kHead); i < b && i + kTail < n; ++i) keep[i] = false;
+      }
+      a = b;
     }
     internal::KeepQueryRelevant(&keep, docs, query, kQueryLimit, kQueryThreshold);
     // §4.2 guard, extended: a section whose mined line template matches a kept section's is
@@ -286,7 +295,7 @@ class TextCompressor final : public InMemoryCompressor {
         if (i > 0 &&
             std::all_of(raws.begin() + static_cast<std::ptrdiff_t>(i), raws.begin() + static_cast<std::ptrdiff_t>(j),
                         [&](std::string_view r) { return r == raws[i - 1]; })) {
-          summary = j - i == 1 ? "identical to the one above" : "each identical to the one above";
+          summary = kIdenticalRun;
         } else if (grouping) {
           summary = grouping->RunSummary(i, j);
         }

@@ -494,11 +494,16 @@ void SqliteStore::MigrateChunkLayout(uint64_t limit) {
     auto n = db_->QueryInt(kOldChunkLayoutSql);
     return n.ok() && *n > 0;
   };
-  if (!old_layout()) return;
+  auto small_enough = [&] {
+    auto used = UsedBytes();
+    return used.ok() && *used <= limit;
+  };
+  // Both checks before the write lock too: a store too large to move at open must not make
+  // every open wait for the lock.
+  if (!old_layout() || !small_enough()) return;
   TxnGuard guard(*db_);
-  if (!db_->Exec("BEGIN IMMEDIATE").ok() || !old_layout()) return;  // (another writer may have moved them)
-  auto used = UsedBytes();
-  if (!used.ok() || *used > limit) return;
+  if (!db_->Exec("BEGIN IMMEDIATE").ok()) return;
+  if (!old_layout() || !small_enough()) return;  // (another writer may have moved or filled it)
   if (db_->Exec(kChunkLayoutMigrationSql).ok()) (void)db_->Exec("COMMIT");
 }
 

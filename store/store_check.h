@@ -6,8 +6,11 @@
 // records committed only to the WAL are seen even when the -shm is missing and the directory
 // is read-only (the copy is deleted afterwards).
 //
-// Every record is read one chunk row at a time by key (chunks is keyed by (handle, seq)), so
-// damage in one part of the file costs only the records stored there. Records are listed
+// Every record is read one chunk row at a time by key ((handle, seq): the table itself in stores
+// made before 2026-12-06, a separate index of the rowid table since), so damage in one part of
+// the file costs only the records stored there — or, in a rowid store, whose index entries
+// are there (the rows are not then scanned for; docs/DECISIONS.md, "Chunk rows in a rowid
+// table"). Records are listed
 // from the recoveries table by rowid; a rowid whose lookup fails is skipped and counted
 // (unreadable_rows). A record is ok when its frame decodes with a valid zstd checksum, the
 // chunk bytes add up to stored_bytes, the original to original_bytes, and the SHA-256 prefix

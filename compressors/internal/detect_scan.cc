@@ -112,7 +112,7 @@ const char* const kConsolePatterns[] = {
     // GoogleTest: "[ RUN      ] Suite.Name", "[  FAILED  ] ...", "[==========] 12 tests ...",
     // "path/x_test.cc:33: Failure"
     R"(^\[ +(?:RUN|OK|FAILED|PASSED|SKIPPED|DISABLED) +\] )",
-    R"(^\[(?:={10}|-{10})\] )",
+    R"(^\[(?:={10}|-{10})\] (?:Running |Global test environment|\d+ tests? (?:from|ran)))",
     R"(^[^\t\n\f\r :]+:\d+: Failure\r?$)",
     // go test
     R"(^=== (?:RUN|PAUSE|CONT|NAME) )",

@@ -80,7 +80,11 @@ std::optional<MarkerText> ParseMarkerLine(std::string_view line) {
 bool IsNoteLine(std::string_view line) {
   const size_t at = line.find(kNotePrefix);
   if (at != std::string_view::npos && at <= 4) return true;  // a table row may quote it: `"…` or `| …`
-  return line.substr(0, kStanzaNotePrefix.size()) == kStanzaNotePrefix;
+  // The stanza view's first line: `# caveman: N stanzas[; ...]`.
+  if (line.substr(0, kStanzaNotePrefix.size()) != kStanzaNotePrefix) return false;
+  uint64_t n = 0;
+  size_t after = 0;
+  return ReadNumber(line, kStanzaNotePrefix.size(), &n, &after) && line.substr(after, 8) == " stanzas";
 }
 
 namespace {

@@ -163,6 +163,16 @@ TEST(TextCompressor, RunOfIdenticalSectionsBecomesOneMarker) {
   EXPECT_NE(p->find("sections elided (caveman): each identical to the one above"), std::string::npos) << *p;
   EXPECT_NE(p->find("Step 11"), std::string::npos) << *p;  // headings that differ are kept
   EXPECT_NE(p->find("Step 5"), std::string::npos) << *p;
+  // A repeat shorter than the marker that would stand for it stays.
+  std::string prose;
+  for (int i = 0; i < 60; ++i) {
+    prose += "Line " + std::to_string(i) + " of a report, with enough words to be prose rather than a title.\n";
+    if (i % 4 == 0) prose += "Retrying\nRetrying\n";
+  }
+  auto r = RunOnString(*NewTextCompressor(), prose);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->find("identical to the one above"), std::string::npos) << *r;
+  EXPECT_NE(r->find("Retrying\nRetrying\n"), std::string::npos) << *r;
 }
 
 TEST(TextCompressor, LineModeKeepsLinesAndEndings) {

@@ -528,6 +528,27 @@ TEST(MarkerMap, UnalignableViewIsRecordedAsUnmapped) {
   EXPECT_FALSE(internal::ParseMarkerMap("garbage").ok());
 }
 
+// Note lines are synthesized lines the aligner skips; an original line that merely starts
+// like one is not (a terminal view cleans `\e[1m# caveman: build started\e[0m` to that text).
+TEST(MarkerMap, NoteLinesAreTheSynthesizedOnesOnly) {
+  EXPECT_TRUE(internal::IsNoteLine("# caveman: 8 stanzas; same in each: Architecture: amd64"));
+  EXPECT_TRUE(internal::IsNoteLine("# caveman: 12 stanzas"));
+  EXPECT_FALSE(internal::IsNoteLine("# caveman: build started"));
+  EXPECT_FALSE(internal::IsNoteLine("# caveman: 3 stanza"));
+  EXPECT_TRUE(internal::IsNoteLine("\xE2\x80\xA6 caveman: elided lines resemble shown lines"));
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  std::string input = "\x1b[1m# caveman: build started\x1b[0m\n";
+  for (int i = 0; i < 40; ++i) input += "\x1b[32mok\x1b[0m step " + std::to_string(i) + " of the build\r\n";
+  Fixture f{"terminal note-like line", "terminal", input, ""};
+  std::string view;
+  auto r = CompressFixture(engine, f, &view);
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(r->recovery_handle.empty()) << view;
+  ASSERT_EQ(view.rfind("# caveman: build started\n", 0), 0u) << view;
+  CheckRecord(engine, r->recovery_handle, "terminal", input, view, f.name);
+}
+
 TEST(MarkerMap, BlobRoundTripsPointersWithAnyBytes) {
   internal::MarkerMap m;
   m.mapped = true;
