@@ -276,6 +276,32 @@ class TextCompressor final : public InMemoryCompressor {
     // units of the same listing the separator is one line ending, else the mode's separator.
     const std::string_view sep = paragraph_mode ? (crlf ? "\r\n\r\n" : "\n\n") : "\n";
     const std::string_view eol = crlf ? "\r\n" : "\n";
+    // The marker of the dropped run [i, j).
+    auto marker = [&](size_t i, size_t j) {
+      std::string summary;
+      if (i > 0 &&
+          std::all_of(raws.begin() + static_cast<std::ptrdiff_t>(i), raws.begin() + static_cast<std::ptrdiff_t>(j),
+                      [&](std::string_view r) { return r == raws[i - 1]; })) {
+        summary = kIdenticalRun;
+      } else if (grouping) {
+        summary = grouping->RunSummary(i, j);
+      }
+      return internal::SynthesizedLine(internal::ElisionMarker(j - i, kMarkerText, summary), crlf && !paragraph_mode);
+    };
+    // A run whose sections take no more bytes than its marker is written as it is (project
+    // extension: `find` output had one-line markers standing for one short line each).
+    for (size_t i = 0; i < n;) {
+      if (keep[i]) {
+        ++i;
+        continue;
+      }
+      size_t j = i + 1;
+      while (j < n && !keep[j]) ++j;
+      size_t run_bytes = 0;
+      for (size_t k = i; k < j; ++k) run_bytes += raws[k].size() + 1;
+      if (run_bytes <= marker(i, j).size()) std::fill(keep.begin() + i, keep.begin() + j, true);
+      i = j;
+    }
     std::string out;
     size_t units = 0;
     size_t prev_last = n;  // last section of the previous unit
@@ -288,20 +314,7 @@ class TextCompressor final : public InMemoryCompressor {
         const bool same_listing = sections[i].listing != 0 && sections[i].listing == sections[prev_last].listing;
         out.append(same_listing ? eol : sep);
       }
-      if (keep[i]) {
-        out.append(raws[i]);
-      } else {
-        std::string summary;
-        if (i > 0 &&
-            std::all_of(raws.begin() + static_cast<std::ptrdiff_t>(i), raws.begin() + static_cast<std::ptrdiff_t>(j),
-                        [&](std::string_view r) { return r == raws[i - 1]; })) {
-          summary = kIdenticalRun;
-        } else if (grouping) {
-          summary = grouping->RunSummary(i, j);
-        }
-        out.append(
-            internal::SynthesizedLine(internal::ElisionMarker(j - i, kMarkerText, summary), crlf && !paragraph_mode));
-      }
+      out.append(keep[i] ? std::string(raws[i]) : marker(i, j));
       ++units;
       prev_last = j - 1;
       i = j;

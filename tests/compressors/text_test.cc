@@ -175,6 +175,20 @@ TEST(TextCompressor, RunOfIdenticalSectionsBecomesOneMarker) {
   EXPECT_NE(r->find("Retrying\nRetrying\n"), std::string::npos) << *r;
 }
 
+// A dropped run that takes no more bytes than its marker is written as it is.
+TEST(TextCompressor, NoMarkerStandsForFewerBytesThanItTakes) {
+  std::string in;
+  for (int i = 0; i < 30; ++i) in += "ERROR step " + std::to_string(i) + " failed\nx.y\n";
+  for (int i = 0; i < 80; ++i) in += "/usr/share/doc/package-" + std::to_string(i) + "/changelog.Debian.gz\n";
+  in += "ERROR last\n";
+  auto out = RunOnString(*NewTextCompressor(), in);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->find("\xE2\x80\xA6 1 sections elided"), std::string::npos) << *out;
+  EXPECT_NE(out->find("ERROR step 7 failed\nx.y\nERROR step 8 failed\n"), std::string::npos) << *out;
+  EXPECT_NE(out->find("sections elided (caveman)"), std::string::npos) << *out;  // the long run still goes
+  EXPECT_TRUE(!RunOnString(*NewTextCompressor(), *out).has_value() || *RunOnString(*NewTextCompressor(), *out) == *out);
+}
+
 TEST(TextCompressor, LineModeKeepsLinesAndEndings) {
   for (const char* eol : {"\n", "\r\n"}) {
     std::string in;
