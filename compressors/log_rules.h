@@ -24,6 +24,8 @@ namespace caveman::internal {
 
 inline constexpr std::string_view kEllipsis = "\xE2\x80\xA6";
 inline constexpr std::string_view kLogMarkerText = "lines elided (caveman)";
+// What every compressor's "… N <units> elided (caveman) …" marker holds.
+inline constexpr std::string_view kAnyMarkerText = " elided (caveman)";
 // Identical-run collapsing (project decision, docs/DECISIONS.md): the §5.15 marker prefix.
 // Lines starting with it are never collapsed and, on re-entry, are kept like markers.
 inline constexpr std::string_view kRepeatPrefix = "\xE2\x80\xA6 caveman: ";

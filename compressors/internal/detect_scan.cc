@@ -102,6 +102,12 @@ const char* const kConsolePatterns[] = {
     R"(^[^\n]*\.py:\d+: [A-Za-z_.]*(?:Error|Exception|Failed))",
     R"(^Traceback \(most recent call last\):)",
     R"(^  File "[^"\n]+", line \d+)",
+    // python -m unittest: "test_x (mod.Class.test_x) ... ok", "FAIL: test_x (mod.Class.test_x)",
+    // "Ran 60 tests in 0.003s", "FAILED (failures=4)"
+    R"(^[^\n]* \.\.\. (?:ok|FAIL|ERROR|skipped[^\n]*|expected failure|unexpected success)\r?$)",
+    R"(^(?:FAIL|ERROR): [^\t\n\r ]+ \([^\n)]*\)\r?$)",
+    R"(^Ran \d+ tests? in [\d.]+s\r?$)",
+    R"(^FAILED \((?:failures|errors|skipped)=\d+)",
     // ctest
     R"(^ *\d+/\d+ Test +#\d+: )",
     R"(^ +Start +\d+: )",

@@ -202,6 +202,23 @@ TEST(LogCompressor, ElidesRunWithMarkerAndKeepsErrors) {
             "INFO worker 18 ok\nINFO worker 19 ok\n");
 }
 
+// The stability guard runs the log compressor on other types' views (§1.5): their markers are
+// marker lines here too, never elided into a "lines" marker that would misstate the count.
+TEST(LogCompressor, KeepsOtherCompressorsMarkers) {
+  std::string in;
+  std::vector<std::string> markers;
+  for (int i = 0; i < 40; ++i) {
+    in += "INFO worker " + std::to_string(i) + " ok\n";
+    if (i % 8 == 4) {  // alike, so the redundancy guard alone would keep one of them
+      markers.push_back("\xE2\x80\xA6 " + std::to_string(50 + i) + " sections elided (caveman) \xE2\x80\xA6\n");
+      in += markers.back();
+    }
+  }
+  const std::string out = RunLog(in);
+  for (const std::string& m : markers) EXPECT_NE(out.find(m), std::string::npos) << m << out;
+  EXPECT_NE(out.find(" lines elided (caveman) "), std::string::npos) << out;  // the rest still goes
+}
+
 TEST(LogCompressor, MarkerCarriesLogfmtInvariants) {
   std::string in = "start\nboot\n";
   for (int i = 0; i < 10; ++i) {
