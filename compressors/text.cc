@@ -288,8 +288,10 @@ class TextCompressor final : public InMemoryCompressor {
       }
       return internal::SynthesizedLine(internal::ElisionMarker(j - i, kMarkerText, summary), crlf && !paragraph_mode);
     };
-    // A run whose sections take no more bytes than its marker is written as it is (project
-    // extension: `find` output had one-line markers standing for one short line each).
+    // Each maximal dropped run's marker, in order; a run whose sections take no more bytes
+    // than its marker is written as it is instead (project extension: `find` output had
+    // one-line markers standing for one short line each). Runs left dropped stay maximal.
+    std::vector<std::string> markers;
     for (size_t i = 0; i < n;) {
       if (keep[i]) {
         ++i;
@@ -299,9 +301,15 @@ class TextCompressor final : public InMemoryCompressor {
       while (j < n && !keep[j]) ++j;
       size_t run_bytes = 0;
       for (size_t k = i; k < j; ++k) run_bytes += raws[k].size() + 1;
-      if (run_bytes <= marker(i, j).size()) std::fill(keep.begin() + i, keep.begin() + j, true);
+      std::string m = marker(i, j);
+      if (run_bytes <= m.size()) {
+        std::fill(keep.begin() + static_cast<std::ptrdiff_t>(i), keep.begin() + static_cast<std::ptrdiff_t>(j), true);
+      } else {
+        markers.push_back(std::move(m));
+      }
       i = j;
     }
+    size_t next_marker = 0;
     std::string out;
     size_t units = 0;
     size_t prev_last = n;  // last section of the previous unit
@@ -314,7 +322,11 @@ class TextCompressor final : public InMemoryCompressor {
         const bool same_listing = sections[i].listing != 0 && sections[i].listing == sections[prev_last].listing;
         out.append(same_listing ? eol : sep);
       }
-      out.append(keep[i] ? std::string(raws[i]) : marker(i, j));
+      if (keep[i]) {
+        out.append(raws[i]);
+      } else {
+        out.append(markers[next_marker++]);
+      }
       ++units;
       prev_last = j - 1;
       i = j;

@@ -64,6 +64,11 @@ Status BindMarkerMap(Statement& st, int idx, const RecordInfo& info) {
   return st.BindZeroBlob(idx, info.marker_map_size);
 }
 
+// The chunk table's columns and key: new stores (kCreateSchemaSql) and the layout move
+// (kChunkLayoutMigrationSql) create it alike.
+#define CAVEMAN_CHUNKS_COLUMNS \
+  " (handle TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (handle, seq));"
+
 constexpr char kCreateSchemaSql[] =
     "CREATE TABLE IF NOT EXISTS recoveries ("
     "  handle         TEXT PRIMARY KEY,"
@@ -76,11 +81,7 @@ constexpr char kCreateSchemaSql[] =
     "  stored_bytes   INTEGER NOT NULL,"
     "  metadata       BLOB"
     ");"
-    "CREATE TABLE IF NOT EXISTS chunks ("
-    "  handle TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,"
-    "  PRIMARY KEY (handle, seq)"
-    ");"
-    "PRAGMA user_version = 1;";
+    "CREATE TABLE IF NOT EXISTS chunks" CAVEMAN_CHUNKS_COLUMNS "PRAGMA user_version = 1;";
 
 // Chunk rows live in a rowid table with a (handle, seq) index (docs/DECISIONS.md, "Chunk rows
 // in a rowid table"). Stores made before kept them WITHOUT ROWID, as the spec's recommended
@@ -92,15 +93,13 @@ constexpr char kOldChunkLayoutSql[] =
     "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'chunks' AND sql LIKE '%WITHOUT ROWID%'";
 constexpr char kChunkLayoutMigrationSql[] =
     "ALTER TABLE chunks RENAME TO chunks_without_rowid;"
-    "CREATE TABLE chunks ("
-    "  handle TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,"
-    "  PRIMARY KEY (handle, seq)"
-    ");"
+    "CREATE TABLE chunks" CAVEMAN_CHUNKS_COLUMNS
     "INSERT INTO chunks (handle, seq, data) SELECT handle, seq, data FROM chunks_without_rowid ORDER BY handle, seq;"
     "DROP TABLE chunks_without_rowid;";
 // A writable open moves the rows of a store of up to this many stored bytes (≈ 0.1 s); `gc`
 // moves any store's.
 constexpr uint64_t kChunkLayoutMigrationAtOpenBytes = uint64_t{32} << 20;
+#undef CAVEMAN_CHUNKS_COLUMNS
 
 // Version 2 (follow mode): partial records written while their original still arrives. A
 // finalised stream record keeps its chunk rows under the partial id (chunk_key), so turning
@@ -459,7 +458,7 @@ Status SqliteStore::InitSchema() {
   // Only meaningful before the first table exists; a no-op on an existing database. It must
   // precede the switch to WAL, which writes the database header.
   CAVEMAN_RETURN_IF_ERROR(db_->Exec("PRAGMA page_size=" + std::to_string(kPageSize)));
-  CAVEMAN_RETURN_IF_ERROR(RetryBusy(*db_, kSchemaRetryLimit, [&]() -> Status {
+  return RetryBusy(*db_, kSchemaRetryLimit, [&]() -> Status {
     TxnGuard guard(*db_);
     if (!memory_) {
       CAVEMAN_ASSIGN_OR_RETURN(std::string mode, db_->QueryText("PRAGMA journal_mode=WAL"));
@@ -485,8 +484,7 @@ Status SqliteStore::InitSchema() {
     CAVEMAN_RETURN_IF_ERROR(db_->Exec("COMMIT"));
     usage_total_ = true;
     return Status::OK();
-  }));
-  return Status::OK();
+  });
 }
 
 void SqliteStore::MigrateChunkLayout(uint64_t limit) {

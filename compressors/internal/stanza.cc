@@ -231,11 +231,19 @@ StanzaPlan PlanStanzas(const std::vector<std::string_view>& lines) {
     }
   }
   if (!same.empty() || !elided.empty()) {
-    plan.note = "# caveman: " + std::to_string(plan.stanzas) + " stanzas";
+    plan.note = std::string(kStanzaNotePrefix) + std::to_string(plan.stanzas) + std::string(kStanzaNoteUnits);
     if (!same.empty()) plan.note += "; same in each: " + same;
     if (!elided.empty()) plan.note += "; ranges: " + elided;
   }
   return plan;
+}
+
+bool IsStanzaNoteLine(std::string_view line) {
+  if (!StartsWith(line, kStanzaNotePrefix)) return false;
+  size_t at = kStanzaNotePrefix.size();
+  const size_t digits = at;
+  while (at < line.size() && line[at] >= '0' && line[at] <= '9') ++at;
+  return at > digits && line.substr(at, kStanzaNoteUnits.size()) == kStanzaNoteUnits;
 }
 
 }  // namespace caveman::internal

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "compressors/cj.h"
+#include "compressors/internal/stanza.h"
 #include "compressors/large_stack.h"
 #include "compressors/lines.h"
 #include "compressors/text_util.h"
@@ -21,7 +22,6 @@ namespace {
 constexpr std::string_view kMarkPrefix = "\xE2\x80\xA6 ";  // "… "
 constexpr std::string_view kCavemanPrefix = "caveman: ";
 constexpr std::string_view kNotePrefix = "\xE2\x80\xA6 caveman: elided ";
-constexpr std::string_view kStanzaNotePrefix = "# caveman: ";  // compressors/internal/stanza.cc
 constexpr std::string_view kElidedKey = "__caveman_elided__";
 constexpr std::string_view kBlobHeader = "caveman-marker-map 1";
 
@@ -80,11 +80,7 @@ std::optional<MarkerText> ParseMarkerLine(std::string_view line) {
 bool IsNoteLine(std::string_view line) {
   const size_t at = line.find(kNotePrefix);
   if (at != std::string_view::npos && at <= 4) return true;  // a table row may quote it: `"…` or `| …`
-  // The stanza view's first line: `# caveman: N stanzas[; ...]`.
-  if (line.substr(0, kStanzaNotePrefix.size()) != kStanzaNotePrefix) return false;
-  uint64_t n = 0;
-  size_t after = 0;
-  return ReadNumber(line, kStanzaNotePrefix.size(), &n, &after) && line.substr(after, 8) == " stanzas";
+  return IsStanzaNoteLine(line);
 }
 
 namespace {
@@ -641,11 +637,11 @@ MarkerMap AlignText(std::string_view original, std::string_view view) {
   };
   size_t pos = 0, i = 0;
   for (bool first = true;; first = false) {
-    if (!first && pos == view.size()) {  // a view without a final line ending
-      if (i == sections.size()) return map;
-      return Unmapped("original sections remain after the last view section");
-    }
     if (!first) {
+      if (pos == view.size()) {  // a view without a final line ending
+        if (i == sections.size()) return map;
+        return Unmapped("original sections remain after the last view section");
+      }
       const size_t one = line_ending(pos);
       if (one == 0) return Unmapped("view section separator missing at byte " + std::to_string(pos));
       pos += one;
