@@ -23,6 +23,12 @@ bool WorthEliding(uint64_t count, uint64_t marker_bytes, uint64_t elided_bytes, 
 // §4.6 contract note for unit word "elements", "lines" or "rows".
 std::string ContractNote(std::string_view unit_word);
 
+// The note of a stanza view (internal/stanza.h, StanzaPlan::note) is
+// `# caveman: N stanzas[; ...]`; marker maps skip such a line as synthesized.
+inline constexpr std::string_view kStanzaNotePrefix = "# caveman: ";
+inline constexpr std::string_view kStanzaNoteUnits = " stanzas";
+bool IsStanzaNoteLine(std::string_view line);
+
 // The marker text for `count` elided units: "… <count> <what> …", or with a non-empty
 // invariant summary "… <count> <what>: <summary> …". `what` is the compressor's marker
 // phrase, e.g. "lines elided (caveman)".

@@ -26,4 +26,12 @@ std::string ElisionMarker(uint64_t count, std::string_view what, std::string_vie
   return s;
 }
 
+bool IsStanzaNoteLine(std::string_view line) {
+  if (line.substr(0, kStanzaNotePrefix.size()) != kStanzaNotePrefix) return false;
+  size_t at = kStanzaNotePrefix.size();
+  const size_t digits = at;
+  while (at < line.size() && line[at] >= '0' && line[at] <= '9') ++at;
+  return at > digits && line.substr(at, kStanzaNoteUnits.size()) == kStanzaNoteUnits;
+}
+
 }  // namespace caveman::internal

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "compressors/elision.h"
 #include "compressors/lines.h"
 #include "compressors/text_util.h"
 
@@ -236,14 +237,6 @@ StanzaPlan PlanStanzas(const std::vector<std::string_view>& lines) {
     if (!elided.empty()) plan.note += "; ranges: " + elided;
   }
   return plan;
-}
-
-bool IsStanzaNoteLine(std::string_view line) {
-  if (!StartsWith(line, kStanzaNotePrefix)) return false;
-  size_t at = kStanzaNotePrefix.size();
-  const size_t digits = at;
-  while (at < line.size() && line[at] >= '0' && line[at] <= '9') ++at;
-  return at > digits && line.substr(at, kStanzaNoteUnits.size()) == kStanzaNoteUnits;
 }
 
 }  // namespace caveman::internal

@@ -34,12 +34,6 @@ struct StanzaPlan {
 // dropped run whose marker would be longer than its lines.
 StanzaPlan PlanStanzas(const std::vector<std::string_view>& lines);
 
-// The note of a stanza view (StanzaPlan::note) is `# caveman: N stanzas[; ...]`; marker maps
-// skip such a line as synthesized.
-inline constexpr std::string_view kStanzaNotePrefix = "# caveman: ";
-inline constexpr std::string_view kStanzaNoteUnits = " stanzas";
-bool IsStanzaNoteLine(std::string_view line);
-
 }  // namespace caveman::internal
 
 #endif  // CAVEMAN_COMPRESSORS_INTERNAL_STANZA_H_

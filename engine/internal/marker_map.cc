@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "compressors/cj.h"
-#include "compressors/internal/stanza.h"
+#include "compressors/elision.h"
 #include "compressors/large_stack.h"
 #include "compressors/lines.h"
 #include "compressors/text_util.h"
@@ -21,7 +21,6 @@ namespace {
 
 constexpr std::string_view kMarkPrefix = "\xE2\x80\xA6 ";  // "… "
 constexpr std::string_view kCavemanPrefix = "caveman: ";
-constexpr std::string_view kNotePrefix = "\xE2\x80\xA6 caveman: elided ";
 constexpr std::string_view kElidedKey = "__caveman_elided__";
 constexpr std::string_view kBlobHeader = "caveman-marker-map 1";
 
