@@ -85,6 +85,27 @@ bool MatchYamlKey(std::string_view s) {
   return false;
 }
 
+// Whether a line matching the YAML-key regex has a key of hexadecimal digits only, with at least
+// one decimal digit (`2000:`, `4e0b:`, `00000010:`): an address, offset or line number, as in
+// `objdump -d` (`    2000:\t48 83 ec 08 \tsub $0x8,%rsp`), not a configuration key. Project
+// rule (docs/DECISIONS.md, "Listings with numeric keys are not YAML").
+bool YamlKeyIsNumber(std::string_view s) {
+  size_t i = SkipSpace(s, 0);
+  if (i < s.size() && s[i] == '-') i = SkipSpace(s, i + 1);
+  const size_t start = i;
+  bool digit = false;
+  while (i < s.size() && IsKeyChar(s[i])) {
+    const char c = s[i];
+    if (c >= '0' && c <= '9') {
+      digit = true;
+    } else if (!((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
+      return false;
+    }
+    ++i;
+  }
+  return i > start && digit;
+}
+
 // `:\s*[|>][0-9+-]*\s*(?:#.*)?$` anywhere in the line.
 bool MatchBlockScalar(std::string_view s) {
   if (s.find('\n') != std::string_view::npos) return false;  // never on a split line
@@ -226,7 +247,7 @@ bool IsValidYaml(std::string_view text) {
 }
 
 struct LineCounts {
-  size_t sections = 0, assignments = 0, keys = 0, prose = 0;
+  size_t sections = 0, assignments = 0, keys = 0, number_keys = 0, prose = 0;
   bool block_scalar = false;
 };
 
@@ -257,7 +278,10 @@ ConfigKind ClassifyConfig(std::string_view body) {
       case LineClass::kComment: return;
       case LineClass::kSection: ++c.sections; break;
       case LineClass::kAssignment: ++c.assignments; break;
-      case LineClass::kYamlKey: ++c.keys; break;
+      case LineClass::kYamlKey:
+        ++c.keys;
+        if (YamlKeyIsNumber(Trim(line))) ++c.number_keys;
+        break;
       case LineClass::kNeutral: break;
       case LineClass::kProse: ++c.prose; break;
     }
@@ -270,8 +294,10 @@ ConfigKind ClassifyConfig(std::string_view body) {
       body.find("\"\"\"") == std::string_view::npos && body.find("'''") == std::string_view::npos) {
     return ConfigKind::kIni;
   }
+  // A listing whose keys are mostly numbers (addresses, offsets) is not a configuration.
+  const bool numbered_listing = c.number_keys * 2 > c.keys;
   if (c.keys >= kMinYamlKeys && c.keys * 2 >= significant && c.prose * 4 <= significant && !c.block_scalar &&
-      IsValidYaml(body)) {
+      !numbered_listing && IsValidYaml(body)) {
     return ConfigKind::kYaml;
   }
   return ConfigKind::kNone;
