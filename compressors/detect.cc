@@ -319,6 +319,7 @@ struct Features {
   // Over non-blank lines outside Markdown fenced blocks that are not comment lines:
   size_t unfenced_nonblank = 0;
   size_t code_keyword_matches = 0;     // rule 8 keywords
+  size_t statement_keywords = 0;       // rule 8 keywords that start a statement
   size_t doc_lines = 0;                // prose lines and Markdown link items
   size_t preprocessor_lines = 0;       // #define, #include, #if …
   bool first_nonblank_is_log = false;  // the first non-blank line matches the log regex
@@ -380,6 +381,7 @@ Features ComputeFeatures(std::string_view b) {
     if (prose) ++f.prose_lines;
     ++f.unfenced_nonblank;
     f.code_keyword_matches += scan.line_keywords[k];
+    f.statement_keywords += scan.line_statements[k];
     if (PreprocessorLine(t)) ++f.preprocessor_lines;
     if (prose || link_item) ++f.doc_lines;
   }
@@ -576,8 +578,14 @@ bool IsCode(std::string_view b, std::string_view t, const Features& f) {
   // make a document code, Markdown is text, and a body whose
   // lines are mostly prose or Markdown link lists (READMEs, licences) is text.
   // C/C++ headers keep their keywords in comments and macros: count them all there.
-  size_t keywords = f.preprocessor_lines >= 3 ? f.keyword_matches : f.code_keyword_matches;
+  const bool header = f.preprocessor_lines >= 3;
+  size_t keywords = header ? f.keyword_matches : f.code_keyword_matches;
   if (keywords < 3) return false;
+  // Project rule (DECISIONS.md, "Code keywords start statements"): outside headers, at least 3
+  // keywords start a statement. Paths (`/var/lib`, `stream/export.h`), type strings of a
+  // compiler's AST dump (`'const char *'`), profiler and disassembler listings hold them
+  // mid-statement only.
+  if (!header && f.statement_keywords < 3) return false;
   if (LooksLikeMarkdown(f) || f.doc_lines * 2 >= f.unfenced_nonblank) return false;
   return true;
 }

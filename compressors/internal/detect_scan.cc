@@ -11,6 +11,7 @@ namespace caveman::internal {
 namespace {
 
 constexpr unsigned kKeywordId = 100;
+constexpr unsigned kStatementKeywordId = 101;
 constexpr unsigned kConsoleBase = 200;
 constexpr unsigned kLiteralBase = 1000;
 
@@ -64,9 +65,14 @@ const Pattern kLogPatterns[] = {
     {R"(\b\d{2}:\d{2}:\d{2}\b)", 0, 3},
 };
 
-const char kKeywords[] = R"(\b(?:func|package|import|def|class|function|return|const|let|var|public|private|)"
-                         R"(protected|static|void|struct|interface|namespace|module|fn|impl|trait|export|async|)"
-                         R"(await)\b)";
+#define CAVEMAN_CODE_KEYWORDS                                                                          \
+  R"((?:func|package|import|def|class|function|return|const|let|var|public|private|protected|static|)" \
+  R"(void|struct|interface|namespace|module|fn|impl|trait|export|async|await)\b)"
+const char kKeywords[] = R"(\b)" CAVEMAN_CODE_KEYWORDS;
+// The same keywords where a statement starts: at the start of a line (multiline `^`; `\s`
+// without LF, as above) or after `;`, `{` or `}` (minified code has one line).
+const char kStatementKeywords[] = R"((?:^|[;{}])[\t\f\r ]*(?:pub(?:\([^)\n]*\))?[\t ]+)?)" CAVEMAN_CODE_KEYWORDS;
+#undef CAVEMAN_CODE_KEYWORDS
 
 // Console lines of build and test tools. None of them can match across an LF.
 const char* const kConsolePatterns[] = {
@@ -157,6 +163,9 @@ hs_database_t* CompileDatabase() {
   exprs.push_back(kKeywords);
   flags.push_back(0);
   ids.push_back(kKeywordId);
+  exprs.push_back(kStatementKeywords);
+  flags.push_back(kMl);
+  ids.push_back(kStatementKeywordId);
   unsigned id = kConsoleBase;
   for (const char* e : kConsolePatterns) {
     exprs.push_back(e);
@@ -230,6 +239,11 @@ int OnMatch(unsigned int id, unsigned long long /*from*/, unsigned long long to,
     if (k < 0xFFFF) ++k;
     return 0;
   }
+  if (id == kStatementKeywordId) {
+    uint16_t& k = c->out->line_statements[line];
+    if (k < 0xFFFF) ++k;
+    return 0;
+  }
   c->out->line_flags[line] |= id >= kConsoleBase ? kLineConsole : kLineLog;
   return 0;
 }
@@ -240,6 +254,7 @@ ScanResult ScanDetectPatterns(std::string_view text, const std::vector<size_t>& 
   ScanResult r;
   r.line_flags.assign(line_starts.size(), 0);
   r.line_keywords.assign(line_starts.size(), 0);
+  r.line_statements.assign(line_starts.size(), 0);
   const hs_database_t* db = Database();
   if (db == nullptr || line_starts.empty()) {
     r.ok = db != nullptr;
@@ -257,6 +272,7 @@ ScanResult ScanDetectPatterns(std::string_view text, const std::vector<size_t>& 
     r = ScanResult{};
     r.line_flags.assign(line_starts.size(), 0);
     r.line_keywords.assign(line_starts.size(), 0);
+    r.line_statements.assign(line_starts.size(), 0);
     r.ok = false;
   }
   return r;

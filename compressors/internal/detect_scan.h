@@ -57,8 +57,12 @@ enum Literal : int {
 struct ScanResult {
   std::vector<uint8_t> line_flags;      // one per LF piece (see line_starts)
   std::vector<uint16_t> line_keywords;  // keyword matches per piece (saturating)
-  size_t keyword_matches = 0;           // non-overlapping matches of the rule 8 keyword regex
-  uint64_t literals = 0;                // bit per Literal present in the text
+  // Rule 8 keywords that start a statement, per piece (saturating): the first word of the
+  // line or the first after `;`, `{` or `}`, past blanks and Rust's `pub`/`pub(…)` (project
+  // rule, docs/DECISIONS.md "Code keywords start statements").
+  std::vector<uint16_t> line_statements;
+  size_t keyword_matches = 0;  // non-overlapping matches of the rule 8 keyword regex
+  uint64_t literals = 0;       // bit per Literal present in the text
   bool Has(Literal l) const { return (literals >> l) & 1; }
   bool ok = true;  // false if Hyperscan failed (flags are then all 0)
 };

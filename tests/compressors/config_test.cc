@@ -77,8 +77,9 @@ TEST(IsConfig, MappingKeyedMostlyByNumbersIsAListing) {
   // Hex-looking words without a digit (`add`, `cafe`) and a minority of number keys (HTTP
   // status codes under `responses:`) are still keys.
   EXPECT_TRUE(IsConfig("add: 1\ncafe: 2\nbead: 3\nface: 4\nfade: 5\nbeef: 6\n"));
-  EXPECT_TRUE(IsConfig("responses:\n  200:\n    description: ok\n  404:\n    description: missing\n"
-                       "  500:\n    description: failed\n"));
+  EXPECT_TRUE(
+      IsConfig("responses:\n  200:\n    description: ok\n  404:\n    description: missing\n"
+               "  500:\n    description: failed\n"));
   // Exactly half number keys is still YAML; more than half is a listing.
   EXPECT_TRUE(IsConfig("k1: x\nk2: y\nk3: z\n10: p\n20: q\n30: r\n"));
   EXPECT_FALSE(IsConfig("k1: x\nk2: y\n10: p\n20: q\n30: r\n40: s\n"));

@@ -212,6 +212,30 @@ TEST(DetectRules, SymbolListingsAreNotCode) {
   EXPECT_EQ(DetectBody(code), "code");
 }
 
+// docs/DECISIONS.md, "Code keywords start statements": rule 8's keywords count only where a
+// statement starts (line start, or after `;`, `{`, `}`), outside headers.
+TEST(DetectRules, CodeKeywordsMustStartStatements) {
+  // Keywords inside paths and quoted type strings, braces and `->` present: not code.
+  std::string deps = "build/engine/CMakeFiles/engine.dir/engine.cc.o: #deps 3, deps mtime 1 (VALID)\n";
+  for (const char* p : {"/work/main/stream/export.h", "/usr/include/c++/12/bits/move.h", "/var/lib/x/const.h",
+                        "/work/main/compressors/internal/module.h", "/work/main/store/static.h"}) {
+    deps += std::string("    ") + p + "\n";
+  }
+  deps += "    /usr/include/c++/12/functional {x} -> y\n";
+  EXPECT_EQ(DetectBody(deps), "text");
+  std::string ast = "TranslationUnitDecl 0x1 <<invalid sloc>> <invalid sloc>\n";
+  for (int i = 0; i < 6; ++i) {
+    ast += "|-FunctionDecl 0x2 <a.c:" + std::to_string(i + 1) + ":1> col:5 f" + std::to_string(i) +
+           " 'int (const struct node *, void *)' {}\n";
+  }
+  EXPECT_EQ(DetectBody(ast), "text");
+  // The same keywords starting statements: code, on separate lines or minified on one.
+  EXPECT_EQ(DetectBody("import x from 'y';\nexport function f(a) {\n  const b = a -> 1;\n  return b;\n}\n"), "code");
+  EXPECT_EQ(DetectBody("!function(e){var t=1;function n(r){return r+t}const o=n(e);return o}(2);\n"), "code");
+  EXPECT_EQ(DetectBody("pub struct Q { v: u32 }\nimpl Q {\n    pub fn get(&self) -> u32 {\n        self.v\n    }\n}\n"),
+            "code");
+}
+
 TEST(DetectRules, ShebangIsCode) { EXPECT_EQ(DetectBody("#!/bin/sh\necho hi\n"), "code"); }
 
 // ---------------------------------------------------------------------------------------
@@ -606,6 +630,8 @@ TEST(JsonByteValidator, AgreesWithSimdjsonOnCasesAndMutations) {
   cases.push_back(deep_bad);
   std::mt19937_64 rng(8);
   const std::string base = testing::ReadFile("fixtures/seed/orders.json");
+  ASSERT_FALSE(base.empty())
+      << "fixtures/seed/orders.json not found: run from the source tree or set CAVEMAN_SOURCE_DIR";
   for (int k = 0; k < 400; ++k) {
     std::string m = base;
     const int edits = 1 + static_cast<int>(rng() % 3);
