@@ -550,9 +550,20 @@ void KeepAnomalies(const std::vector<std::string>& names, const std::vector<std:
   for (size_t c = 0; c < width && status_col == width; ++c) {
     if (roles[c] == ColumnRole::kStatus) status_col = c;
   }
+  // An alarm word on most rows is the table's norm, not an anomaly: `lsof` run without root
+  // says "(readlink: Permission denied)" on every row it cannot resolve, and keeping all of
+  // them kept the whole table (docs/DECISIONS.md, "An alarm on most rows is the norm"). Those
+  // rows are then kept or elided by the other rules, and the markers' summaries state them.
+  std::vector<bool> alarm(d);
+  size_t alarms = 0;
+  for (size_t r = 0; r < d; ++r) {
+    alarm[r] = RE2::PartialMatch(lines[r], AlarmPattern()) || RE2::PartialMatch(lines[r], FixedWidthAlarmPattern());
+    if (alarm[r]) ++alarms;
+  }
+  const bool alarm_is_norm = alarms * 2 > d;
   for (size_t r = 0; r < d; ++r) {
     const auto& row = cells[r];
-    bool k = RE2::PartialMatch(lines[r], AlarmPattern()) || RE2::PartialMatch(lines[r], FixedWidthAlarmPattern());
+    bool k = alarm[r] && !alarm_is_norm;
     for (size_t c = 0; c < width && !k; ++c) {
       std::string_view v = row[c];
       if (v.empty()) continue;

@@ -83,6 +83,14 @@ const std::vector<Case>& Cases() {
        {"CLOSE-WAIT 791", "pid=20496,fd=3", "FIN-WAIT-2 0      0          127.0.0.1:18083"}},
       {"lsof_i.txt", "lsof -nP -a -i -p <pids>", 9, 2, 31, false, {"(CLOSE_WAIT)", "(LISTEN)"}},
       {"lsof_p.txt", "lsof -nP -p <pids>", 9, 10, 426, true, {"COMMAND    PID USER"}},
+      // Every row says "Permission denied": the alarm is the norm, not an anomaly.
+      {"lsof_denied.txt",
+       "lsof (every row unreadable)",
+       11,
+       3,
+       290,
+       true,
+       {"COMMAND     PID   TID", "/proc/1/fd/284 (readlink: Permission denied)"}},
       {"dpkg_l.txt",
        "dpkg -l",
        5,
@@ -263,6 +271,33 @@ TEST(FixedWidthTables, QueryKeepsMatchingRows) {
   auto out = RunOnString(*NewTabularCompressor(), in, "libsqlite3");
   ASSERT_TRUE(out.has_value());
   EXPECT_NE(out->find("ii  libsqlite3-0:amd64"), std::string::npos);
+}
+
+// docs/DECISIONS.md, "An alarm on most rows is the norm": the same rows with the alarm on one
+// row only keep that row.
+TEST(FixedWidthTables, AnAlarmOnFewRowsIsKeptOnMostRowsIsTheNorm) {
+  const std::string in = Fixture("lsof_denied.txt");
+  const std::string denied = " (readlink: Permission denied)";
+  std::string one;
+  size_t rows = 0;
+  for (std::string_view line : Lines(in)) {
+    std::string l(line);
+    if (++rows != 150) {
+      const size_t at = l.find(denied);
+      if (at != std::string::npos) l.erase(at);
+    }
+    one += l + "\n";
+  }
+  auto tabular = NewTabularCompressor();
+  auto out = RunOnString(*tabular, one);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_NE(out->find(denied), std::string::npos);  // the one alarm row is shown
+  size_t shown = 0;
+  for (std::string_view line : Lines(*out)) shown += line.find(denied) != std::string_view::npos;
+  EXPECT_EQ(shown, 1u);
+  auto all = RunOnString(*tabular, in);
+  ASSERT_TRUE(all.has_value());
+  EXPECT_LT(Lines(*all).size(), 20u);  // every row denied: not 300 kept rows
 }
 
 TEST(FixedWidthTables, SmallTablesAreDeclined) {
