@@ -41,6 +41,16 @@ class DiffCompressor final : public InMemoryCompressor {
     if (!internal::IsValidUtf8(body)) return std::nullopt;
     internal::SplitResult split = internal::SplitLines(body);
     if (split.lines.size() < kMinLines) return std::nullopt;
+    // Project rule (docs/DECISIONS.md, "A forced diff needs a diff"): without a hunk or file
+    // header every line is context, and `--type diff` on a log elided all of it into one
+    // marker. Such a body is not a diff: decline.
+    bool hunk = false, old_file = false, new_file = false;
+    for (std::string_view line : split.lines) {
+      hunk = hunk || StartsWith(line, "@@ ") || StartsWith(line, "diff --git ");
+      old_file = old_file || StartsWith(line, "--- ");
+      new_file = new_file || StartsWith(line, "+++ ");
+    }
+    if (!hunk && !(old_file && new_file)) return std::nullopt;
     internal::LinePolicy policy;
     policy.marker_text = kMarkerText;
     internal::LinePasses passes;

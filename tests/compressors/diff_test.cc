@@ -44,6 +44,21 @@ TEST(DiffCompressor, DeclinesBelowTwelveLinesOrWhenNothingDrops) {
   EXPECT_FALSE(RunOnString(*c, "x\xff\n" + MakeDiff(10)).has_value());
 }
 
+// docs/DECISIONS.md, "A forced diff needs a diff": lines starting with +/- but no hunk or file
+// header (a forced `--type diff` on a log or a list) decline instead of becoming one marker.
+TEST(DiffCompressor, DeclinesWithoutHunkOrFileHeaders) {
+  auto c = NewDiffCompressor();
+  std::string log;
+  for (int i = 0; i < 40; ++i)
+    log += "2026-12-06 10:00:" + std::to_string(10 + i) + " INFO step " + std::to_string(i) + "\n";
+  EXPECT_FALSE(RunOnString(*c, log).has_value());
+  EXPECT_FALSE(RunOnString(*c, log + "- item\n+ other\n" + log).has_value());
+  // A --- / +++ pair without @@ (a file header of `diff -u` on empty files) is still a diff.
+  std::string headed = "--- a/x\n+++ b/x\n" + log + "-old\n+new\n" + log;
+  EXPECT_TRUE(RunOnString(*c, headed).has_value());
+  EXPECT_TRUE(RunOnString(*c, MakeDiff(10)).has_value());
+}
+
 TEST(DiffCompressor, IdempotentOnItsOutput) {
   auto c = NewDiffCompressor();
   auto out = RunOnString(*c, MakeDiff(40));
