@@ -240,6 +240,25 @@ Status Spool::Write(std::string_view data) {
   return Status::OK();
 }
 
+Result<std::optional<std::string_view>> Spool::ReadFrom(ByteSource& in, size_t max) {
+  using Direct = std::optional<std::string_view>;
+  if (fd_ >= 0 || max == 0 || mem_.size() + max > options_.memory_limit) return Direct();
+  const size_t need = mem_.size() + max;
+  if (need > mem_.capacity()) {
+    try {
+      mem_.Reserve(std::min(options_.memory_limit, std::max(need, 2 * mem_.capacity())));
+    } catch (const std::bad_alloc&) {
+      options_.memory_limit = mem_.size();  // as in Write: the next Write spills
+      return Direct();
+    }
+  }
+  char* at = mem_.tail();
+  CAVEMAN_ASSIGN_OR_RETURN(size_t n, in.Read(at, max));
+  mem_.Extend(n);
+  size_ += n;
+  return Direct(std::string_view(at, n));
+}
+
 void Spool::RaiseMemoryLimit(size_t limit) {
   if (fd_ < 0 && !spill_failed_ && limit > options_.memory_limit) options_.memory_limit = limit;
 }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,10 @@ class SpoolMemory {
   void Reserve(size_t n);
   // REQUIRES: size() + d.size() <= capacity() or grows by Reserve's rule (at least doubling).
   void Append(std::string_view d);
+  // Where the next byte goes, for writing in place; Extend(n) then takes n bytes written there.
+  // REQUIRES (Extend): size() + n <= capacity().
+  char* tail() { return data_ + size_; }
+  void Extend(size_t n) { size_ += n; }
   // Frees the block.
   void Release();
 
@@ -80,6 +85,13 @@ class Spool final : public ByteSink {
   // Lets the spool hold up to `limit` bytes in memory before it spills (no effect once it
   // has spilled or when `limit` is lower): for an input that will be loaded whole anyway.
   void RaiseMemoryLimit(size_t limit);
+  // Reads up to `max` bytes of `in` straight into the in-memory content, with no buffer in
+  // between, when the spool is in memory and `max` more bytes fit under its memory limit.
+  // Returns the bytes read (empty at the end of `in`; valid until the next write), or nullopt
+  // when the caller must read into its own buffer and Write instead (spilled, over the limit,
+  // or no memory to grow into: the limit then drops to the current size, as in Write).
+  // Errors: those of `in`.
+  Result<std::optional<std::string_view>> ReadFrom(ByteSource& in, size_t max);
   // Bytes after the end of memory_view() that belong to the buffer and may be read (values
   // unspecified). REQUIRES: in_memory().
   size_t memory_padding() const { return mem_.capacity() - mem_.size(); }

@@ -254,9 +254,23 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
   bool loading_whole = false;
   ChunkBuffer& buf = buf_;
   for (;;) {
-    CAVEMAN_ASSIGN_OR_RETURN(size_t n, in.Read(buf.data(), buf.size()));
+    // An input loaded whole is read straight into its spool (no copy out of the read buffer;
+    // issue 19); otherwise, or when the spool cannot take it so, through the buffer.
+    std::string_view chunk;
+    bool in_original = false;
+    if (loading_whole) {
+      CAVEMAN_ASSIGN_OR_RETURN(std::optional<std::string_view> direct, original->ReadFrom(in, buf.size()));
+      if (direct) {
+        chunk = *direct;
+        in_original = true;
+      }
+    }
+    if (!in_original) {
+      CAVEMAN_ASSIGN_OR_RETURN(size_t read, in.Read(buf.data(), buf.size()));
+      chunk = std::string_view(buf.data(), read);
+    }
+    const size_t n = chunk.size();
     if (n == 0) break;
-    std::string_view chunk(buf.data(), n);
     bytes_ += n;
     const uint64_t held_before = original->size();
     // Issue 15: a chunk the original cannot take (memory and spill file both gone), or memory
@@ -268,7 +282,7 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
         // The original so far (this chunk included) stays in `original` for the caller's
         // oversize path; the worker's count and frame are moot.
         oversized_ = true;
-        held = original->Write(chunk);
+        if (!in_original) held = original->Write(chunk);
         if (held.ok()) {
           return Status::ResourceExhausted("cave_input_too_large: stdin exceeds " + std::to_string(max_bytes) +
                                            " bytes");
@@ -284,7 +298,7 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
             loading_whole = true;
           }
         }
-        held = original->Write(chunk);
+        if (!in_original) held = original->Write(chunk);
         if (held.ok() && !loading_whole) worker_.Offer(chunk);
       }
     } catch (const std::bad_alloc&) {

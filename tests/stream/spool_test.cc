@@ -85,6 +85,51 @@ TEST(Spool, UnwritableTempDirFallsBackInsteadOfFailing) {
   EXPECT_EQ(*all, "too big");
 }
 
+// ReadFrom reads straight into the memory of an in-memory spool while the bytes fit under its
+// limit, and hands the caller back to its own buffer (nullopt) otherwise: either way, with
+// reads of every size, the content is the source's bytes in order.
+TEST(Spool, ReadFromFillsMemoryInPlaceThenHandsBackToWrite) {
+  const std::string data = Pattern(300000);
+  for (size_t chunk : {size_t{1}, size_t{7}, size_t{4096}, size_t{65536}}) {
+    SCOPED_TRACE(chunk);
+    auto src = NewChunkedSource(data, 1, 5000);
+    Spool s(SpoolOptions{.memory_limit = 100000});
+    std::vector<char> buf(chunk);
+    size_t direct = 0, buffered = 0;
+    for (;;) {
+      auto r = s.ReadFrom(*src, chunk);
+      ASSERT_TRUE(r.ok());
+      if (r->has_value()) {
+        if ((*r)->empty()) break;
+        ++direct;
+        continue;
+      }
+      auto n = src->Read(buf.data(), buf.size());
+      ASSERT_TRUE(n.ok());
+      if (*n == 0) break;
+      ++buffered;
+      ASSERT_TRUE(s.Write(std::string_view(buf.data(), *n)).ok());
+    }
+    EXPECT_GT(direct, 0u);
+    EXPECT_GT(buffered, 0u);  // past 100,000 bytes: the buffer and Write (which spills)
+    EXPECT_FALSE(s.in_memory());
+    auto all = s.ReadAllToString();
+    ASSERT_TRUE(all.ok());
+    EXPECT_TRUE(*all == data);
+  }
+  // Within the limit the bytes stay in memory, read in place.
+  auto src = NewChunkedSource(data, 1, 5000);
+  Spool s(SpoolOptions{.memory_limit = data.size() + 65536});
+  for (;;) {
+    auto r = s.ReadFrom(*src, 65536);
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(r->has_value());
+    if ((*r)->empty()) break;
+  }
+  ASSERT_TRUE(s.in_memory());
+  EXPECT_TRUE(s.memory_view() == data);
+}
+
 TEST(ByteIo, ChunkedSourceDeliversEverything) {
   std::string data = Pattern(10000);
   auto src = NewChunkedSource(data, 9, 13);
