@@ -11,7 +11,6 @@ namespace caveman::internal {
 namespace {
 
 constexpr unsigned kKeywordId = 100;
-constexpr unsigned kStatementKeywordId = 101;
 constexpr unsigned kConsoleBase = 200;
 constexpr unsigned kLiteralBase = 1000;
 
@@ -65,14 +64,9 @@ const Pattern kLogPatterns[] = {
     {R"(\b\d{2}:\d{2}:\d{2}\b)", 0, 3},
 };
 
-#define CAVEMAN_CODE_KEYWORDS                                                                          \
-  R"((?:func|package|import|def|class|function|return|const|let|var|public|private|protected|static|)" \
-  R"(void|struct|interface|namespace|module|fn|impl|trait|export|async|await)\b)"
-const char kKeywords[] = R"(\b)" CAVEMAN_CODE_KEYWORDS;
-// The same keywords where a statement starts: at the start of a line (multiline `^`; `\s`
-// without LF, as above) or after `;`, `{` or `}` (minified code has one line).
-const char kStatementKeywords[] = R"((?:^|[;{}])[\t\f\r ]*(?:pub(?:\([^)\n]*\))?[\t ]+)?)" CAVEMAN_CODE_KEYWORDS;
-#undef CAVEMAN_CODE_KEYWORDS
+const char kKeywords[] = R"(\b(?:func|package|import|def|class|function|return|const|let|var|public|private|)"
+                         R"(protected|static|void|struct|interface|namespace|module|fn|impl|trait|export|async|)"
+                         R"(await)\b)";
 
 // Console lines of build and test tools. None of them can match across an LF.
 const char* const kConsolePatterns[] = {
@@ -163,9 +157,6 @@ hs_database_t* CompileDatabase() {
   exprs.push_back(kKeywords);
   flags.push_back(0);
   ids.push_back(kKeywordId);
-  exprs.push_back(kStatementKeywords);
-  flags.push_back(kMl);
-  ids.push_back(kStatementKeywordId);
   unsigned id = kConsoleBase;
   for (const char* e : kConsolePatterns) {
     exprs.push_back(e);
@@ -202,6 +193,7 @@ struct ScratchHolder {
 };
 
 struct Context {
+  std::string_view text;
   const std::vector<size_t>* starts;
   ScanResult* out;
   size_t line = 0;  // cached line index of the last match
@@ -225,6 +217,41 @@ size_t LineOf(Context* c, size_t pos) {
   return l;
 }
 
+bool IsAsciiLetter(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); }
+bool IsBlank(char ch) { return ch == ' ' || ch == '\t' || ch == '\f' || ch == '\r'; }
+
+// Whether the keyword that ends at `end` (a match of kKeywords, all letters) starts a
+// statement: only blanks, optionally after Rust's `pub` or `pub(…)`, lie between it and the
+// start of its line (`line_start`) or a `;`, `{` or `}` (project rule, docs/DECISIONS.md
+// "Code keywords start statements").
+bool StartsStatement(std::string_view text, size_t line_start, size_t end) {
+  size_t i = end;
+  while (i > line_start && IsAsciiLetter(text[i - 1])) --i;  // the keyword
+  auto blanks_back = [&](size_t j) {
+    while (j > line_start && IsBlank(text[j - 1])) --j;
+    return j;
+  };
+  auto opens_statement = [&](size_t j) {
+    return j == line_start || text[j - 1] == ';' || text[j - 1] == '{' || text[j - 1] == '}';
+  };
+  size_t j = blanks_back(i);
+  if (opens_statement(j)) return true;
+  if (j == i) return false;  // no blank before the keyword
+  // `pub ` or `pub(crate) ` before it.
+  if (text[j - 1] == ')') {
+    const size_t open = text.rfind('(', j - 1);
+    if (open == std::string_view::npos || open < line_start ||
+        text.substr(open, j - open).find('\n') != std::string_view::npos) {
+      return false;
+    }
+    j = open;
+  }
+  if (j < line_start + 3 || text.substr(j - 3, 3) != "pub") return false;
+  j -= 3;
+  if (j > line_start && IsAsciiLetter(text[j - 1])) return false;
+  return opens_statement(blanks_back(j));
+}
+
 int OnMatch(unsigned int id, unsigned long long /*from*/, unsigned long long to, unsigned int /*flags*/, void* ctx) {
   auto* c = static_cast<Context*>(ctx);
   if (id >= kLiteralBase) {
@@ -237,13 +264,11 @@ int OnMatch(unsigned int id, unsigned long long /*from*/, unsigned long long to,
     ++c->out->keyword_matches;
     uint16_t& k = c->out->line_keywords[line];
     if (k < 0xFFFF) ++k;
+    uint16_t& st = c->out->line_statements[line];
+    if (st < 0xFFFF && StartsStatement(c->text, (*c->starts)[line], static_cast<size_t>(to))) ++st;
     return 0;
   }
-  if (id == kStatementKeywordId) {
-    uint16_t& k = c->out->line_statements[line];
-    if (k < 0xFFFF) ++k;
-    return 0;
-  }
+
   c->out->line_flags[line] |= id >= kConsoleBase ? kLineConsole : kLineLog;
   return 0;
 }
@@ -265,7 +290,7 @@ ScanResult ScanDetectPatterns(std::string_view text, const std::vector<size_t>& 
     r.ok = false;
     return r;
   }
-  Context ctx{&line_starts, &r, 0};
+  Context ctx{text, &line_starts, &r, 0};
   // Hyperscan takes an unsigned int length; detection never scans more than a few MiB.
   size_t len = std::min<size_t>(text.size(), 0xFFFFFFF0u);
   if (hs_scan(db, text.data(), static_cast<unsigned>(len), 0, holder.scratch, OnMatch, &ctx) != HS_SUCCESS) {
