@@ -180,25 +180,26 @@ void Spool::Clear() {
   size_ = 0;
 }
 
+bool Spool::RoomInMemory(size_t more) {
+  if (fd_ >= 0 || mem_.size() + more > options_.memory_limit) return false;
+  // Grow geometrically but never past the limit, so a spool costs at most memory_limit.
+  const size_t need = mem_.size() + more;
+  if (need <= mem_.capacity()) return true;
+  try {
+    mem_.Reserve(std::min(options_.memory_limit, std::max(need, 2 * mem_.capacity())));
+  } catch (const std::bad_alloc&) {
+    options_.memory_limit = mem_.size();  // no memory to grow into: spill now, as past the limit (issue 15)
+    return false;
+  }
+  return true;
+}
+
 Status Spool::Write(std::string_view data) {
   if (data.empty()) return Status::OK();
-  if (fd_ < 0 && mem_.size() + data.size() <= options_.memory_limit) {
-    // Grow geometrically but never past the limit, so a spool costs at most memory_limit.
-    size_t need = mem_.size() + data.size();
-    bool grown = true;
-    if (need > mem_.capacity()) {
-      try {
-        mem_.Reserve(std::min(options_.memory_limit, std::max(need, 2 * mem_.capacity())));
-      } catch (const std::bad_alloc&) {
-        grown = false;  // no memory to grow into: spill now, as past the limit (issue 15)
-        options_.memory_limit = mem_.size();
-      }
-    }
-    if (grown) {
-      mem_.Append(data);
-      size_ += data.size();
-      return Status::OK();
-    }
+  if (RoomInMemory(data.size())) {
+    mem_.Append(data);
+    size_ += data.size();
+    return Status::OK();
   }
   if (fd_ < 0 && !spill_failed_) {
     // Issue 15: a spill file that cannot be had (TMPDIR unwritable, missing or a file; no
@@ -242,16 +243,7 @@ Status Spool::Write(std::string_view data) {
 
 Result<std::optional<std::string_view>> Spool::ReadFrom(ByteSource& in, size_t max) {
   using Direct = std::optional<std::string_view>;
-  if (fd_ >= 0 || max == 0 || mem_.size() + max > options_.memory_limit) return Direct();
-  const size_t need = mem_.size() + max;
-  if (need > mem_.capacity()) {
-    try {
-      mem_.Reserve(std::min(options_.memory_limit, std::max(need, 2 * mem_.capacity())));
-    } catch (const std::bad_alloc&) {
-      options_.memory_limit = mem_.size();  // as in Write: the next Write spills
-      return Direct();
-    }
-  }
+  if (max == 0 || !RoomInMemory(max)) return Direct();
   char* at = mem_.tail();
   CAVEMAN_ASSIGN_OR_RETURN(size_t n, in.Read(at, max));
   mem_.Extend(n);

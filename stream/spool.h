@@ -118,6 +118,11 @@ class Spool final : public ByteSink {
   void Clear();
 
  private:
+  // Whether `more` bytes can go into memory now: not spilled, within the memory limit, and
+  // the block grown to take them (geometrically, capped at the limit). When growing fails
+  // the limit drops to the current size, so the caller spills.
+  bool RoomInMemory(size_t more);
+
   SpoolOptions options_;
   internal::SpoolMemory mem_;
   int fd_ = -1;

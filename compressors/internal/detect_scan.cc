@@ -239,11 +239,8 @@ bool StartsStatement(std::string_view text, size_t line_start, size_t end) {
   if (j == i) return false;  // no blank before the keyword
   // `pub ` or `pub(crate) ` before it.
   if (text[j - 1] == ')') {
-    const size_t open = text.rfind('(', j - 1);
-    if (open == std::string_view::npos || open < line_start ||
-        text.substr(open, j - open).find('\n') != std::string_view::npos) {
-      return false;
-    }
+    const size_t open = text.rfind('(', j - 1);  // a line holds no LF: stay on it
+    if (open == std::string_view::npos || open < line_start) return false;
     j = open;
   }
   if (j < line_start + 3 || text.substr(j - 3, 3) != "pub") return false;

@@ -258,6 +258,8 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
     // issue 19); otherwise, or when the spool cannot take it so, through the buffer.
     std::string_view chunk;
     bool in_original = false;
+    // Before the read: a chunk read into `original` is held, never held back (below).
+    const uint64_t held_before = original->size();
     if (loading_whole) {
       CAVEMAN_ASSIGN_OR_RETURN(std::optional<std::string_view> direct, original->ReadFrom(in, buf.size()));
       if (direct) {
@@ -272,7 +274,6 @@ Status ReadStage::Run(ByteSource& in, uint64_t max_bytes, bool load_json, Spool*
     const size_t n = chunk.size();
     if (n == 0) break;
     bytes_ += n;
-    const uint64_t held_before = original->size();
     // Issue 15: a chunk the original cannot take (memory and spill file both gone), or memory
     // running out anywhere in this loop, ends the read with unheld(): the caller streams what
     // `original` holds, held_back() and the rest of `in` through instead of losing them.
