@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -546,6 +547,55 @@ TEST(RecoveryStore, SymlinkedDatabaseOrCompanionIsRefused) {
   ASSERT_FALSE(r2.ok());
   EXPECT_NE(r2.status().message().find("symbolic link"), std::string::npos);
   EXPECT_EQ(ModeOf(victim), static_cast<mode_t>(-1));  // never created through the link
+}
+
+// A closing writer leaves the WAL (and its -shm) for the next process, whose records stay
+// readable from it, until kCheckpointAtCloseFrames (64) frames have collected: then the close
+// checkpoints and removes both, as SQLite's own close does every time. gc always leaves the
+// database file alone (issue 19, docs/DECISIONS.md "The WAL outlives a small run").
+TEST(RecoveryStore, WalOutlivesSmallRunsUntilItHoldsSixtyFourFrames) {
+  TempDir dir;
+  auto size_of = [](const std::string& path) -> long long {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : -1;
+  };
+  std::vector<std::pair<std::string, std::string>> records;
+  bool kept = false, removed = false;
+  long long largest = 0;
+  for (int run = 0; run < 60; ++run) {
+    std::string data = CiText(2000) + std::to_string(run);
+    {
+      auto store = MustOpen(dir.db());
+      ASSERT_TRUE(store);
+      auto h = Put(*store, data);
+      ASSERT_TRUE(h.ok()) << h.status().message();
+      records.emplace_back(*h, data);
+    }
+    const long long wal = size_of(dir.db() + "-wal");
+    largest = std::max(largest, wal);
+    kept = kept || wal > 0;
+    removed = removed || (run > 0 && wal < 0 && size_of(dir.db() + "-shm") < 0);
+    // Every record so far, from a fresh connection (through the WAL when it is there).
+    auto store = MustOpen(dir.db());
+    ASSERT_TRUE(store);
+    for (const auto& [h, d] : records) {
+      StringSink out;
+      ASSERT_TRUE(store->Get(h, out).ok()) << run;
+      ASSERT_EQ(out.data(), d) << run;
+    }
+  }
+  EXPECT_TRUE(kept);     // closes left the WAL in place
+  EXPECT_TRUE(removed);  // and some close checkpointed it away
+  // 64 frames of 4 KiB pages plus the frames of the last run (a few), headers included.
+  EXPECT_LT(largest, 80 * (4096 + 24) + 32);
+  {
+    auto store = MustOpen(dir.db());
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(Put(*store, "after the loop").ok());
+    ASSERT_TRUE(store->Gc(std::nullopt, false).ok());
+  }
+  EXPECT_EQ(size_of(dir.db() + "-wal"), -1);
+  EXPECT_EQ(size_of(dir.db() + "-shm"), -1);
 }
 
 TEST(RecoveryStore, FilesAre0600AndInsecureParentIsRefused) {
