@@ -393,12 +393,12 @@ SqliteStore::~SqliteStore() {
 }
 
 int SqliteStore::OnWalCommit(void* store, sqlite3* db, const char* schema, int frames) {
-  int& left = static_cast<SqliteStore*>(store)->wal_frames_;
-  left = frames;
-  int log = 0, done = 0;
-  if (frames >= kCheckpointAtCommitFrames &&
-      sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, &log, &done) == SQLITE_OK && log == done) {
-    left = 0;  // all copied into the database: nothing for the close to do
+  // The count stays as it is after a checkpoint here: the close then deletes the WAL (a later
+  // process would otherwise read all of it back to rebuild its -shm, which has lost the
+  // record of what was copied).
+  static_cast<SqliteStore*>(store)->wal_frames_ = frames;
+  if (frames >= kCheckpointAtCommitFrames) {
+    sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
   }
   return SQLITE_OK;
 }
