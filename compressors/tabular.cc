@@ -268,6 +268,26 @@ constexpr size_t kKeepLast = 2;
 constexpr int64_t kQueryLimit = 24;
 constexpr double kQueryThreshold = 0.30;
 constexpr size_t kNumericPercent = 70;
+
+// Whether a CSV/TSV table has no header row: its first cell starts with a digit, like the
+// first cell of at least kNumericPercent % of the other rows (`du -ah`, `git ls-tree`, `wc -l`
+// through `tr`, counts from `uniq -c` made TSV). A header's first column names the rows'
+// labels; a header starting with a digit (a year) stands over a later column. Such a table's
+// first row is data: it counts among the first kept data rows, in the numeric columns'
+// minimum and maximum, and summaries name the columns "column 1", "column 2", ...
+// (docs/DECISIONS.md, "Tables without a header row").
+bool FirstRowIsData(const Table& t) {
+  if (t.kind == TableKind::kMarkdown || t.rows.size() < 2) return false;
+  auto digit_first = [](std::string_view cell) {
+    cell = Trim(cell);
+    return !cell.empty() && cell[0] >= '0' && cell[0] <= '9';
+  };
+  if (!digit_first(t.rows[0][0])) return false;
+  size_t digits = 0;
+  for (size_t r = 1; r < t.rows.size(); ++r) digits += digit_first(t.rows[r][0]) ? 1 : 0;
+  return digits * 100 >= (t.rows.size() - 1) * kNumericPercent;
+}
+
 constexpr std::string_view kMarkerText = "rows elided (caveman)";
 
 const RE2& AlarmPattern() {
@@ -745,8 +765,9 @@ class TabularCompressor final : public InMemoryCompressor {
     }
     const auto& rows = table.rows;
     const size_t n = rows.size();
-    const size_t h = table.header_rows;
-    if (n < kMinRows || n <= h + kMinRowsBeyondHeader) return std::nullopt;
+    const bool headerless = FirstRowIsData(table);
+    const size_t h = headerless ? 0 : table.header_rows;
+    if (n < kMinRows || n <= table.header_rows + kMinRowsBeyondHeader) return std::nullopt;
     const size_t width = rows[0].size();
 
     std::vector<std::string> docs_text(n);
@@ -784,7 +805,12 @@ class TabularCompressor final : public InMemoryCompressor {
       internal::KeepNonRedundant(docs, &keep);
     }
 
-    std::vector<std::string_view> header(rows[0].begin(), rows[0].end());
+    std::vector<std::string> names;  // a headerless table's columns: "column 1", ...
+    if (headerless) {
+      for (size_t col = 0; col < width; ++col) names.push_back("column " + std::to_string(col + 1));
+    }
+    std::vector<std::string_view> header = headerless ? std::vector<std::string_view>(names.begin(), names.end())
+                                                      : std::vector<std::string_view>(rows[0].begin(), rows[0].end());
     std::vector<std::vector<std::string>> out_rows;
     uint64_t elided_total = 0;
     internal::FieldList fields;

@@ -105,6 +105,28 @@ TEST(TabularCompressor, MarkdownReencodedWithNormalisedPadding) {
   EXPECT_NE(out->find("rows elided (caveman)"), std::string::npos);
 }
 
+// A TSV whose first row is data (`du -ab`): summaries name the columns "column 1", ...,
+// never after the first row's values; a header over year columns stays a header.
+TEST(TabularCompressor, FirstRowOfDigitsIsDataAndColumnsAreNumbered) {
+  std::string du;
+  for (int i = 0; i < 40; ++i) {
+    du += std::to_string(4096 * (1 + i % 3)) + "\t/usr/share/doc/pkg" + std::to_string(i) + "/copyright\n";
+  }
+  auto out = RunOnString(*NewTabularCompressor(), du);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->rfind("4096\t/usr/share/doc/pkg0/copyright\n", 0), 0u) << *out;
+  EXPECT_NE(out->find("rows elided (caveman): range column 1=4096..12288"), std::string::npos) << *out;
+  EXPECT_EQ(out->find("4096="), std::string::npos) << *out;
+  EXPECT_EQ(out->find("copyright="), std::string::npos) << *out;
+
+  std::string years = "country,2019,2020\n";
+  for (int i = 0; i < 40; ++i) years += "land" + std::to_string(i) + "," + std::to_string(i) + ",7\n";
+  auto y = RunOnString(*NewTabularCompressor(), years);
+  ASSERT_TRUE(y.has_value());
+  EXPECT_NE(y->find("all 2020=7"), std::string::npos) << *y;
+  EXPECT_EQ(y->find("column "), std::string::npos) << *y;
+}
+
 TEST(TabularCompressor, DeclinesSmallTables) {
   EXPECT_FALSE(RunOnString(*NewTabularCompressor(), Csv(10)).has_value());
 }
