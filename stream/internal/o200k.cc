@@ -904,18 +904,30 @@ struct O200kTokenizer::Vocabulary {
     std::fill_n(dead.begin(), dead_words, 0);
     size_t depth = 0;
     const bool spines = g_spine_check.load(std::memory_order_relaxed);
-    auto is_dead = [&](size_t i) { return (dead[i >> 6] >> (i & 63)) & 1; };
+    const bool short_pairs = spines && g_short_pairs.load(std::memory_order_relaxed);
+    // Raw pointers: the compiler cannot keep vector data pointers in registers across the
+    // stores of the pair check (uint32_t, which may alias a frame).
+    uint64_t* const dead_bits = dead.data();
+    Frame* frame = stack.data();
+    size_t capacity = stack.size();
+    auto is_dead = [dead_bits](size_t i) { return (dead_bits[i >> 6] >> (i & 63)) & 1; };
     auto report = [&](const Frame& f) { part(f.begin, f.begin + ix.Length(f.token)); };
     size_t reported = 0;  // stack[0, reported) went to `part`
     size_t i = 0;
     uint32_t reach = 0;     // of position i
-    uint64_t top_info = 0;  // Info of stack[depth - 1].token (when depth > 0)
+    Frame top{};            // stack[depth - 1] (when depth > 0)
+    uint64_t top_info = 0;  // Info of top.token (when depth > 0)
     // Pushes f and reports the frames more than `keep` behind once more than `limit` wait.
     auto push = [&](const Frame& f) __attribute__((always_inline)) {
-      if (depth == stack.size()) stack.resize(2 * depth);
-      stack[depth++] = f;
+      if (depth == capacity) [[unlikely]] {
+        stack.resize(2 * depth);
+        frame = stack.data();
+        capacity = stack.size();
+      }
+      frame[depth++] = f;
+      top = f;
       if (depth - reported > limit) {
-        for (const size_t upto = depth - keep; reported < upto; ++reported) report(stack[reported]);
+        for (const size_t upto = depth - keep; reported < upto; ++reported) report(frame[reported]);
         if (reported > 4 * keep) {  // drop reported frames but the last (the previous token)
           std::copy(stack.begin() + static_cast<std::ptrdiff_t>(reported - 1),
                     stack.begin() + static_cast<std::ptrdiff_t>(depth), stack.begin());
@@ -969,9 +981,9 @@ struct O200kTokenizer::Vocabulary {
         const uint64_t info = Info(ix, t);
         if ((info & kSelfMerging) == 0) break;
         scratch.NewPosition();
-        if (depth > 0 && !Compatible(ix, scratch, p, stack[depth - 1].begin, stack[depth - 1].token, top_info,
-                                     stack[depth - 1].reach, static_cast<uint32_t>(i), t, info,
-                                     static_cast<uint32_t>(end), spines)) {
+        if (depth > 0 &&
+            !Compatible(ix, scratch, p, top.begin, top.token, top_info, top.reach, static_cast<uint32_t>(i), t, info,
+                        static_cast<uint32_t>(end), spines, short_pairs)) {
           break;
         }
         push(Frame{static_cast<uint32_t>(i), t, kUnknownReach});
@@ -996,14 +1008,12 @@ struct O200kTokenizer::Vocabulary {
       uint64_t info = 0;
       scratch.NewPosition();
       for (; cand != kNoRank; cand = ix.tokens[cand].shorter) {
-        end = i + ix.Length(cand);
-        if (end < n && is_dead(end)) continue;
         info = Info(ix, cand);
-        if ((info & kSelfMerging) == 0) continue;
+        end = i + InfoLength(info);
+        if ((end < n && is_dead(end)) || (info & kSelfMerging) == 0) continue;
         if (depth == 0) break;
-        const Frame& top = stack[depth - 1];
         if (Compatible(ix, scratch, p, top.begin, top.token, top_info, top.reach, static_cast<uint32_t>(i), cand, info,
-                       static_cast<uint32_t>(end), spines)) {
+                       static_cast<uint32_t>(end), spines, short_pairs)) {
           break;
         }
       }
@@ -1020,22 +1030,26 @@ struct O200kTokenizer::Vocabulary {
       }
       // Nothing fits at i: i is dead; retry the previous token's next shorter alternative
       // (all of them when it came first as a run's token).
-      dead[i >> 6] |= uint64_t{1} << (i & 63);
+      dead_bits[i >> 6] |= uint64_t{1} << (i & 63);
       if (depth == reported) {  // (empty stack: impossible, see above)
         count_run_steps();
         return false;
       }
-      const Frame top = stack[--depth];
-      if (depth > 0) top_info = Info(ix, stack[depth - 1].token);
-      i = top.begin;
-      if (top.reach == kUnknownReach) {
-        cand = LongestPrefixToken(ix, p + i, n - i, &reach);  // (top.token's end is dead now)
+      const Frame back = top;
+      --depth;
+      if (depth > 0) {
+        top = frame[depth - 1];
+        top_info = Info(ix, top.token);
+      }
+      i = back.begin;
+      if (back.reach == kUnknownReach) {
+        cand = LongestPrefixToken(ix, p + i, n - i, &reach);  // (back.token's end is dead now)
       } else {
-        reach = top.reach;
-        cand = ix.tokens[top.token].shorter;
+        reach = back.reach;
+        cand = ix.tokens[back.token].shorter;
       }
     }
-    for (; reported < depth; ++reported) report(stack[reported]);
+    for (; reported < depth; ++reported) report(frame[reported]);
     count_run_steps();
     return true;
   }
@@ -1199,6 +1213,7 @@ struct O200kTokenizer::Vocabulary {
   static constexpr uint64_t kWalkable = uint64_t{1} << 61;
   static constexpr uint64_t kPartMask = (uint64_t{1} << 24) - 1;
   static constexpr int kLengthShift = 48;
+  static uint32_t InfoLength(uint64_t info) { return static_cast<uint32_t>((info >> kLengthShift) & 0xFF); }
   static uint32_t LeftPart(uint64_t info) { return static_cast<uint32_t>(info & kPartMask); }
   static uint32_t RightPart(uint64_t info) { return static_cast<uint32_t>((info >> 24) & kPartMask); }
 
@@ -1324,6 +1339,15 @@ struct O200kTokenizer::Vocabulary {
       }
     }
     while (ix->short_tokens < count && ix->Length(ix->short_tokens) <= 2) ++ix->short_tokens;
+    // The pair check sends two tokens below short_tokens to the table without asking whether
+    // they are walkable (Compatible): true of every token of up to 2 bytes (one merge at most),
+    // checked here, and short_tokens ends where it would not hold.
+    for (uint32_t t = 0; t < ix->short_tokens; ++t) {
+      if ((ComputeInfo(*ix, t) & (kSelfMerging | kWalkable)) != (kSelfMerging | kWalkable)) {
+        ix->short_tokens = t;
+        break;
+      }
+    }
     ix->short_pairs.reset(static_cast<uint8_t*>(CheckedCalloc((size_t{ix->short_tokens} * ix->short_tokens + 3) / 4)));
     ix->tokens3.assign((size_t{1} << 24) / 64, 0);
     for (uint32_t r = 0; r < count; ++r) {
@@ -1452,12 +1476,11 @@ struct O200kTokenizer::Vocabulary {
   // info1 / info2 = Info(ix, t1) / Info(ix, t2); spines = whether walking them is allowed.
   __attribute__((always_inline)) bool Compatible(const PrefixIndex& ix, BacktrackScratch& scratch, const uint8_t* p,
                                                  uint32_t b, uint32_t t1, uint64_t info1, uint32_t reach1, uint32_t m,
-                                                 uint32_t t2, uint64_t info2, uint32_t e, bool spines) const {
-    // Runs of one letter or of a short period ask about the same pair again and again.
-    if (t1 == scratch.last_pair[0] && t2 == scratch.last_pair[1]) return scratch.last_pair[2];
-    const bool walk = (info1 & info2 & kWalkable) != 0 && spines;
-    if (walk && std::max(t1, t2) < ix.short_tokens && g_short_pairs.load(std::memory_order_relaxed)) {
-      // Tokens of up to 2 bytes: the table of their pairs (PrefixIndex::short_pairs).
+                                                 uint32_t t2, uint64_t info2, uint32_t e, bool spines,
+                                                 bool short_pairs) const {
+    if (short_pairs && std::max(t1, t2) < ix.short_tokens) {
+      // Tokens of up to 2 bytes (all walkable, see BuildPrefixIndex): the table of their pairs
+      // (PrefixIndex::short_pairs).
       const size_t at = size_t{t1} * ix.short_tokens + t2;
       std::atomic_ref<uint8_t> cell(ix.short_pairs[at >> 2]);
       const unsigned shift = static_cast<unsigned>(at & 3) * 2;
@@ -1467,8 +1490,10 @@ struct O200kTokenizer::Vocabulary {
       cell.fetch_or(static_cast<uint8_t>((ok ? 3u : 2u) << shift), std::memory_order_relaxed);
       return ok;
     }
+    // Runs of one letter or of a short period ask about the same pair again and again.
+    if (t1 == scratch.last_pair[0] && t2 == scratch.last_pair[1]) return scratch.last_pair[2];
     bool ok;
-    if (walk) {
+    if ((info1 & info2 & kWalkable) != 0 && spines) {
       // Compatibility is a property of the two tokens alone: remembered by token pair while
       // that pays (see BacktrackScratch::spine_pairs).
       uint64_t* slot = nullptr;
@@ -1636,7 +1661,8 @@ struct O200kTokenizer::Vocabulary {
     for (int k = 0; k < 2; ++k) {
       scratch.NewPosition();
       scratch.last_pair[0] = kNoRank;  // not the last-pair memo
-      ok = Compatible(ix, scratch, tp.p, 0, tp.t1, Info(ix, tp.t1), reach, tp.m, tp.t2, Info(ix, tp.t2), tp.e, true);
+      ok = Compatible(ix, scratch, tp.p, 0, tp.t1, Info(ix, tp.t1), reach, tp.m, tp.t2, Info(ix, tp.t2), tp.e, true,
+                      g_short_pairs.load(std::memory_order_relaxed));
     }
     return ok;
   }
