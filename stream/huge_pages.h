@@ -20,12 +20,17 @@ inline constexpr size_t kHugePageAdviceMin = 4u << 20;
 // large malloc'd block). Best effort: an unsupported kernel or setting leaves the buffer as it
 // was. Advising part of a mapping splits it, and mremap cannot grow a split range: a buffer
 // that grows by mremap (the spools) advises its whole mapping instead.
+// madvise(advice) of the whole `page`-aligned pages inside [p, p + n) (`page` a power of two),
+// if there is one. Best effort: the result is ignored.
+inline void AdviseWholePages(const void* p, size_t n, uintptr_t page, int advice) {
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(page - 1);
+  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, advice);
+}
+
 inline void AdviseHugePages(const void* p, size_t n) {
   if (n < kHugePageAdviceMin) return;
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(kHuge - 1);
-  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  AdviseWholePages(p, n, uintptr_t{2} << 20, MADV_HUGEPAGE);
 }
 
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;

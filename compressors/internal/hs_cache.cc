@@ -1,7 +1,6 @@
 #include "compressors/internal/hs_cache.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 
 #include "caveman/stream/byte_io.h"
 #include "compressors/pattern_databases.h"
+#include "stream/huge_pages.h"
 #include "stream/sha256.h"
 
 namespace caveman::internal {
@@ -38,10 +38,7 @@ constexpr size_t kPopulateBytes = 64 << 10;
 void* AllocateDatabase(size_t bytes) {
   void* p = std::malloc(bytes);
   if (p != nullptr && bytes >= kPopulateBytes) {
-    const long page = sysconf(_SC_PAGESIZE);
-    const uintptr_t first = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~static_cast<uintptr_t>(page - 1);
-    const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~static_cast<uintptr_t>(page - 1);
-    if (end > first) madvise(reinterpret_cast<void*>(first), end - first, MADV_POPULATE_WRITE);
+    AdviseWholePages(p, bytes, static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)), MADV_POPULATE_WRITE);
   }
   return p;
 }

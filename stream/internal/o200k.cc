@@ -1565,9 +1565,8 @@ struct O200kTokenizer::Vocabulary {
                                                          uint32_t reach1, uint32_t t2, uint64_t info2) const {
     uint32_t rank1 = ix.tokens[t1].rank;
     uint32_t rank2 = ix.tokens[t2].rank;
-    auto length = [](uint64_t info) { return static_cast<uint32_t>((info >> kLengthShift) & 0xFF); };
-    uint32_t len1 = length(info1);
-    uint32_t len2 = length(info2);
+    uint32_t len1 = InfoLength(info1);
+    uint32_t len2 = InfoLength(info2);
     uint32_t above1 = kNoRank;
     uint32_t above2 = kNoRank;
     while (true) {
@@ -1596,13 +1595,13 @@ struct O200kTokenizer::Vocabulary {
         const uint32_t x = RightPart(info1);
         info1 = Info(ix, x);
         rank1 = ix.tokens[x].rank;
-        len1 = length(info1);
+        len1 = InfoLength(info1);
       } else {
         above2 = rank2;
         const uint32_t x = LeftPart(info2);
         info2 = Info(ix, x);
         rank2 = ix.tokens[x].rank;
-        len2 = length(info2);
+        len2 = InfoLength(info2);
       }
     }
   }

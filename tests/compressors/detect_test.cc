@@ -11,6 +11,7 @@
 #include <random>
 
 #include "compressors/cj.h"
+#include "compressors/internal/detect_scan.h"
 #include "compressors/internal/json_validity.h"
 #include "stream/spool.h"
 #include "tests/testing/test_util.h"
@@ -234,6 +235,28 @@ TEST(DetectRules, CodeKeywordsMustStartStatements) {
   EXPECT_EQ(DetectBody("!function(e){var t=1;function n(r){return r+t}const o=n(e);return o}(2);\n"), "code");
   EXPECT_EQ(DetectBody("pub struct Q { v: u32 }\nimpl Q {\n    pub fn get(&self) -> u32 {\n        self.v\n    }\n}\n"),
             "code");
+}
+
+// `pub(…)` before a keyword is looked for at most 64 bytes back on its line: a keyword after
+// a `)` with no `(` near it is no statement start (an unbounded look-back from every such
+// keyword made detection quadratic on `a) fn` repeated).
+TEST(DetectRules, PubPathIsLookedForNearTheKeywordOnly) {
+  auto statements = [](const std::string& text) {
+    std::vector<size_t> starts{0};
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '\n') starts.push_back(i + 1);
+    }
+    internal::ScanResult r = internal::ScanDetectPatterns(text, starts);
+    EXPECT_TRUE(r.ok);
+    return r.line_statements.empty() ? 0 : static_cast<int>(r.line_statements[0]);
+  };
+  EXPECT_EQ(statements("pub(crate) fn get() {}\n"), 1);
+  EXPECT_EQ(statements("pub(in a::b) struct S;\n"), 1);
+  EXPECT_EQ(statements("pub(" + std::string(100, 'x') + ") fn get() {}\n"), 0);
+  EXPECT_EQ(statements("f(x) fn\n"), 0);  // a `(` but no `pub` before it
+  std::string many;
+  for (int i = 0; i < 20000; ++i) many += "a) fn\n";
+  EXPECT_EQ(DetectBody(many), "text");
 }
 
 TEST(DetectRules, ShebangIsCode) { EXPECT_EQ(DetectBody("#!/bin/sh\necho hi\n"), "code"); }
