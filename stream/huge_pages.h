@@ -16,10 +16,8 @@ namespace caveman {
 // Buffers smaller than this are not advised (the rounding would cost more than it saves).
 inline constexpr size_t kHugePageAdviceMin = 4u << 20;
 
-// Advises the whole 2 MiB-aligned pages inside [p, p + n) (memory this process owns, e.g. a
-// large malloc'd block). Best effort: an unsupported kernel or setting leaves the buffer as it
-// was. Advising part of a mapping splits it, and mremap cannot grow a split range: a buffer
-// that grows by mremap (the spools) advises its whole mapping instead.
+inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+
 // madvise(advice) of the whole `page`-aligned pages inside [p, p + n) (`page` a power of two),
 // if there is one. Best effort: the result is ignored.
 inline void AdviseWholePages(const void* p, size_t n, uintptr_t page, int advice) {
@@ -28,12 +26,14 @@ inline void AdviseWholePages(const void* p, size_t n, uintptr_t page, int advice
   if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, advice);
 }
 
+// Advises the whole 2 MiB-aligned pages inside [p, p + n) (memory this process owns, e.g. a
+// large malloc'd block). Best effort: an unsupported kernel or setting leaves the buffer as it
+// was. Advising part of a mapping splits it, and mremap cannot grow a split range: a buffer
+// that grows by mremap (the spools) advises its whole mapping instead.
 inline void AdviseHugePages(const void* p, size_t n) {
   if (n < kHugePageAdviceMin) return;
-  AdviseWholePages(p, n, uintptr_t{2} << 20, MADV_HUGEPAGE);
+  AdviseWholePages(p, n, kHugePageBytes, MADV_HUGEPAGE);
 }
-
-inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 // An anonymous read-write mapping of `bytes` (a multiple of kHugePageBytes) that starts on a
 // 2 MiB boundary, or MAP_FAILED: 2 MiB more is mapped and the parts around the aligned range
