@@ -3,6 +3,7 @@
 #include <hs/hs.h>
 #include <re2/re2.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "compressors/elision.h"
@@ -169,8 +170,66 @@ KeepMatcher::~KeepMatcher() {
 void KeepMatcher::ScanBlock(std::string_view block) {
   ends_.clear();
   next_ = 0;
-  if (db_ != nullptr && !block.empty()) {
+  if (db_ == nullptr || block.empty()) return;
+  // The block's lines, each mapped to the distinct line it repeats (the line before it when
+  // equal, else itself), and the bytes the repeats make up.
+  lines_.clear();
+  distinct_.clear();
+  uint64_t repeated = 0;
+  std::string_view prev;
+  for (size_t pos = 0; pos < block.size();) {
+    const char* nl = static_cast<const char*>(std::memchr(block.data() + pos, '\n', block.size() - pos));
+    const size_t end = nl != nullptr ? static_cast<size_t>(nl - block.data()) : block.size();
+    const std::string_view line = block.substr(pos, end - pos);
+    if (distinct_.empty() || line.empty() || line.size() != prev.size() ||
+        std::memcmp(line.data(), prev.data(), line.size()) != 0) {
+      distinct_.push_back(DistinctLine{pos, end, 0, 0});
+    } else {
+      repeated += line.size() + 1;
+    }
+    lines_.push_back(BlockLine{pos, static_cast<uint32_t>(distinct_.size() - 1)});
+    prev = line;
+    pos = end + 1;
+  }
+  // Few repeats: one scan of the block as it is (copying would cost more than it saves).
+  if (repeated < block.size() / 4) {
     hs_scan(db_, block.data(), static_cast<unsigned int>(block.size()), 0, scratch_, OnKeepMatch, &ends_);
+    return;
+  }
+  ScanDistinct(block);
+}
+
+// The distinct lines are copied one after the other, each followed by LF as in the block (the
+// block's last line may lack it: a word boundary or `^` sees LF and the end of the data
+// alike, and no pattern looks past a line's end), scanned once, and the matches of each line
+// of the block are its distinct line's, moved to the line's offset.
+void KeepMatcher::ScanDistinct(std::string_view block) {
+  distinct_bytes_.clear();
+  for (DistinctLine& d : distinct_) {
+    const uint64_t at = distinct_bytes_.size();
+    distinct_bytes_.append(block.substr(d.begin, d.end - d.begin));
+    distinct_bytes_.push_back('\n');
+    d.end = at + (d.end - d.begin);
+    d.begin = at;
+  }
+  distinct_ends_.clear();
+  hs_scan(db_, distinct_bytes_.data(), static_cast<unsigned int>(distinct_bytes_.size()), 0, scratch_, OnKeepMatch,
+          &distinct_ends_);
+  std::stable_sort(distinct_ends_.begin(), distinct_ends_.end(),
+                   [](const MatchEnd& a, const MatchEnd& b) { return a.to < b.to; });
+  // Each distinct line's matches: those ending in (begin, end] (none crosses a line).
+  size_t k = 0;
+  for (DistinctLine& d : distinct_) {
+    while (k < distinct_ends_.size() && distinct_ends_[k].to <= d.begin) ++k;
+    d.first_end = static_cast<uint32_t>(k);
+    while (k < distinct_ends_.size() && distinct_ends_[k].to <= d.end) ++k;
+    d.end_count = static_cast<uint32_t>(k) - d.first_end;
+  }
+  for (const BlockLine& line : lines_) {
+    const DistinctLine& d = distinct_[line.distinct];
+    for (uint32_t i = d.first_end; i < d.first_end + d.end_count; ++i) {
+      ends_.push_back(MatchEnd{line.begin + (distinct_ends_[i].to - d.begin), distinct_ends_[i].id});
+    }
   }
 }
 

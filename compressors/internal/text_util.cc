@@ -148,9 +148,23 @@ bool IsWhiteSpace(uint32_t cp) {
   }
 }
 
+namespace {
+
+// White_Space among the ASCII code points (IsWhiteSpace's first line): TAB, LF, VT, FF, CR
+// and SPACE. Trimming tests these bytes inline and decodes only from the first non-ASCII one.
+inline bool IsAsciiWhiteSpace(unsigned char c) { return c == 0x20 || (c >= 0x09 && c <= 0x0D); }
+
+}  // namespace
+
 std::string_view TrimLeft(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (!IsAsciiWhiteSpace(c)) break;
+      ++i;
+      continue;
+    }
     size_t j = i;
     uint32_t cp = DecodeUtf8(s, &j);
     if (!IsWhiteSpace(cp)) break;
@@ -162,6 +176,12 @@ std::string_view TrimLeft(std::string_view s) {
 std::string_view TrimRight(std::string_view s) {
   size_t end = s.size();
   while (end > 0) {
+    const auto c = static_cast<unsigned char>(s[end - 1]);
+    if (c < 0x80) {  // an ASCII byte is a code point of its own
+      if (!IsAsciiWhiteSpace(c)) break;
+      --end;
+      continue;
+    }
     // Step back to the start of the last code point (at most 4 bytes).
     size_t start = end - 1;
     while (start > 0 && end - start < 4 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;

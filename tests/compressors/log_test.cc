@@ -12,6 +12,7 @@
 #include "compressors/elision.h"
 #include "compressors/internal/invariants.h"
 #include "compressors/lines.h"
+#include "compressors/log_rules.h"
 #include "compressors/internal/redundancy.h"
 #include "compressors/text_util.h"
 #include "stream/spool.h"
@@ -513,6 +514,66 @@ TEST(LogIdenticalRuns, DefaultOptionsCollapse) {
   auto out = RunOnString(*NewLogCompressor(), in);
   ASSERT_TRUE(out.has_value());
   EXPECT_EQ(*out, "a\nb\nWARN same\n\xE2\x80\xA6 caveman: 4 identical lines elided \xE2\x80\xA6\nc\nd\n");
+}
+
+// KeepMatcher scans only the distinct lines of a block made largely of repeats (issue 19):
+// every line must be classified as when it is scanned alone, whatever the share of repeats,
+// with CRLF, empty and unterminated last lines, several matches per line, a Kelvin sign
+// (RE2 fallback) and "caveman" lines among them.
+TEST(KeepMatcher, RepeatedLinesClassifyAsWhenScannedAlone) {
+  const std::vector<std::string> pool = {
+      "2026-11-02T10:00:00.000Z WARN  [pool] connection re-established after timeout",
+      "INFO step ok",
+      "ERROR: failed FAILED failure",
+      "    at com.foo.Bar(Bar.java:12)",
+      "\u2026 caveman: 3 identical lines elided",
+      "plain line with nothing",
+      "main.go:42 panic here\r",
+      "",
+      " File \"x.py\", line 3",
+      "TRACEBAC\xE2\x84\xAA here",
+      "{\"level\":50,\"msg\":\"x\"}",
+      "caused by: nothing",
+      "FAILED",  // matches that end where their line ends
+      "a caveman",
+  };
+  std::mt19937_64 rng(11);
+  int compacted_blocks = 0;
+  for (int round = 0; round < 300; ++round) {
+    // Repeat lengths from 1 (no repeats) to 40 (mostly repeats).
+    const int max_repeat = 1 + static_cast<int>(rng() % 40);
+    std::vector<std::string> lines;
+    const int n = 1 + static_cast<int>(rng() % 60);
+    for (int i = 0; i < n; ++i) {
+      const std::string& l = pool[rng() % pool.size()];
+      const int r = 1 + static_cast<int>(rng() % static_cast<uint64_t>(max_repeat));
+      for (int k = 0; k < r; ++k) lines.push_back(l);
+    }
+    const bool terminated = rng() % 2 == 0;
+    std::string block;
+    size_t repeated = 0;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (i > 0 && !lines[i].empty() && lines[i] == lines[i - 1]) repeated += lines[i].size() + 1;
+      block += lines[i];
+      if (i + 1 < lines.size() || terminated) block += '\n';
+    }
+    if (repeated >= block.size() / 4) ++compacted_blocks;
+    internal::KeepMatcher whole;
+    whole.ScanBlock(block);
+    size_t begin = 0;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      bool pattern = false, caveman = false;
+      whole.Classify(lines[i], begin, &pattern, &caveman);
+      internal::KeepMatcher alone;
+      alone.ScanBlock(lines[i]);
+      bool want_pattern = false, want_caveman = false;
+      alone.Classify(lines[i], 0, &want_pattern, &want_caveman);
+      ASSERT_EQ(pattern, want_pattern) << "round " << round << " line " << i << ": " << lines[i];
+      ASSERT_EQ(caveman, want_caveman) << "round " << round << " line " << i << ": " << lines[i];
+      begin += lines[i].size() + 1;
+    }
+  }
+  EXPECT_GT(compacted_blocks, 100);  // the compacted scan ran, not only the plain one
 }
 
 }  // namespace
