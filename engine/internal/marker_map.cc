@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "compressors/cj.h"
@@ -443,14 +444,82 @@ bool CollectJsonTargets(const JsonValue& view_root, std::string_view view_text, 
   return true;
 }
 
+// Index of the quote that closes the string whose opening quote is text[open] (a quote after
+// an odd number of backslashes is escaped), or npos; *escaped: the string holds a backslash.
+size_t StringEnd(std::string_view text, size_t open, bool* escaped) {
+  *escaped = false;
+  size_t from = open + 1;
+  for (;;) {
+    const void* q = std::memchr(text.data() + from, '"', text.size() - from);
+    if (q == nullptr) return std::string_view::npos;
+    const size_t k = static_cast<size_t>(static_cast<const char*>(q) - text.data());
+    size_t b = k;
+    while (b > open + 1 && text[b - 1] == '\\') --b;
+    if (b != k) *escaped = true;
+    if ((k - b) % 2 == 0) return k;
+    from = k + 1;
+  }
+}
+
+// Index of the bracket that closes the container opened at text[open], or npos.
+size_t ContainerEnd(std::string_view text, size_t open) {
+  size_t depth = 0;
+  for (size_t i = open; i < text.size(); ++i) {
+    switch (text[i]) {
+      case '"': {
+        bool escaped;
+        i = StringEnd(text, i, &escaped);
+        if (i == std::string_view::npos) return i;
+        break;
+      }
+      case '{':
+      case '[': ++depth; break;
+      case '}':
+      case ']':
+        if (--depth == 0) return i;
+        break;
+      default: break;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The paths at which a target may still lie: each target's path and every shorter path made
+// of its leading segments ("\x01" length ":" key, "\x02" index "\x00"), the root's "" too.
+std::unordered_set<std::string> TargetPrefixes(const std::vector<JsonTarget>& targets) {
+  std::unordered_set<std::string> out;
+  for (const JsonTarget& t : targets) {
+    const std::string& p = t.path;
+    out.insert(std::string());
+    size_t i = 0;
+    while (i < p.size()) {
+      if (p[i] == '\x01') {
+        size_t colon = p.find(':', i + 1);
+        if (colon == std::string::npos) break;
+        size_t len = 0;
+        std::from_chars(p.data() + i + 1, p.data() + colon, len);
+        i = colon + 1 + len;
+      } else {
+        size_t nul = p.find('\0', i + 1);
+        if (nul == std::string::npos) break;
+        i = nul + 1;
+      }
+      out.insert(p.substr(0, std::min(i, p.size())));
+    }
+  }
+  return out;
+}
+
 // One pass over the original JSON text (valid: the compressor parsed it) recording the byte
 // spans of the targets' first and last elements and the targets' array lengths. Iterative;
-// memory: the path of the current value. A duplicate key's later value overwrites (CJ keeps
+// memory: the path of the current value. A container whose path leads to no target is skipped
+// to its closing bracket without building paths inside it (issue 19: most of a large dump). A duplicate key's later value overwrites (CJ keeps
 // the last duplicate).
 bool ScanJsonSpans(std::string_view text, std::vector<JsonTarget>* targets, std::vector<MarkerEntry>* entries,
                    std::string* reason) {
   std::unordered_map<std::string, std::vector<size_t>> by_path;
   for (size_t t = 0; t < targets->size(); ++t) by_path[(*targets)[t].path].push_back(t);
+  const std::unordered_set<std::string> live = TargetPrefixes(*targets);
   struct Frame {
     bool array;
     size_t path_len;                            // path length of this container
@@ -511,16 +580,9 @@ bool ScanJsonSpans(std::string_view text, std::vector<JsonTarget>* targets, std:
       continue;
     }
     if (c == '"') {
-      size_t j = i + 1;
       bool escaped = false;
-      while (j < text.size() && text[j] != '"') {
-        if (text[j] == '\\') {
-          escaped = true;
-          ++j;
-        }
-        ++j;
-      }
-      if (j >= text.size()) break;
+      const size_t j = StringEnd(text, i, &escaped);
+      if (j == std::string_view::npos) break;
       const std::string_view token = text.substr(i, j + 1 - i);
       if (expect_key) {
         std::optional<std::string> key =
@@ -538,6 +600,14 @@ bool ScanJsonSpans(std::string_view text, std::vector<JsonTarget>* targets, std:
     }
     if (c == '{' || c == '[') {
       value_starts(i);
+      if (live.find(path) == live.end()) {
+        const size_t end = ContainerEnd(text, i);
+        if (end == std::string_view::npos) break;
+        value_ends(end + 1);
+        expect_key = false;
+        i = end + 1;
+        continue;
+      }
       open(c == '[');
       expect_key = c == '{';
       ++i;
