@@ -308,6 +308,15 @@ class LineMemo {
   template <typename CountFn>
   uint64_t Count(std::string_view seg, CountFn&& count) {
     const auto* p = reinterpret_cast<const uint8_t*>(seg.data());
+    // A line equal to the one before it (retry loops, progress lines) is found without
+    // hashing it: compared with the slot the last segment used.
+    if (last_ != kNoSlot) {
+      const Slot& slot = slots_[last_];
+      if (slot.len == seg.size() && std::memcmp(arena_.get() + slot.offset, p, seg.size()) == 0) {
+        ++hits_;
+        return slot.count;
+      }
+    }
     const uint64_t h = HashBytes(p, seg.size());
     const auto tag = static_cast<uint32_t>(h >> 32) | 1u;  // 0 = empty slot
     size_t i = h & (kLineMemoSlots - 1);
@@ -316,6 +325,7 @@ class LineMemo {
       if (slot.tag == 0) break;
       if (slot.tag == tag && slot.len == seg.size() && std::memcmp(arena_.get() + slot.offset, p, seg.size()) == 0) {
         ++hits_;
+        last_ = i;
         return slot.count;
       }
     }
@@ -329,6 +339,7 @@ class LineMemo {
     slots_[i] = Slot{tag, static_cast<uint32_t>(used_), static_cast<uint32_t>(seg.size()), static_cast<uint32_t>(c)};
     used_ += seg.size();
     ++filled_;
+    last_ = i;
     return c;
   }
   // Text whose lines do not repeat (most lines of a JSON dump differ by a name or an address)
@@ -353,6 +364,7 @@ class LineMemo {
     std::memset(slots_.get(), 0, kLineMemoSlots * sizeof(Slot));
     used_ = 0;
     filled_ = 0;
+    last_ = kNoSlot;
   }
   const void* owner = nullptr;
 
@@ -369,8 +381,10 @@ class LineMemo {
   };
   std::unique_ptr<Slot[], Free> slots_{static_cast<Slot*>(CheckedCalloc(kLineMemoSlots * sizeof(Slot)))};
   std::unique_ptr<char[], Free> arena_{static_cast<char*>(CheckedCalloc(kLineMemoArena))};
+  static constexpr size_t kNoSlot = SIZE_MAX;
   size_t used_ = 0;
   size_t filled_ = 0;
+  size_t last_ = kNoSlot;  // the slot of the last segment looked up or added
   size_t probes_ = 0;  // in the current window
   size_t hits_ = 0;
   size_t paused_bytes_ = 0;  // text still to count without the memo
