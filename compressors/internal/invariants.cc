@@ -155,7 +155,8 @@ struct InvariantAccumulator::Impl {
     } else if (a.constant && v != a.first) {
       a.constant = false;
     }
-    if (a.numeric) {
+    // A value equal to the first one parses to a number already within [min, max].
+    if (a.numeric && (first || v != a.first)) {
       std::optional<double> d = ParseNumber(v);
       if (!d) {
         a.numeric = false;
@@ -193,10 +194,11 @@ struct InvariantAccumulator::Impl {
         }
       }
     }
-    if (a.cov_usable) {
+    // A value already in the coverage set passed the checks below when it was added.
+    if (a.cov_usable && a.cov.find(v) == a.cov.end()) {
       if (!IsEnumUsableValue(v) || v == "absent") {
         a.cov_usable = false;
-      } else if (a.cov.find(v) == a.cov.end()) {
+      } else {
         if (a.cov.size() >= kMaxCoverageValues) {
           a.cov_usable = false;
         } else {
