@@ -385,7 +385,7 @@ class LineMemo {
   size_t used_ = 0;
   size_t filled_ = 0;
   size_t last_ = kNoSlot;  // the slot of the last segment looked up or added
-  size_t probes_ = 0;  // in the current window
+  size_t probes_ = 0;      // in the current window
   size_t hits_ = 0;
   size_t paused_bytes_ = 0;  // text still to count without the memo
 };
