@@ -81,26 +81,13 @@ class KeepMatcher {
   };
 
  private:
-  // ScanBlock's compaction: per line of the block its offset and the index of the distinct
-  // line it repeats (or its own), the distinct lines' bytes and their matches.
-  struct BlockLine {
-    uint64_t begin;
-    uint32_t distinct;
-  };
-  struct DistinctLine {
-    uint64_t begin;      // in distinct_bytes_
-    uint64_t end;        // its LF excluded
-    uint32_t first_end;  // its matches: distinct_ends_[first_end, first_end + end_count)
-    uint32_t end_count;
-  };
+  // ScanBlock's compaction: the block's distinct lines, and their matches.
   void ScanDistinct(std::string_view block);
 
   const hs_database* db_ = nullptr;
   hs_scratch* scratch_ = nullptr;
   std::vector<MatchEnd> ends_;
   size_t next_ = 0;
-  std::vector<BlockLine> lines_;
-  std::vector<DistinctLine> distinct_;
   std::string distinct_bytes_;
   std::vector<MatchEnd> distinct_ends_;
 };

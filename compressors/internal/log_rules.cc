@@ -167,30 +167,37 @@ KeepMatcher::~KeepMatcher() {
   if (scratch_ != nullptr) hs_free_scratch(scratch_);
 }
 
-void KeepMatcher::ScanBlock(std::string_view block) {
-  ends_.clear();
-  next_ = 0;
-  if (db_ == nullptr || block.empty()) return;
-  // The block's lines, each mapped to the distinct line it repeats (the line before it when
-  // equal, else itself), and the bytes the repeats make up.
-  lines_.clear();
-  distinct_.clear();
-  uint64_t repeated = 0;
+namespace {
+
+// Calls f(begin, line, repeat) for each line of `block` in order (LF excluded; the last line
+// may lack it), where `repeat`: the line is not empty and equals the line before it.
+template <class F>
+void ForEachBlockLine(std::string_view block, F&& f) {
   std::string_view prev;
+  bool first = true;
   for (size_t pos = 0; pos < block.size();) {
     const char* nl = static_cast<const char*>(std::memchr(block.data() + pos, '\n', block.size() - pos));
     const size_t end = nl != nullptr ? static_cast<size_t>(nl - block.data()) : block.size();
     const std::string_view line = block.substr(pos, end - pos);
-    if (distinct_.empty() || line.empty() || line.size() != prev.size() ||
-        std::memcmp(line.data(), prev.data(), line.size()) != 0) {
-      distinct_.push_back(DistinctLine{pos, end, 0, 0});
-    } else {
-      repeated += line.size() + 1;
-    }
-    lines_.push_back(BlockLine{pos, static_cast<uint32_t>(distinct_.size() - 1)});
+    const bool repeat = !first && !line.empty() && line.size() == prev.size() &&
+                        std::memcmp(line.data(), prev.data(), line.size()) == 0;
+    f(pos, line, repeat);
+    first = false;
     prev = line;
     pos = end + 1;
   }
+}
+
+}  // namespace
+
+void KeepMatcher::ScanBlock(std::string_view block) {
+  ends_.clear();
+  next_ = 0;
+  if (db_ == nullptr || block.empty()) return;
+  uint64_t repeated = 0;  // bytes of the lines equal to the line before them
+  ForEachBlockLine(block, [&](size_t, std::string_view line, bool repeat) {
+    if (repeat) repeated += line.size() + 1;
+  });
   // Few repeats: one scan of the block as it is (copying would cost more than it saves).
   if (repeated < block.size() / 4) {
     hs_scan(db_, block.data(), static_cast<unsigned int>(block.size()), 0, scratch_, OnKeepMatch, &ends_);
@@ -199,38 +206,40 @@ void KeepMatcher::ScanBlock(std::string_view block) {
   ScanDistinct(block);
 }
 
-// The distinct lines are copied one after the other, each followed by LF as in the block (the
-// block's last line may lack it: a word boundary or `^` sees LF and the end of the data
-// alike, and no pattern looks past a line's end), scanned once, and the matches of each line
-// of the block are its distinct line's, moved to the line's offset.
+// The distinct lines (those that repeat no line before them) are copied one after the other,
+// each followed by LF as in the block (the block's last line may lack it: a word boundary or
+// `^` sees LF and the end of the data alike, and no pattern looks past a line's end), scanned
+// once, and each line of the block gets the matches of the distinct line it is or repeats,
+// moved to its own offset. Memory: the copy (at most the block) and the matches; nothing per
+// line.
 void KeepMatcher::ScanDistinct(std::string_view block) {
   distinct_bytes_.clear();
-  for (DistinctLine& d : distinct_) {
-    const uint64_t at = distinct_bytes_.size();
-    distinct_bytes_.append(block.substr(d.begin, d.end - d.begin));
+  ForEachBlockLine(block, [&](size_t, std::string_view line, bool repeat) {
+    if (repeat) return;
+    distinct_bytes_.append(line);
     distinct_bytes_.push_back('\n');
-    d.end = at + (d.end - d.begin);
-    d.begin = at;
-  }
+  });
   distinct_ends_.clear();
   hs_scan(db_, distinct_bytes_.data(), static_cast<unsigned int>(distinct_bytes_.size()), 0, scratch_, OnKeepMatch,
           &distinct_ends_);
   std::stable_sort(distinct_ends_.begin(), distinct_ends_.end(),
                    [](const MatchEnd& a, const MatchEnd& b) { return a.to < b.to; });
-  // Each distinct line's matches: those ending in (begin, end] (none crosses a line).
-  size_t k = 0;
-  for (DistinctLine& d : distinct_) {
-    while (k < distinct_ends_.size() && distinct_ends_[k].to <= d.begin) ++k;
-    d.first_end = static_cast<uint32_t>(k);
-    while (k < distinct_ends_.size() && distinct_ends_[k].to <= d.end) ++k;
-    d.end_count = static_cast<uint32_t>(k) - d.first_end;
-  }
-  for (const BlockLine& line : lines_) {
-    const DistinctLine& d = distinct_[line.distinct];
-    for (uint32_t i = d.first_end; i < d.first_end + d.end_count; ++i) {
-      ends_.push_back(MatchEnd{line.begin + (distinct_ends_[i].to - d.begin), distinct_ends_[i].id});
+  // The current distinct line: its offset in the copy and its matches [first, last).
+  uint64_t at = 0, next_at = 0;
+  size_t first = 0, last = 0;
+  ForEachBlockLine(block, [&](size_t begin, std::string_view line, bool repeat) {
+    if (!repeat) {
+      at = next_at;
+      next_at = at + line.size() + 1;
+      first = last;  // matches end in (at, at + size] (none crosses a line)
+      while (first < distinct_ends_.size() && distinct_ends_[first].to <= at) ++first;
+      last = first;
+      while (last < distinct_ends_.size() && distinct_ends_[last].to <= at + line.size()) ++last;
     }
-  }
+    for (size_t i = first; i < last; ++i) {
+      ends_.push_back(MatchEnd{begin + (distinct_ends_[i].to - at), distinct_ends_[i].id});
+    }
+  });
 }
 
 void KeepMatcher::Classify(std::string_view line, size_t begin, bool* pattern, bool* caveman) {
