@@ -318,28 +318,28 @@ class LineMemo {
       }
     }
     const uint64_t h = HashBytes(p, seg.size());
-    const auto tag = static_cast<uint32_t>(h >> 32) | 1u;  // 0 = empty slot
-    size_t i = h & (kLineMemoSlots - 1);
-    for (;; i = (i + 1) & (kLineMemoSlots - 1)) {
-      Slot& slot = slots_[i];
-      if (slot.tag == 0) break;
-      if (slot.tag == tag && slot.len == seg.size() && std::memcmp(arena_.get() + slot.offset, p, seg.size()) == 0) {
-        ++hits_;
-        last_ = i;
-        return slot.count;
-      }
+    size_t i = Find(p, seg.size(), h);
+    if (slots_[i].tag != 0) {
+      ++hits_;
+      last_ = i;
+      return slots_[i].count;
     }
-    const uint64_t c = count(seg);
+    // A line of `key: value` (JSON and YAML members, `Name: value` headers) that was not seen
+    // whole often has a key that was: the key is looked up alone and only the value counted.
+    // A space after a byte that is not white space always starts a piece (no alternative of
+    // the pre-token pattern has a space after its first character unless all of it is white
+    // space), so the counts of the two sides add up to the line's (docs/DECISIONS.md, "Line
+    // memo of the token counter").
+    const size_t key = KeyEnd(seg);
+    uint64_t c;
+    if (key != 0) {
+      c = Part(seg.substr(0, key), count) + count(seg.substr(key));
+      i = Find(p, seg.size(), h);  // the key's insertion may have cleared the table
+    } else {
+      c = count(seg);
+    }
     if (c > UINT32_MAX) return c;
-    if (used_ + seg.size() > kLineMemoArena || filled_ >= kLineMemoSlots / 2) {
-      Clear();
-      i = h & (kLineMemoSlots - 1);  // the table is empty now: the home slot is free
-    }
-    std::memcpy(arena_.get() + used_, p, seg.size());
-    slots_[i] = Slot{tag, static_cast<uint32_t>(used_), static_cast<uint32_t>(seg.size()), static_cast<uint32_t>(c)};
-    used_ += seg.size();
-    ++filled_;
-    last_ = i;
+    last_ = Insert(p, seg.size(), h, i, static_cast<uint32_t>(c));
     return c;
   }
   // Text whose lines do not repeat (most lines of a JSON dump differ by a name or an address)
@@ -375,6 +375,53 @@ class LineMemo {
     uint32_t len;
     uint32_t count;
   };
+
+  static uint32_t Tag(uint64_t h) { return static_cast<uint32_t>(h >> 32) | 1u; }  // 0 = empty slot
+
+  // The slot holding p[0, n) (h = its hash), or the empty slot where it would go.
+  size_t Find(const uint8_t* p, size_t n, uint64_t h) const {
+    const uint32_t tag = Tag(h);
+    for (size_t i = h & (kLineMemoSlots - 1);; i = (i + 1) & (kLineMemoSlots - 1)) {
+      const Slot& slot = slots_[i];
+      if (slot.tag == 0) return i;
+      if (slot.tag == tag && slot.len == n && std::memcmp(arena_.get() + slot.offset, p, n) == 0) return i;
+    }
+  }
+
+  // Stores p[0, n) with count c in the empty slot i (Find's answer); forgets everything first
+  // when the arena or the table is full. Returns the slot used.
+  size_t Insert(const uint8_t* p, size_t n, uint64_t h, size_t i, uint32_t c) {
+    if (used_ + n > kLineMemoArena || filled_ >= kLineMemoSlots / 2) {
+      Clear();
+      i = h & (kLineMemoSlots - 1);  // the table is empty now: the home slot is free
+    }
+    std::memcpy(arena_.get() + used_, p, n);
+    slots_[i] = Slot{Tag(h), static_cast<uint32_t>(used_), static_cast<uint32_t>(n), c};
+    used_ += n;
+    ++filled_;
+    return i;
+  }
+
+  // The length of seg's key: up to and including the first ':' that a space follows, when
+  // that key is long enough to be worth a lookup and a value follows; else 0.
+  static size_t KeyEnd(std::string_view seg) {
+    const size_t colon = seg.find(": ");
+    if (colon == std::string_view::npos || colon + 1 < kLineMemoMinLine || colon + 2 >= seg.size()) return 0;
+    return colon + 1;
+  }
+
+  // The count of a key: from the memo, else counted and stored (not counted as a hit or a
+  // probe: the pause rule looks at whole segments).
+  template <typename CountFn>
+  uint64_t Part(std::string_view part, CountFn&& count) {
+    const auto* p = reinterpret_cast<const uint8_t*>(part.data());
+    const uint64_t h = HashBytes(p, part.size());
+    const size_t i = Find(p, part.size(), h);
+    if (slots_[i].tag != 0) return slots_[i].count;
+    const uint64_t c = count(part);
+    if (c <= UINT32_MAX) Insert(p, part.size(), h, i, static_cast<uint32_t>(c));
+    return c;
+  }
   // calloc'd: zero slots are empty, and untouched pages are never faulted in.
   struct Free {
     void operator()(void* p) const { std::free(p); }

@@ -459,6 +459,18 @@ TEST(O200k, LineMemoCountsEqualTheEncoder) {
       "  \n",
       " \t \r\n",
       "    \xC2\xA0nbsp after indentation\n",
+      // `key: value` lines, whose key is looked up alone (several keys, values of every kind,
+      // a second colon, a non-ASCII key and value, a colon at the end, two spaces).
+      "        \"name\": \"redis-beabf7ce3e-bf342\",\n",
+      "        \"name\": \"web-1\",\n",
+      "            \"containerPort\": 8080,\n",
+      "  imagePullPolicy: IfNotPresent\n",
+      "Content-Type: text/plain; charset=utf-8\r\n",
+      "        \"caf\xC3\xA9 cl\xC3\xA9\": \"cr\xC3\xA8me br\xC3\xBBl\xC3\xA9e\",\n",
+      "    \"url\": \"http://example.com:8080/a: b\"\n",
+      "    \"trailing colon at the end\":\n",
+      "    \"two spaces after\":  \"x\"\n",
+      "    \"nested\": {\"a\": [1, 2], \"b\": null}\n",
   };
   std::mt19937 rng(7);
   for (int round = 0; round < 6; ++round) {
@@ -469,6 +481,10 @@ TEST(O200k, LineMemoCountsEqualTheEncoder) {
       const uint32_t copies = rng() % 4 == 0 ? 2 + rng() % 20 : 1;
       for (uint32_t c = 0; c < copies; ++c) text += line;
       if (rng() % 5 == 0) text += "line " + std::to_string(rng() % 1000) + " of " + std::to_string(rng()) + "\n";
+      // A key that repeats with a value that does not: the key's count comes from the memo.
+      if (rng() % 4 == 0) {
+        text += "        \"field_" + std::to_string(rng() % 20) + "\": \"value " + std::to_string(rng()) + "\",\n";
+      }
     }
     if (round % 2 == 1) text += "no final newline " + std::to_string(round);
     const uint64_t want = O200kEncode(text).size();
