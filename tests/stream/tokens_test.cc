@@ -466,7 +466,8 @@ TEST(O200k, LineMemoCountsEqualTheEncoder) {
       "            \"containerPort\": 8080,\n",
       "  imagePullPolicy: IfNotPresent\n",
       "Content-Type: text/plain; charset=utf-8\r\n",
-      "        \"caf\xC3\xA9 cl\xC3\xA9\": \"cr\xC3\xA8me br\xC3\xBBl\xC3\xA9e\",\n",
+      "        \"caf\xC3\xA9 cl\xC3\xA9\": \"cr\xC3\xA8me br\xC3\xBBl\xC3\xA9"
+      "e\",\n",
       "    \"url\": \"http://example.com:8080/a: b\"\n",
       "    \"trailing colon at the end\":\n",
       "    \"two spaces after\":  \"x\"\n",
