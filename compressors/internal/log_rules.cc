@@ -188,6 +188,12 @@ void ForEachBlockLine(std::string_view block, F&& f) {
   }
 }
 
+// Hyperscan does not promise to report matches in order of their end; Classify walks them so.
+void SortByEnd(std::vector<KeepMatcher::MatchEnd>* ends) {
+  auto by_end = [](const KeepMatcher::MatchEnd& a, const KeepMatcher::MatchEnd& b) { return a.to < b.to; };
+  if (!std::is_sorted(ends->begin(), ends->end(), by_end)) std::stable_sort(ends->begin(), ends->end(), by_end);
+}
+
 }  // namespace
 
 void KeepMatcher::ScanBlock(std::string_view block) {
@@ -201,6 +207,7 @@ void KeepMatcher::ScanBlock(std::string_view block) {
   // Few repeats: one scan of the block as it is (copying would cost more than it saves).
   if (repeated < block.size() / 4) {
     hs_scan(db_, block.data(), static_cast<unsigned int>(block.size()), 0, scratch_, OnKeepMatch, &ends_);
+    SortByEnd(&ends_);
     return;
   }
   ScanDistinct(block);
@@ -222,8 +229,7 @@ void KeepMatcher::ScanDistinct(std::string_view block) {
   distinct_ends_.clear();
   hs_scan(db_, distinct_bytes_.data(), static_cast<unsigned int>(distinct_bytes_.size()), 0, scratch_, OnKeepMatch,
           &distinct_ends_);
-  std::stable_sort(distinct_ends_.begin(), distinct_ends_.end(),
-                   [](const MatchEnd& a, const MatchEnd& b) { return a.to < b.to; });
+  SortByEnd(&distinct_ends_);
   // The current distinct line: its offset in the copy and its matches [first, last).
   uint64_t at = 0, next_at = 0;
   size_t first = 0, last = 0;

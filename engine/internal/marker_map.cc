@@ -6,7 +6,6 @@
 #include <cstring>
 #include <memory>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "compressors/cj.h"
@@ -484,42 +483,27 @@ size_t ContainerEnd(std::string_view text, size_t open) {
   return std::string_view::npos;
 }
 
-// The paths at which a target may still lie: each target's path and every shorter path made
-// of its leading segments ("\x01" length ":" key, "\x02" index "\x00"), the root's "" too.
-std::unordered_set<std::string> TargetPrefixes(const std::vector<JsonTarget>& targets) {
-  std::unordered_set<std::string> out;
-  for (const JsonTarget& t : targets) {
-    const std::string& p = t.path;
-    out.insert(std::string());
-    size_t i = 0;
-    while (i < p.size()) {
-      if (p[i] == '\x01') {
-        size_t colon = p.find(':', i + 1);
-        if (colon == std::string::npos) break;
-        size_t len = 0;
-        std::from_chars(p.data() + i + 1, p.data() + colon, len);
-        i = colon + 1 + len;
-      } else {
-        size_t nul = p.find('\0', i + 1);
-        if (nul == std::string::npos) break;
-        i = nul + 1;
-      }
-      out.insert(p.substr(0, std::min(i, p.size())));
-    }
-  }
-  return out;
+// Whether some target's path starts with `path` (the targets' paths sorted). A container's
+// path ends with a whole segment, and segments delimit themselves (a key's length comes
+// first, an index ends with NUL), so a byte prefix is a prefix of whole segments: the
+// container may hold a target.
+bool LeadsToTarget(const std::vector<std::string>& sorted_paths, const std::string& path) {
+  auto it = std::lower_bound(sorted_paths.begin(), sorted_paths.end(), path);
+  return it != sorted_paths.end() && it->compare(0, path.size(), path) == 0;
 }
 
 // One pass over the original JSON text (valid: the compressor parsed it) recording the byte
 // spans of the targets' first and last elements and the targets' array lengths. Iterative;
-// memory: the path of the current value. A container whose path leads to no target is skipped
-// to its closing bracket without building paths inside it (issue 19: most of a large dump). A duplicate key's later value overwrites (CJ keeps
-// the last duplicate).
+// memory: the path of the current value. A duplicate key's later value overwrites (CJ keeps
+// the last duplicate). A container whose path leads to no target is skipped to its closing
+// bracket without building paths inside it (issue 19: most of a large dump).
 bool ScanJsonSpans(std::string_view text, std::vector<JsonTarget>* targets, std::vector<MarkerEntry>* entries,
                    std::string* reason) {
   std::unordered_map<std::string, std::vector<size_t>> by_path;
   for (size_t t = 0; t < targets->size(); ++t) by_path[(*targets)[t].path].push_back(t);
-  const std::unordered_set<std::string> live = TargetPrefixes(*targets);
+  std::vector<std::string> target_paths;
+  for (const JsonTarget& t : *targets) target_paths.push_back(t.path);
+  std::sort(target_paths.begin(), target_paths.end());
   struct Frame {
     bool array;
     size_t path_len;                            // path length of this container
@@ -600,7 +584,7 @@ bool ScanJsonSpans(std::string_view text, std::vector<JsonTarget>* targets, std:
     }
     if (c == '{' || c == '[') {
       value_starts(i);
-      if (live.find(path) == live.end()) {
+      if (!LeadsToTarget(target_paths, path)) {
         const size_t end = ContainerEnd(text, i);
         if (end == std::string_view::npos) break;
         value_ends(end + 1);

@@ -435,9 +435,10 @@ TEST(O200k, MergedPieceCacheGrowsWithoutChangingCounts) {
 
 // The line memo of Count (issue 19): texts of at least 4 KiB are counted segment by segment
 // between safe cuts, repeated segments from a per-thread memo. Counts must equal the
-// memo-free encoder's on texts whose lines repeat, start with white space, '/', non-ASCII or
-// CR, end without LF, repeat in runs, and on one with more distinct bytes than the memo holds (it is
-// forgotten and refilled), counted twice on one thread (warm memo) and on a fresh thread.
+// memo-free encoder's on texts whose lines repeat (also in runs), start with white space,
+// '/', non-ASCII or CR, end without LF, hold `key: value`, and on one with more distinct bytes
+// than the memo holds (it is forgotten and refilled), counted twice on one thread (warm memo)
+// and on a fresh thread.
 TEST(O200k, LineMemoCountsEqualTheEncoder) {
   const TokenCounter& counter = O200k();
   const std::vector<std::string> lines = {
