@@ -325,16 +325,6 @@ Status Txn(Pg& pg, const char* begin, Fn body) {
 
 class PgStore;
 
-class PgRecordWriter final : public internal::FramedRecordWriter {
- public:
-  PgRecordWriter(PgStore* store, std::unique_ptr<internal::FrameEncoder> enc, SpoolOptions spool_options)
-      : FramedRecordWriter(std::move(enc), std::move(spool_options)), store_(store) {}
-
- private:
-  Status Put(const std::string& handle, const RecordInfo& info, const Spool& frame, uint64_t original_bytes) override;
-  PgStore* store_;
-};
-
 class StringAppendSink final : public ByteSink {
  public:
   explicit StringAppendSink(std::string* s) : s_(s) {}
@@ -377,7 +367,7 @@ class PgStreamWriter final : public StreamRecordWriter {
   bool finished_ = false;
 };
 
-class PgStore final : public RecoveryStore {
+class PgStore final : public RecoveryStore, public internal::FrameStore {
  public:
   PgStore(StoreOptions options, std::unique_ptr<Pg> pg) : options_(std::move(options)), pg_(std::move(pg)) {}
 
@@ -385,7 +375,8 @@ class PgStore final : public RecoveryStore {
 
   Result<std::unique_ptr<RecordWriter>> BeginRecord() override {
     CAVEMAN_ASSIGN_OR_RETURN(auto enc, internal::FrameEncoder::New(options_.zstd_level));
-    return std::unique_ptr<RecordWriter>(std::make_unique<PgRecordWriter>(this, std::move(enc), spool_options()));
+    return std::unique_ptr<RecordWriter>(
+        std::make_unique<internal::FrameStoreRecordWriter>(this, std::move(enc), spool_options()));
   }
   Result<std::unique_ptr<StreamRecordWriter>> BeginStreamRecord(std::string_view command) override {
     CAVEMAN_ASSIGN_OR_RETURN(auto enc, internal::FrameEncoder::New(options_.zstd_level));
@@ -404,7 +395,8 @@ class PgStore final : public RecoveryStore {
   Result<std::vector<RecordListing>> ListRecords(std::string_view after, size_t limit) override;
   Status GetPartial(std::string_view id, ByteSink& out) override;
 
-  Status Put(const std::string& handle, const RecordInfo& info, const Spool& frame, uint64_t original_bytes);
+  Status PutFrame(const std::string& handle, const RecordInfo& info, const Spool& frame,
+                  uint64_t original_bytes) override;
   Status SyncPartial(PgStreamWriter& w);
   Status CommitPartial(PgStreamWriter& w, const std::string& handle, const RecordInfo& info);
   void DropPartial(const std::string& id);
@@ -469,11 +461,6 @@ Status PgStore::InitSchema() {
 
 // ---------------------------------------------------------------------------------------
 // Put
-
-Status PgRecordWriter::Put(const std::string& handle, const RecordInfo& info, const Spool& frame,
-                           uint64_t original_bytes) {
-  return store_->Put(handle, info, frame, original_bytes);
-}
 
 Status PgStore::Charge(uint64_t bytes) {
   if (bytes > options_.max_bytes) return BudgetExceeded();
@@ -553,7 +540,8 @@ Status PgStore::InsertRecord(const std::string& handle, const RecordInfo& info, 
   return Status::OK();
 }
 
-Status PgStore::Put(const std::string& handle, const RecordInfo& info, const Spool& frame, uint64_t original_bytes) {
+Status PgStore::PutFrame(const std::string& handle, const RecordInfo& info, const Spool& frame,
+                         uint64_t original_bytes) {
   return Txn(*pg_, "BEGIN", [&]() -> Status {
     CAVEMAN_ASSIGN_OR_RETURN(bool refreshed, RefreshExisting(handle, info));
     if (refreshed) return Status::OK();

@@ -238,16 +238,6 @@ class TxnGuard {
 
 class SqliteStore;
 
-class SqliteRecordWriter final : public internal::FramedRecordWriter {
- public:
-  SqliteRecordWriter(SqliteStore* store, std::unique_ptr<internal::FrameEncoder> enc, SpoolOptions spool_options)
-      : FramedRecordWriter(std::move(enc), std::move(spool_options)), store_(store) {}
-
- private:
-  Status Put(const std::string& handle, const RecordInfo& info, const Spool& frame, uint64_t original_bytes) override;
-  SqliteStore* store_;
-};
-
 // Appends to a std::string (the frame bytes not yet in chunk rows).
 class AppendSink final : public ByteSink {
  public:
@@ -293,7 +283,7 @@ class SqliteStreamWriter final : public StreamRecordWriter {
   bool finished_ = false;
 };
 
-class SqliteStore final : public RecoveryStore {
+class SqliteStore final : public RecoveryStore, public internal::FrameStore {
  public:
   static Result<std::unique_ptr<SqliteStore>> Open(const StoreOptions& options, bool memory);
 
@@ -323,8 +313,9 @@ class SqliteStore final : public RecoveryStore {
   ~SqliteStore() override;
   static int OnWalCommit(void* store, sqlite3* db, const char* schema, int frames);
 
-  // The writer's half of Commit: `frame` holds one complete zstd frame of `original_bytes`.
-  Status Put(const std::string& handle, const RecordInfo& info, const Spool& frame, uint64_t original_bytes);
+  // The writer's half of Commit (FrameStore).
+  Status PutFrame(const std::string& handle, const RecordInfo& info, const Spool& frame,
+                  uint64_t original_bytes) override;
 
   // The stream writer's halves of Sync and Commit (one transaction each, retried on busy).
   Status SyncPartial(SqliteStreamWriter& w);
@@ -407,11 +398,6 @@ constexpr const char* kReadOnlyMessage = "recovery store is read-only (no write 
 
 // ---------------------------------------------------------------------------------------
 // Writer
-
-Status SqliteRecordWriter::Put(const std::string& handle, const RecordInfo& info, const Spool& frame,
-                               uint64_t original_bytes) {
-  return store_->Put(handle, info, frame, original_bytes);
-}
 
 // ---------------------------------------------------------------------------------------
 // Open
@@ -551,7 +537,8 @@ void SqliteStore::MigrateChunkLayout(uint64_t limit) {
 Result<std::unique_ptr<RecordWriter>> SqliteStore::BeginRecord() {
   if (read_only_) return Status::NotSupported(kReadOnlyMessage);
   CAVEMAN_ASSIGN_OR_RETURN(auto enc, internal::FrameEncoder::New(options_.zstd_level));
-  return std::unique_ptr<RecordWriter>(std::make_unique<SqliteRecordWriter>(this, std::move(enc), spool_options()));
+  return std::unique_ptr<RecordWriter>(
+      std::make_unique<internal::FrameStoreRecordWriter>(this, std::move(enc), spool_options()));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -564,8 +551,9 @@ Result<uint64_t> SqliteStore::UsedBytes() {
   return FromSqlInt(used);
 }
 
-Status SqliteStore::Put(const std::string& handle, const RecordInfo& info, const Spool& frame,
-                        uint64_t original_bytes) {
+Status SqliteStore::PutFrame(const std::string& handle, const RecordInfo& info, const Spool& frame,
+                             uint64_t original_bytes) {
+  if (read_only_) return Status::NotSupported(kReadOnlyMessage);
   return RetryBusy(*db_, kWriteRetryLimit, [&]() -> Status {
     TxnGuard guard(*db_);
     return PutOnce(handle, info, frame, original_bytes);

@@ -1,8 +1,10 @@
 // What the built-in record writers (SQLite, PostgreSQL) share: the original's SHA-256 and
 // length and its zstd frame (checksum on, spooled) as the bytes arrive; the backend only
-// stores the finished frame (Put). One copy of the RecordWriter contract's bookkeeping:
-// a failed append drops the record, EndOfInput ends the frame early, Commit checks the
-// handle against the bytes appended before anything is written.
+// stores the finished frame (FrameStore::PutFrame). One copy of the RecordWriter contract's
+// bookkeeping: a failed append drops the record, EndOfInput ends the frame early, Commit
+// checks the handle against the bytes appended before anything is written. The frame needs
+// no connection to the backend, so a record can be framed while its store is still opening
+// (BackgroundOpenedStore, store/internal/background_store.h).
 #ifndef CAVEMAN_STORE_INTERNAL_FRAMED_RECORD_WRITER_H_
 #define CAVEMAN_STORE_INTERNAL_FRAMED_RECORD_WRITER_H_
 
@@ -18,6 +20,20 @@
 #include "stream/spool.h"
 
 namespace caveman::internal {
+
+// A backend that stores records framed by a FramedRecordWriter (SqliteStore, PgStore).
+class FrameStore {
+ public:
+  // Stores the record: `frame` is one complete zstd frame (FrameEncoder at the store's
+  // StoreOptions::zstd_level) of the `original_bytes` appended, whose SHA-256 prefix `handle`
+  // is (FramedRecordWriter::Commit checked both). One transaction. Errors: as
+  // RecordWriter::Commit; kNotSupported for a store opened read-only.
+  virtual Status PutFrame(const std::string& handle, const RecordInfo& info, const Spool& frame,
+                          uint64_t original_bytes) = 0;
+
+ protected:
+  ~FrameStore() = default;
+};
 
 class FramedRecordWriter : public RecordWriter {
  public:
@@ -46,6 +62,20 @@ class FramedRecordWriter : public RecordWriter {
   uint64_t original_bytes_ = 0;
   bool finished_ = false;  // committed or abandoned
   bool ended_ = false;     // EndOfInput ended the frame
+};
+
+// The record writer of a FrameStore: frames as above, stores through PutFrame.
+class FrameStoreRecordWriter final : public FramedRecordWriter {
+ public:
+  FrameStoreRecordWriter(FrameStore* store, std::unique_ptr<FrameEncoder> enc, SpoolOptions spool_options)
+      : FramedRecordWriter(std::move(enc), std::move(spool_options)), store_(store) {}
+
+ private:
+  Status Put(const std::string& handle, const RecordInfo& info, const Spool& frame, uint64_t original_bytes) final {
+    return store_->PutFrame(handle, info, frame, original_bytes);
+  }
+
+  FrameStore* store_;
 };
 
 }  // namespace caveman::internal

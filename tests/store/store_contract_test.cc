@@ -2,7 +2,9 @@
 // temporary file and PostgreSQL on the real server tests/store/pg_harness.sh starts (ctest
 // runs this binary under `pg_harness.sh run --`, which sets CAVEMAN_TEST_PG_URL). Without
 // that variable the PostgreSQL cases FAIL rather than skip: scripts/setup installs postgresql.
-// Each PostgreSQL case starts from empty tables.
+// Each PostgreSQL case starts from empty tables. Both backends also run opened on a thread of
+// their own (BackgroundOpenedStore, as `compress` opens them): every case then begins its
+// first record while the open may still be running.
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 
@@ -17,6 +19,7 @@
 
 #include "caveman/store/store.h"
 #include "caveman/stream/byte_io.h"
+#include "store/background_store.h"
 #include "stream/sha256.h"
 #include "tests/testing/test_util.h"
 
@@ -61,7 +64,9 @@ Result<std::string> Put(RecoveryStore& store, std::string_view data, const Recor
   return h;
 }
 
-enum class Backend { kSqlite, kPostgres };
+enum class Backend { kSqlite, kPostgres, kSqliteOpening, kPostgresOpening };
+
+bool IsPostgres(Backend b) { return b == Backend::kPostgres || b == Backend::kPostgresOpening; }
 
 std::string PgUrl() {
   const char* v = std::getenv("CAVEMAN_TEST_PG_URL");
@@ -84,7 +89,7 @@ void ResetPostgres(const std::string& url) {
 class StoreContract : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    if (GetParam() == Backend::kPostgres) {
+    if (IsPostgres(GetParam())) {
       url_ = PgUrl();
       ASSERT_FALSE(url_.empty()) << "CAVEMAN_TEST_PG_URL is not set: run under tests/store/pg_harness.sh run --";
       ResetPostgres(url_);
@@ -101,10 +106,13 @@ class StoreContract : public ::testing::TestWithParam<Backend> {
   std::unique_ptr<RecoveryStore> Open(uint64_t max_bytes = kDefaultStoreCapacity) {
     StoreOptions o;
     o.max_bytes = max_bytes;
-    if (GetParam() == Backend::kPostgres) {
+    if (IsPostgres(GetParam())) {
       o.url = url_;
     } else {
       o.path = dir_ + "/ccr.db";
+    }
+    if (GetParam() == Backend::kSqliteOpening || GetParam() == Backend::kPostgresOpening) {
+      return OpenRecoveryStoreInBackground(o);
     }
     auto s = OpenRecoveryStore(o);
     EXPECT_TRUE(s.ok()) << s.status().message();
@@ -384,9 +392,17 @@ TEST_P(StoreContract, ListRecordsPagesInHandleOrder) {
   EXPECT_EQ(seen, handles);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreContract, ::testing::Values(Backend::kSqlite, Backend::kPostgres),
-                         [](const ::testing::TestParamInfo<Backend>& p) {
-                           return p.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+INSTANTIATE_TEST_SUITE_P(Backends, StoreContract,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres, Backend::kSqliteOpening,
+                                           Backend::kPostgresOpening),
+                         [](const ::testing::TestParamInfo<Backend>& p) -> std::string {
+                           switch (p.param) {
+                             case Backend::kSqlite: return "Sqlite";
+                             case Backend::kPostgres: return "Postgres";
+                             case Backend::kSqliteOpening: return "SqliteOpening";
+                             case Backend::kPostgresOpening: return "PostgresOpening";
+                           }
+                           return "";
                          });
 
 }  // namespace

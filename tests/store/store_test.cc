@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include "store/background_store.h"
 #include "stream/sha256.h"
 #include "tests/testing/test_util.h"
 
@@ -1423,6 +1424,88 @@ TEST(ChunkLayout, MoveThatFailsLeavesTheOldLayoutWorking) {
   RawDb raw(f.dir.db());
   EXPECT_EQ(raw.Int(kOldLayout), 0);
   f.ExpectRecords(*store);
+}
+
+// ---- Opened on a thread of its own (BackgroundOpenedStore, `compress`; issue 19) ----
+
+// A store that cannot be opened (its directory is a regular file): the record is framed, and
+// its Commit fails with the open's own error, as every other call does; nothing is stored.
+TEST(BackgroundOpenedStore, FailedOpenFailsTheCommitWithTheOpenError) {
+  TempDir dir;
+  const std::string file = dir.path() + "/not-a-directory";
+  std::ofstream(file) << "x";
+  StoreOptions o;
+  o.path = file + "/ccr.db";
+  const auto direct = OpenRecoveryStore(o);
+  ASSERT_FALSE(direct.ok());
+  auto opening = OpenRecoveryStoreInBackground(o);
+  OpeningStore& store = *opening;
+  const std::string data = CiText(10000);
+  auto w = store.BeginRecord();
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_TRUE((*w)->Append(data).ok());
+  const Status committed = (*w)->Commit(HandleOf(data), Info());
+  EXPECT_FALSE(committed.ok());
+  EXPECT_EQ(committed.message(), direct.status().message());
+  EXPECT_EQ(store.Wait(), nullptr);
+  EXPECT_EQ(store.open_status().message(), direct.status().message());
+  StringSink sink;
+  EXPECT_EQ(store.Get(HandleOf(data), sink).message(), direct.status().message());
+  EXPECT_EQ(store.Stats().status().message(), direct.status().message());
+  EXPECT_TRUE(sink.data().empty());
+}
+
+// Records begun before the open has ended, several of them, in pieces, are stored by the
+// opened store: the same bytes come back through the wrapper and through a second open.
+TEST(BackgroundOpenedStore, RecordsFramedWhileOpeningAreStoredAtCommit) {
+  TempDir dir;
+  StoreOptions o;
+  o.path = dir.db();
+  std::vector<std::string> originals = {CiText(1), CiText(5000), RandomBytes(300000, 7)};
+  std::vector<std::string> handles;
+  {
+    auto opening = OpenRecoveryStoreInBackground(o);
+    OpeningStore& store = *opening;
+    for (const std::string& data : originals) {
+      auto w = store.BeginRecord();
+      ASSERT_TRUE(w.ok()) << w.status().message();
+      for (size_t at = 0; at < data.size(); at += 4096) {
+        ASSERT_TRUE((*w)->Append(std::string_view(data).substr(at, 4096)).ok());
+      }
+      handles.push_back(HandleOf(data));
+      ASSERT_TRUE((*w)->Commit(handles.back(), Info()).ok());
+    }
+    ASSERT_NE(store.Wait(), nullptr);
+    EXPECT_TRUE(store.open_status().ok());
+    for (size_t i = 0; i < originals.size(); ++i) {
+      StringSink sink;
+      ASSERT_TRUE(store.Get(handles[i], sink).ok());
+      EXPECT_EQ(sink.data(), originals[i]);
+    }
+  }
+  auto again = MustOpen(dir.db());
+  ASSERT_TRUE(again);
+  for (size_t i = 0; i < originals.size(); ++i) {
+    StringSink sink;
+    ASSERT_TRUE(again->Get(handles[i], sink).ok());
+    EXPECT_EQ(sink.data(), originals[i]);
+  }
+  auto stats = again->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->totals.count, originals.size());
+}
+
+// A zstd level the store would refuse is refused when the record begins.
+TEST(BackgroundOpenedStore, RefusesTheZstdLevelTheStoreRefuses) {
+  TempDir dir;
+  StoreOptions o;
+  o.path = dir.db();
+  o.zstd_level = 0;
+  ASSERT_FALSE(OpenRecoveryStore(o).ok());
+  auto opening = OpenRecoveryStoreInBackground(o);
+  OpeningStore& store = *opening;
+  EXPECT_FALSE(store.BeginRecord().ok());
+  EXPECT_EQ(store.Wait(), nullptr);
 }
 
 }  // namespace

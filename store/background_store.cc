@@ -1,0 +1,181 @@
+#include "store/background_store.h"
+
+#include <cstdint>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "store/internal/framed_record_writer.h"
+#include "store/internal/zstd_frame.h"
+
+namespace caveman {
+namespace {
+
+using internal::FrameEncoder;
+using internal::FrameStore;
+using internal::FrameStoreRecordWriter;
+
+class BackgroundOpenedStore final : public OpeningStore, public FrameStore {
+ public:
+  explicit BackgroundOpenedStore(StoreOptions options);
+  ~BackgroundOpenedStore() override;
+
+  RecoveryStore* Wait() override;
+  const Status& open_status() const override { return open_status_; }
+
+  // Framed here, without waiting; the frame is stored at Commit (PutFrame), which waits.
+  Result<std::unique_ptr<RecordWriter>> BeginRecord() override;
+  Status PutFrame(const std::string& handle, const RecordInfo& info, const Spool& frame,
+                  uint64_t original_bytes) override;
+
+  // The rest waits for the open.
+  Status Get(std::string_view handle, ByteSink& out) override;
+  Status GetStreaming(std::string_view handle, ByteSink& out, const std::function<bool()>& enough,
+                      bool* stopped) override;
+  Result<std::string> GetMetadata(std::string_view handle) override;
+  Result<std::optional<std::string>> GetMarkerMap(std::string_view handle) override;
+  Status GetRange(std::string_view handle, uint64_t offset, uint64_t length, ByteSink& out) override;
+  Result<StoreStats> Stats() override;
+  Result<GcResult> Gc(std::optional<uint64_t> older_than_seconds, bool dry_run) override;
+  Result<std::vector<RecordListing>> ListRecords(std::string_view after, size_t limit) override;
+  Result<std::unique_ptr<StreamRecordWriter>> BeginStreamRecord(std::string_view command) override;
+  Result<std::vector<PartialInfo>> ListPartials() override;
+  Status GetPartial(std::string_view id, ByteSink& out) override;
+
+ private:
+  void Open();
+
+  const StoreOptions options_;
+  std::thread opener_;
+  bool waited_ = false;
+  // Written by the opening thread (or the constructor), read after the join.
+  std::unique_ptr<RecoveryStore> store_;
+  Status open_status_;
+};
+
+BackgroundOpenedStore::BackgroundOpenedStore(StoreOptions options) : options_(std::move(options)) {
+  try {
+    opener_ = std::thread([this] { Open(); });
+  } catch (const std::system_error&) {  // no thread (ulimit -u, memory): open here instead
+    Open();
+  }
+}
+
+BackgroundOpenedStore::~BackgroundOpenedStore() { (void)Wait(); }
+
+void BackgroundOpenedStore::Open() {
+  // Nothing may escape a thread's function (std::terminate): out of memory is an open that
+  // failed, as any other.
+  try {
+    auto opened = OpenRecoveryStore(options_);
+    if (opened.ok()) {
+      store_ = std::move(opened).value();
+    } else {
+      open_status_ = opened.status();
+    }
+  } catch (const std::bad_alloc&) {
+    open_status_ = Status::ResourceExhausted("cannot open recovery store: out of memory");
+  }
+}
+
+RecoveryStore* BackgroundOpenedStore::Wait() {
+  if (!waited_) {
+    if (opener_.joinable()) opener_.join();
+    waited_ = true;
+  }
+  return store_.get();
+}
+
+Result<std::unique_ptr<RecordWriter>> BackgroundOpenedStore::BeginRecord() {
+  // The stores frame at options.zstd_level and spool the frame with this memory limit
+  // (SqliteStore::BeginRecord, PgStore::BeginRecord); a level they would refuse fails here.
+  CAVEMAN_ASSIGN_OR_RETURN(auto enc, FrameEncoder::New(options_.zstd_level));
+  SpoolOptions spool;
+  spool.memory_limit = options_.spool_memory_limit;
+  return std::unique_ptr<RecordWriter>(std::make_unique<FrameStoreRecordWriter>(this, std::move(enc), spool));
+}
+
+Status BackgroundOpenedStore::PutFrame(const std::string& handle, const RecordInfo& info, const Spool& frame,
+                                       uint64_t original_bytes) {
+  RecoveryStore* s = Wait();
+  if (s == nullptr) return open_status_;
+  auto* frames = dynamic_cast<FrameStore*>(s);
+  if (frames == nullptr) return Status::Internal("ccr: the opened store takes no framed records");
+  return frames->PutFrame(handle, info, frame, original_bytes);
+}
+
+Status BackgroundOpenedStore::Get(std::string_view handle, ByteSink& out) {
+  RecoveryStore* s = Wait();
+  return s != nullptr ? s->Get(handle, out) : open_status_;
+}
+
+Status BackgroundOpenedStore::GetStreaming(std::string_view handle, ByteSink& out, const std::function<bool()>& enough,
+                                           bool* stopped) {
+  RecoveryStore* s = Wait();
+  return s != nullptr ? s->GetStreaming(handle, out, enough, stopped) : open_status_;
+}
+
+Result<std::string> BackgroundOpenedStore::GetMetadata(std::string_view handle) {
+  RecoveryStore* s = Wait();
+  if (s == nullptr) return open_status_;
+  return s->GetMetadata(handle);
+}
+
+Result<std::optional<std::string>> BackgroundOpenedStore::GetMarkerMap(std::string_view handle) {
+  RecoveryStore* s = Wait();
+  if (s == nullptr) return open_status_;
+  return s->GetMarkerMap(handle);
+}
+
+Status BackgroundOpenedStore::GetRange(std::string_view handle, uint64_t offset, uint64_t length, ByteSink& out) {
+  RecoveryStore* s = Wait();
+  return s != nullptr ? s->GetRange(handle, offset, length, out) : open_status_;
+}
+
+Result<StoreStats> BackgroundOpenedStore::Stats() {
+  RecoveryStore* s = Wait();
+  if (s == nullptr) return open_status_;
+  return s->Stats();
+}
+
+Result<GcResult> BackgroundOpenedStore::Gc(std::optional<uint64_t> older_than_seconds, bool dry_run) {
+  RecoveryStore* s = Wait();
+  if (s == nullptr) return open_status_;
+  return s->Gc(older_than_seconds, dry_run);
+}
+
+Result<std::vector<RecordListing>> BackgroundOpenedStore::ListRecords(std::string_view after, size_t limit) {
+  RecoveryStore* s = Wait();
+  if (s == nullptr) return open_status_;
+  return s->ListRecords(after, limit);
+}
+
+Result<std::unique_ptr<StreamRecordWriter>> BackgroundOpenedStore::BeginStreamRecord(std::string_view command) {
+  RecoveryStore* s = Wait();
+  if (s == nullptr) return open_status_;
+  return s->BeginStreamRecord(command);
+}
+
+Result<std::vector<PartialInfo>> BackgroundOpenedStore::ListPartials() {
+  RecoveryStore* s = Wait();
+  if (s == nullptr) return open_status_;
+  return s->ListPartials();
+}
+
+Status BackgroundOpenedStore::GetPartial(std::string_view id, ByteSink& out) {
+  RecoveryStore* s = Wait();
+  return s != nullptr ? s->GetPartial(id, out) : open_status_;
+}
+
+}  // namespace
+
+std::unique_ptr<OpeningStore> OpenRecoveryStoreInBackground(StoreOptions options) {
+  return std::make_unique<BackgroundOpenedStore>(std::move(options));
+}
+
+}  // namespace caveman
