@@ -11,6 +11,7 @@
 #include "caveman/engine/engine.h"
 #include "engine/internal/engine_impl.h"
 #include "engine/internal/follow_session.h"
+#include "stream/pipe_buffer.h"
 
 namespace caveman {
 namespace {
@@ -63,6 +64,7 @@ Result<CompressResult> Engine::CompressFollowFd(int in_fd, const CompressOptions
     return Compress(source, o, out);
   };
   if (session.wants_batch()) return batch(false);
+  GrowPipeBuffer(in_fd, kReadSize);  // a read per 256 KiB, not per 64 KiB
   std::vector<char> buf(kReadSize);
   for (;;) {
     pollfd p{in_fd, POLLIN, 0};

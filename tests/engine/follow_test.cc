@@ -440,5 +440,40 @@ TEST(Follow, WindowTimeoutHandsOverToBatchWithInputStillArriving) {
   EXPECT_EQ(sink.data(), first + second);
 }
 
+// A pipe on stdin is grown to the read buffer (256 KiB; a 64 KiB pipe made a fast writer wait
+// and every read return at most 64 KiB), and what comes through it is unchanged.
+TEST(Follow, InputPipeIsGrownToTheReadBuffer) {
+  constexpr int kReadBuffer = 256 * 1024;
+  int probe[2];
+  ASSERT_EQ(::pipe(probe), 0);
+  const bool may_grow = ::fcntl(probe[0], F_SETPIPE_SZ, kReadBuffer) >= kReadBuffer;
+  ::close(probe[0]);
+  ::close(probe[1]);
+  if (!may_grow) GTEST_SKIP() << "this user's pipe quota refuses 256 KiB pipes";
+  int in[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_LT(::fcntl(in[0], F_GETPIPE_SZ), kReadBuffer);
+  std::string log;
+  for (int i = 0; i < 400; ++i) log += "2026-12-07 INFO [ci] step " + std::to_string(i) + " ok\n";
+  log += "2026-12-07 ERROR [ci] linker failed: undefined reference to `main'\n";
+  ASSERT_LT(log.size(), size_t{65536});
+  ASSERT_EQ(::write(in[1], log.data(), log.size()), static_cast<ssize_t>(log.size()));
+  ::close(in[1]);
+  auto store = MemoryStore();
+  Engine engine(EngineOptions{.store = store.get()});
+  CompressOptions o;
+  o.mode = Mode::kCompress;
+  StringSink sink;
+  auto r = engine.CompressFollowFd(in[0], o, sink);
+  EXPECT_GE(::fcntl(in[0], F_GETPIPE_SZ), kReadBuffer);
+  ::close(in[0]);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->content_type, "log");
+  EXPECT_NE(sink.data().find("linker failed"), std::string::npos);
+  StringSink original;
+  ASSERT_TRUE(store->Get(r->recovery_handle, original).ok());
+  EXPECT_EQ(original.data(), log);
+}
+
 }  // namespace
 }  // namespace caveman
