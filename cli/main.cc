@@ -463,13 +463,15 @@ int CmdCompress(const std::vector<std::string>& args) {
   // cave_ccr_unavailable, as when the open failed first (UnavailableStore).
   auto store_options = StoreOptions::FromEnv();
   if (!store_options.ok()) return Fail(store_options.status().message());
+  // -o's file first: OutputFile::Open reads the umask by setting it, which must not overlap
+  // the store's files being created on the other thread.
+  OutputFile file;
+  const bool to_file = output_opt->count() > 0 && output_path != "-";
+  if (to_file && !file.Open(output_path, &code)) return code;
   std::unique_ptr<OpeningStore> store = OpenRecoveryStoreInBackground(*std::move(store_options));
   CAVEMAN_MARK("store-open");
   // The opened store, for the ledger; nullptr when it could not be opened.
   auto opened = [&] { return store->Wait(); };
-  OutputFile file;
-  const bool to_file = output_opt->count() > 0 && output_path != "-";
-  if (to_file && !file.Open(output_path, &code)) return code;
   const int out_fd = to_file ? file.fd() : STDOUT_FILENO;
   // A write error on the output file is reported with its name (stdout keeps FailWrite).
   auto fail_write = [&](const Status& st) {
@@ -1090,10 +1092,11 @@ namespace {
 // the store and the output file and joined its threads by then; what is left (the tokenizer's
 // tables, pattern databases, caches) is memory the kernel frees anyway, and destroying it cost
 // ≈ 1 ms of a 4 KiB `compress` (docs/PERFORMANCE.md). stdio buffers are flushed first. The
-// sanitizer and fuzzing builds (LeakSanitizer runs at exit) and the interval-marks build (its
-// `exit` mark) return from main as usual.
+// sanitizer and fuzzing builds (LeakSanitizer runs at exit; also a sanitizer added through
+// CMAKE_CXX_FLAGS) and the interval-marks build (its `exit` mark) return from main as usual.
 int Exit(int code) {
-#if !defined(CAVEMAN_KEEP_DEFAULT_NEW) && !defined(CAVEMAN_INTERVAL_MARKS)
+#if !defined(CAVEMAN_KEEP_DEFAULT_NEW) && !defined(CAVEMAN_INTERVAL_MARKS) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
   std::fflush(nullptr);
   std::_Exit(code);
 #endif

@@ -225,7 +225,8 @@ class CAVEMAN_EXPORT Engine {
   // decided; markers are written only after the bytes they replace are committed to the store
   // as a partial record, which is finalised under the content-addressed handle at end of
   // input. Other types take the batch path (inputs over max_input_bytes then pass through
-  // with error cave_input_too_large). No input size limit on the line types.
+  // with error cave_input_too_large). No input size limit on the line types. A pipe on
+  // `in_fd` is grown to 256 KiB where the system allows (F_SETPIPE_SZ): fewer, larger reads.
   // Status errors: kIoError for read/write failures of in_fd/out.
   Result<CompressResult> CompressFollowFd(int in_fd, const CompressOptions& options, ByteSink& out) const;
 

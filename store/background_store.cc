@@ -1,6 +1,8 @@
 #include "store/background_store.h"
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <new>
 #include <optional>
 #include <string>
@@ -53,24 +55,29 @@ class BackgroundOpenedStore final : public OpeningStore, public FrameStore {
   const StoreOptions options_;
   std::thread opener_;
   bool waited_ = false;
-  // Written by the opening thread (or the constructor), read after the join.
+  // Written by the opening thread (or the constructor), read after the join or after
+  // failed_ (stored last, with release) reads true.
   std::unique_ptr<RecoveryStore> store_;
   Status open_status_;
+  std::atomic<bool> failed_{false};
 };
+
+std::function<void()> g_open_hook_for_test;
 
 BackgroundOpenedStore::BackgroundOpenedStore(StoreOptions options) : options_(std::move(options)) {
   try {
     opener_ = std::thread([this] { Open(); });
-  } catch (const std::system_error&) {  // no thread (ulimit -u, memory): open here instead
-    Open();
+  } catch (...) {  // no thread (ulimit -u: std::system_error; no memory: std::bad_alloc)
+    Open();        // open here instead
   }
 }
 
 BackgroundOpenedStore::~BackgroundOpenedStore() { (void)Wait(); }
 
 void BackgroundOpenedStore::Open() {
-  // Nothing may escape a thread's function (std::terminate): out of memory is an open that
-  // failed, as any other.
+  if (g_open_hook_for_test) g_open_hook_for_test();
+  // Nothing may escape a thread's function (std::terminate): any exception is an open that
+  // failed. Not kResourceExhausted for memory: that code reads as cave_ccr_budget_exceeded.
   try {
     auto opened = OpenRecoveryStore(options_);
     if (opened.ok()) {
@@ -79,8 +86,11 @@ void BackgroundOpenedStore::Open() {
       open_status_ = opened.status();
     }
   } catch (const std::bad_alloc&) {
-    open_status_ = Status::ResourceExhausted("cannot open recovery store: out of memory");
+    open_status_ = Status::IoError("cannot open recovery store: out of memory");
+  } catch (...) {
+    open_status_ = Status::IoError("cannot open recovery store: unexpected error");
   }
+  failed_.store(store_ == nullptr, std::memory_order_release);
 }
 
 RecoveryStore* BackgroundOpenedStore::Wait() {
@@ -92,6 +102,8 @@ RecoveryStore* BackgroundOpenedStore::Wait() {
 }
 
 Result<std::unique_ptr<RecordWriter>> BackgroundOpenedStore::BeginRecord() {
+  // An open that has failed already: no framing in vain (open_status_ is written before).
+  if (failed_.load(std::memory_order_acquire)) return open_status_;
   // The stores frame at options.zstd_level and spool the frame with this memory limit
   // (SqliteStore::BeginRecord, PgStore::BeginRecord); a level they would refuse fails here.
   CAVEMAN_ASSIGN_OR_RETURN(auto enc, FrameEncoder::New(options_.zstd_level));
@@ -173,6 +185,8 @@ Status BackgroundOpenedStore::GetPartial(std::string_view id, ByteSink& out) {
 }
 
 }  // namespace
+
+void SetBackgroundOpenHookForTest(std::function<void()> hook) { g_open_hook_for_test = std::move(hook); }
 
 std::unique_ptr<OpeningStore> OpenRecoveryStoreInBackground(StoreOptions options) {
   return std::make_unique<BackgroundOpenedStore>(std::move(options));

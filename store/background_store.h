@@ -6,9 +6,10 @@
 // A record begun before the open has ended is framed as usual (SHA-256 and zstd need no
 // connection: FramedRecordWriter) and handed to the opened store at Commit, which waits for
 // the open. Every other call waits for the open, then goes to the store. If the open failed,
-// every call returns its error (as the CLI's UnavailableStore does): a lossy result then
-// passes through with cave_ccr_unavailable because its Commit fails, as when the open failed
-// before the run. If no thread can be started, the open runs at once, in the caller.
+// every call returns its error (as the CLI's UnavailableStore does; a record begun after the
+// failure is refused at once): a lossy result then passes through with cave_ccr_unavailable
+// because its Commit fails, as when the open failed before the run. If no thread can be
+// started, the open runs at once, in the caller.
 //
 // HowTo:
 //   auto store = OpenRecoveryStoreInBackground(options);   // returns at once
@@ -21,6 +22,7 @@
 #ifndef CAVEMAN_STORE_BACKGROUND_STORE_H_
 #define CAVEMAN_STORE_BACKGROUND_STORE_H_
 
+#include <functional>
 #include <memory>
 
 #include "caveman/store/store.h"
@@ -38,6 +40,10 @@ class OpeningStore : public RecoveryStore {
 
 // Starts OpenRecoveryStore(options) on a new thread.
 std::unique_ptr<OpeningStore> OpenRecoveryStoreInBackground(StoreOptions options);
+
+// TEST ONLY: `hook` runs on the opening thread before each open (empty: none). Not
+// thread-safe against a running open.
+void SetBackgroundOpenHookForTest(std::function<void()> hook);
 
 }  // namespace caveman
 

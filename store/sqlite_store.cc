@@ -731,7 +731,7 @@ Status SqliteStore::InsertChunkRows(const std::string& key, std::string_view fra
     CAVEMAN_RETURN_IF_ERROR(in_place ? ins.BindInt(3, static_cast<int64_t>(piece.size())) : ins.BindBlob(3, piece));
     CAVEMAN_RETURN_IF_ERROR(ins.Run());
     ins.Reset();
-    if (!in_place || piece.empty()) continue;
+    if (!in_place) continue;
     const int64_t rowid = sqlite3_last_insert_rowid(db_->raw());
     int rc = blob == nullptr ? sqlite3_blob_open(db_->raw(), "main", "chunks", "data", rowid, 1, &blob)
                              : sqlite3_blob_reopen(blob, rowid);

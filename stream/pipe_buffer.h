@@ -15,10 +15,15 @@ namespace caveman {
 // quota may refuse, and then nothing changes). Only the buffering changes: a read still
 // returns whatever has arrived.
 inline void GrowPipeBuffer(int fd, size_t bytes) {
+#if defined(F_GETPIPE_SZ) && defined(F_SETPIPE_SZ)  // Linux
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return;
   const int size = ::fcntl(fd, F_GETPIPE_SZ);
   if (size >= 0 && static_cast<size_t>(size) < bytes) (void)::fcntl(fd, F_SETPIPE_SZ, static_cast<int>(bytes));
+#else
+  (void)fd;
+  (void)bytes;
+#endif
 }
 
 }  // namespace caveman

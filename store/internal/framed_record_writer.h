@@ -4,7 +4,7 @@
 // bookkeeping: a failed append drops the record, EndOfInput ends the frame early, Commit
 // checks the handle against the bytes appended before anything is written. The frame needs
 // no connection to the backend, so a record can be framed while its store is still opening
-// (BackgroundOpenedStore, store/internal/background_store.h).
+// (store/background_store.h).
 #ifndef CAVEMAN_STORE_INTERNAL_FRAMED_RECORD_WRITER_H_
 #define CAVEMAN_STORE_INTERNAL_FRAMED_RECORD_WRITER_H_
 

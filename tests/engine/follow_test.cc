@@ -452,7 +452,11 @@ TEST(Follow, InputPipeIsGrownToTheReadBuffer) {
   if (!may_grow) GTEST_SKIP() << "this user's pipe quota refuses 256 KiB pipes";
   int in[2];
   ASSERT_EQ(::pipe(in), 0);
-  ASSERT_LT(::fcntl(in[0], F_GETPIPE_SZ), kReadBuffer);
+  if (::fcntl(in[0], F_GETPIPE_SZ) >= kReadBuffer) {
+    ::close(in[0]);
+    ::close(in[1]);
+    GTEST_SKIP() << "pipes are 256 KiB or more here already";
+  }
   std::string log;
   for (int i = 0; i < 400; ++i) log += "2026-12-07 INFO [ci] step " + std::to_string(i) + " ok\n";
   log += "2026-12-07 ERROR [ci] linker failed: undefined reference to `main'\n";

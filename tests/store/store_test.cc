@@ -7,6 +7,9 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <future>
+#include <chrono>
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -1506,6 +1509,35 @@ TEST(BackgroundOpenedStore, RefusesTheZstdLevelTheStoreRefuses) {
   OpeningStore& store = *opening;
   EXPECT_FALSE(store.BeginRecord().ok());
   EXPECT_EQ(store.Wait(), nullptr);
+}
+
+// The record is framed while the open is still running: the begin and the appends do not wait
+// for it (the open is held until they are done), the commit does.
+TEST(BackgroundOpenedStore, BeginAndAppendDoNotWaitForTheOpen) {
+  TempDir dir;
+  StoreOptions o;
+  o.path = dir.db();
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> appended{false};
+  std::atomic<bool> appended_before_open{false};
+  SetBackgroundOpenHookForTest([&] {
+    (void)released.wait_for(std::chrono::seconds(20));
+    appended_before_open = appended.load();
+  });
+  auto opening = OpenRecoveryStoreInBackground(o);
+  const std::string data = CiText(200000);
+  auto w = opening->BeginRecord();
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_TRUE((*w)->Append(data).ok());
+  appended = true;
+  release.set_value();
+  EXPECT_TRUE((*w)->Commit(HandleOf(data), Info()).ok());
+  SetBackgroundOpenHookForTest(nullptr);
+  EXPECT_TRUE(appended_before_open.load());
+  StringSink sink;
+  ASSERT_TRUE(opening->Get(HandleOf(data), sink).ok());
+  EXPECT_EQ(sink.data(), data);
 }
 
 }  // namespace
