@@ -1431,8 +1431,10 @@ TEST(ChunkLayout, MoveThatFailsLeavesTheOldLayoutWorking) {
 
 // ---- Opened on a thread of its own (BackgroundOpenedStore, `compress`; issue 19) ----
 
-// A store that cannot be opened (its directory is a regular file): the record is framed, and
-// its Commit fails with the open's own error, as every other call does; nothing is stored.
+// A store that cannot be opened (its directory is a regular file): a record begun while the
+// open is still running (held by the test hook) is framed, and its Commit fails with the
+// open's own error, as every other call does; one begun after the failure is refused at once
+// with it. Nothing is stored.
 TEST(BackgroundOpenedStore, FailedOpenFailsTheCommitWithTheOpenError) {
   TempDir dir;
   const std::string file = dir.path() + "/not-a-directory";
@@ -1441,17 +1443,25 @@ TEST(BackgroundOpenedStore, FailedOpenFailsTheCommitWithTheOpenError) {
   o.path = file + "/ccr.db";
   const auto direct = OpenRecoveryStore(o);
   ASSERT_FALSE(direct.ok());
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  SetBackgroundOpenHookForTest([released] { (void)released.wait_for(std::chrono::seconds(20)); });
   auto opening = OpenRecoveryStoreInBackground(o);
   OpeningStore& store = *opening;
   const std::string data = CiText(10000);
   auto w = store.BeginRecord();
   ASSERT_TRUE(w.ok()) << w.status().message();
   ASSERT_TRUE((*w)->Append(data).ok());
+  release.set_value();
   const Status committed = (*w)->Commit(HandleOf(data), Info());
+  SetBackgroundOpenHookForTest(nullptr);
   EXPECT_FALSE(committed.ok());
   EXPECT_EQ(committed.message(), direct.status().message());
   EXPECT_EQ(store.Wait(), nullptr);
   EXPECT_EQ(store.open_status().message(), direct.status().message());
+  auto after = store.BeginRecord();
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.status().message(), direct.status().message());
   StringSink sink;
   EXPECT_EQ(store.Get(HandleOf(data), sink).message(), direct.status().message());
   EXPECT_EQ(store.Stats().status().message(), direct.status().message());
