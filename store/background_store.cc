@@ -7,20 +7,17 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "store/internal/framed_record_writer.h"
-#include "store/internal/zstd_frame.h"
 
 namespace caveman {
 namespace {
 
-using internal::FrameEncoder;
 using internal::FrameStore;
-using internal::FrameStoreRecordWriter;
+using internal::NewFrameStoreRecordWriter;
 
 class BackgroundOpenedStore final : public OpeningStore, public FrameStore {
  public:
@@ -51,6 +48,13 @@ class BackgroundOpenedStore final : public OpeningStore, public FrameStore {
 
  private:
   void Open();
+  // fn(the opened store) after waiting for the open; the open's error if it failed.
+  template <typename Fn>
+  auto OnOpened(Fn&& fn) -> decltype(fn(std::declval<RecoveryStore&>())) {
+    RecoveryStore* s = Wait();
+    if (s == nullptr) return open_status_;
+    return fn(*s);
+  }
 
   const StoreOptions options_;
   std::thread opener_;
@@ -104,84 +108,62 @@ RecoveryStore* BackgroundOpenedStore::Wait() {
 Result<std::unique_ptr<RecordWriter>> BackgroundOpenedStore::BeginRecord() {
   // An open that has failed already: no framing in vain (open_status_ is written before).
   if (failed_.load(std::memory_order_acquire)) return open_status_;
-  // The stores frame at options.zstd_level and spool the frame with this memory limit
-  // (SqliteStore::BeginRecord, PgStore::BeginRecord); a level they would refuse fails here.
-  CAVEMAN_ASSIGN_OR_RETURN(auto enc, FrameEncoder::New(options_.zstd_level));
-  SpoolOptions spool;
-  spool.memory_limit = options_.spool_memory_limit;
-  return std::unique_ptr<RecordWriter>(std::make_unique<FrameStoreRecordWriter>(this, std::move(enc), spool));
+  // The writer the opened store would give (a level it would refuse fails here), storing here.
+  return NewFrameStoreRecordWriter(this, options_);
 }
 
 Status BackgroundOpenedStore::PutFrame(const std::string& handle, const RecordInfo& info, const Spool& frame,
                                        uint64_t original_bytes) {
-  RecoveryStore* s = Wait();
-  if (s == nullptr) return open_status_;
-  auto* frames = dynamic_cast<FrameStore*>(s);
-  if (frames == nullptr) return Status::Internal("ccr: the opened store takes no framed records");
-  return frames->PutFrame(handle, info, frame, original_bytes);
+  return OnOpened([&](RecoveryStore& s) -> Status {
+    auto* frames = dynamic_cast<FrameStore*>(&s);
+    if (frames == nullptr) return Status::Internal("ccr: the opened store takes no framed records");
+    return frames->PutFrame(handle, info, frame, original_bytes);
+  });
 }
 
 Status BackgroundOpenedStore::Get(std::string_view handle, ByteSink& out) {
-  RecoveryStore* s = Wait();
-  return s != nullptr ? s->Get(handle, out) : open_status_;
+  return OnOpened([&](RecoveryStore& s) { return s.Get(handle, out); });
 }
 
 Status BackgroundOpenedStore::GetStreaming(std::string_view handle, ByteSink& out, const std::function<bool()>& enough,
                                            bool* stopped) {
-  RecoveryStore* s = Wait();
-  return s != nullptr ? s->GetStreaming(handle, out, enough, stopped) : open_status_;
+  return OnOpened([&](RecoveryStore& s) { return s.GetStreaming(handle, out, enough, stopped); });
 }
 
 Result<std::string> BackgroundOpenedStore::GetMetadata(std::string_view handle) {
-  RecoveryStore* s = Wait();
-  if (s == nullptr) return open_status_;
-  return s->GetMetadata(handle);
+  return OnOpened([&](RecoveryStore& s) { return s.GetMetadata(handle); });
 }
 
 Result<std::optional<std::string>> BackgroundOpenedStore::GetMarkerMap(std::string_view handle) {
-  RecoveryStore* s = Wait();
-  if (s == nullptr) return open_status_;
-  return s->GetMarkerMap(handle);
+  return OnOpened([&](RecoveryStore& s) { return s.GetMarkerMap(handle); });
 }
 
 Status BackgroundOpenedStore::GetRange(std::string_view handle, uint64_t offset, uint64_t length, ByteSink& out) {
-  RecoveryStore* s = Wait();
-  return s != nullptr ? s->GetRange(handle, offset, length, out) : open_status_;
+  return OnOpened([&](RecoveryStore& s) { return s.GetRange(handle, offset, length, out); });
 }
 
 Result<StoreStats> BackgroundOpenedStore::Stats() {
-  RecoveryStore* s = Wait();
-  if (s == nullptr) return open_status_;
-  return s->Stats();
+  return OnOpened([&](RecoveryStore& s) { return s.Stats(); });
 }
 
 Result<GcResult> BackgroundOpenedStore::Gc(std::optional<uint64_t> older_than_seconds, bool dry_run) {
-  RecoveryStore* s = Wait();
-  if (s == nullptr) return open_status_;
-  return s->Gc(older_than_seconds, dry_run);
+  return OnOpened([&](RecoveryStore& s) { return s.Gc(older_than_seconds, dry_run); });
 }
 
 Result<std::vector<RecordListing>> BackgroundOpenedStore::ListRecords(std::string_view after, size_t limit) {
-  RecoveryStore* s = Wait();
-  if (s == nullptr) return open_status_;
-  return s->ListRecords(after, limit);
+  return OnOpened([&](RecoveryStore& s) { return s.ListRecords(after, limit); });
 }
 
 Result<std::unique_ptr<StreamRecordWriter>> BackgroundOpenedStore::BeginStreamRecord(std::string_view command) {
-  RecoveryStore* s = Wait();
-  if (s == nullptr) return open_status_;
-  return s->BeginStreamRecord(command);
+  return OnOpened([&](RecoveryStore& s) { return s.BeginStreamRecord(command); });
 }
 
 Result<std::vector<PartialInfo>> BackgroundOpenedStore::ListPartials() {
-  RecoveryStore* s = Wait();
-  if (s == nullptr) return open_status_;
-  return s->ListPartials();
+  return OnOpened([&](RecoveryStore& s) { return s.ListPartials(); });
 }
 
 Status BackgroundOpenedStore::GetPartial(std::string_view id, ByteSink& out) {
-  RecoveryStore* s = Wait();
-  return s != nullptr ? s->GetPartial(id, out) : open_status_;
+  return OnOpened([&](RecoveryStore& s) { return s.GetPartial(id, out); });
 }
 
 }  // namespace

@@ -374,9 +374,7 @@ class PgStore final : public RecoveryStore, public internal::FrameStore {
   Status InitSchema();
 
   Result<std::unique_ptr<RecordWriter>> BeginRecord() override {
-    CAVEMAN_ASSIGN_OR_RETURN(auto enc, internal::FrameEncoder::New(options_.zstd_level));
-    return std::unique_ptr<RecordWriter>(
-        std::make_unique<internal::FrameStoreRecordWriter>(this, std::move(enc), spool_options()));
+    return internal::NewFrameStoreRecordWriter(this, options_);
   }
   Result<std::unique_ptr<StreamRecordWriter>> BeginStreamRecord(std::string_view command) override {
     CAVEMAN_ASSIGN_OR_RETURN(auto enc, internal::FrameEncoder::New(options_.zstd_level));

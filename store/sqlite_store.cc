@@ -364,9 +364,13 @@ class SqliteStore final : public RecoveryStore, public internal::FrameStore {
   std::unique_ptr<Db> db_;
   bool memory_;
   bool read_only_ = false;
-  bool v2_ = true;                    // schema version ≥ 2 (a read-only open may find version 1)
-  bool v3_ = true;                    // schema version ≥ 3: recoveries.marker_map
-  bool usage_total_ = false;          // the usage_total table and its triggers exist
+  bool v2_ = true;            // schema version ≥ 2 (a read-only open may find version 1)
+  bool v3_ = true;            // schema version ≥ 3: recoveries.marker_map
+  bool usage_total_ = false;  // the usage_total table and its triggers exist
+  // The chunks table has rowids (set by MigrateChunkLayout at open). A layout only ever moves
+  // from the old one to this, so a false that another writer's move has made stale merely
+  // keeps InsertChunkRows binding its blobs.
+  bool rowid_chunks_ = false;
   int wal_frames_ = 0;                // frames in the WAL after this connection's last commit
   bool checkpoint_on_close_ = false;  // set by Gc: the store is left as its database file alone
 };
@@ -519,6 +523,7 @@ Status SqliteStore::InitSchema() {
 void SqliteStore::MigrateChunkLayout(uint64_t limit) {
   auto old_layout = [&] {
     auto n = db_->QueryInt(kOldChunkLayoutSql);
+    rowid_chunks_ = n.ok() && *n == 0;
     return n.ok() && *n > 0;
   };
   auto small_enough = [&] {
@@ -531,14 +536,12 @@ void SqliteStore::MigrateChunkLayout(uint64_t limit) {
   TxnGuard guard(*db_);
   if (!db_->Exec("BEGIN IMMEDIATE").ok()) return;
   if (!old_layout() || !small_enough()) return;  // (another writer may have moved or filled it)
-  if (db_->Exec(kChunkLayoutMigrationSql).ok()) (void)db_->Exec("COMMIT");
+  if (db_->Exec(kChunkLayoutMigrationSql).ok()) rowid_chunks_ = db_->Exec("COMMIT").ok();
 }
 
 Result<std::unique_ptr<RecordWriter>> SqliteStore::BeginRecord() {
   if (read_only_) return Status::NotSupported(kReadOnlyMessage);
-  CAVEMAN_ASSIGN_OR_RETURN(auto enc, internal::FrameEncoder::New(options_.zstd_level));
-  return std::unique_ptr<RecordWriter>(
-      std::make_unique<internal::FrameStoreRecordWriter>(this, std::move(enc), spool_options()));
+  return internal::NewFrameStoreRecordWriter(this, options_);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -713,11 +716,7 @@ Status SqliteStore::InsertChunks(const std::string& handle, const Spool& frame) 
 // kChunkInPlaceBytes (a record that small comes from the heap; the layout query and the blob
 // handle would cost a small run more than they save).
 Status SqliteStore::InsertChunkRows(const std::string& key, std::string_view frame, int64_t first_seq) {
-  bool in_place = false;
-  if (frame.size() >= kChunkInPlaceBytes) {
-    CAVEMAN_ASSIGN_OR_RETURN(int64_t old_layout, db_->QueryInt(kOldChunkLayoutSql));
-    in_place = old_layout == 0;
-  }
+  const bool in_place = rowid_chunks_ && frame.size() >= kChunkInPlaceBytes;
   CAVEMAN_ASSIGN_OR_RETURN(
       Statement ins, db_->Prepare(in_place ? "INSERT INTO chunks (handle, seq, data) VALUES (?1, ?2, zeroblob(?3))"
                                            : "INSERT INTO chunks (handle, seq, data) VALUES (?1, ?2, ?3)"));

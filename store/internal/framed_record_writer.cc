@@ -46,4 +46,11 @@ void FramedRecordWriter::Abandon() {
   frame_.Clear();
 }
 
+Result<std::unique_ptr<RecordWriter>> NewFrameStoreRecordWriter(FrameStore* store, const StoreOptions& options) {
+  CAVEMAN_ASSIGN_OR_RETURN(auto enc, FrameEncoder::New(options.zstd_level));
+  SpoolOptions spool;
+  spool.memory_limit = options.spool_memory_limit;
+  return std::unique_ptr<RecordWriter>(std::make_unique<FrameStoreRecordWriter>(store, std::move(enc), spool));
+}
+
 }  // namespace caveman::internal

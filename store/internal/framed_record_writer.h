@@ -78,6 +78,11 @@ class FrameStoreRecordWriter final : public FramedRecordWriter {
   FrameStore* store_;
 };
 
+// The record writer every FrameStore begins: frames at options.zstd_level, spools the frame
+// with options.spool_memory_limit, stores into `store`. Errors: kInvalidArgument for a level
+// zstd refuses.
+Result<std::unique_ptr<RecordWriter>> NewFrameStoreRecordWriter(FrameStore* store, const StoreOptions& options);
+
 }  // namespace caveman::internal
 
 #endif  // CAVEMAN_STORE_INTERNAL_FRAMED_RECORD_WRITER_H_
