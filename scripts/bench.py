@@ -4,7 +4,10 @@
 Runs, in one invocation: cat, uniq, zstd -3, jq -c . (JSON) and `caveman-engine compress`
 on a generated CI log and a generated kubectl-like JSON dump (64 MiB by default), one input
 of every content type built from fixtures/, and the CI log / JSON dump at 1, 4, 16 and 64 MiB
-for peak RSS. Every output is checked before its speed is reported: caveman results are
+for peak RSS; `compress --follow` on the CI log and on four times it (its peak RSS must not
+grow with the input); a 4 KiB input (the CI log's head) run --small-runs times each by cat,
+zstd -3 and compress, interleaved (min / p25 / median wall ms); then issue 19's goals, each
+judged from this run's figures ("n/a" when --mib is not 64). Every output is checked before its speed is reported: caveman results are
 retrieved from the store and compared with the input byte for byte (pass-through outputs
 must equal the input) and a second run must produce the same bytes; zstd output is
 decompressed and compared; jq output must parse; cat output must equal the input.
@@ -127,9 +130,32 @@ class Bench:
                 "type": rep.get("content_type"), "accepted": bool(handle),
                 "method": rep.get("method", "")}
 
-    def caveman(self, name, inp, type_=None):
-        cmd = [self.cave, "compress"] + (["--type", type_] if type_ else [])
+    def caveman(self, name, inp, type_=None, follow=False):
+        cmd = [self.cave, "compress"] + (["--type", type_] if type_ else []) + (["--follow"] if follow else [])
         return self.measure(name, cmd, inp, self.check_caveman)
+
+    def small(self, inp, commands, runs):
+        """Wall time of whole runs on a small input: every command once per round, the order
+        alternating, two warm-up rounds not counted; the first run of each is checked like the
+        big ones. Returns one row per command with min / p25 / median milliseconds."""
+        times = {name: [] for name, _, _ in commands}
+        for r in range(runs + 2):
+            for name, cmd, check in (commands if r % 2 == 0 else commands[::-1]):
+                out, err = self.path("small.out"), self.path("small.err")
+                wall, _, _, rc = run_measured(cmd, inp, out, err, self.env)
+                if rc != 0:
+                    raise CheckFailed("%s: exit %d: %s" % (name, rc, open(err, errors="replace").read()[:300]))
+                if r == 0:
+                    check(out, err, inp)
+                if r >= 2:
+                    times[name].append(wall * 1000)
+        rows = []
+        for name, _, _ in commands:
+            v = sorted(times[name])
+            rows.append({"name": name, "bytes": os.path.getsize(inp), "runs": len(v), "min": v[0],
+                         "p25": v[len(v) // 4], "median": v[len(v) // 2] if len(v) % 2 else
+                         (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2, "load": os.getloadavg()[0]})
+        return rows
 
 
 def gen(script, mib, dest):
@@ -228,12 +254,15 @@ def main():
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "docs", "perf"))
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "PERFORMANCE.md"))
     ap.add_argument("--charts", action="store_true")
+    ap.add_argument("--small-runs", type=int, default=100,
+                    help="runs of each command on the 4 KiB input (interleaved; median reported)")
     ap.add_argument("--check", action="store_true",
                     help="small inputs, one run, every output verified; no timings reported, "
                          "no docs or charts written (run by ctest as bench.check)")
     args = ap.parse_args()
     if args.check:
         args.mib, args.type_mib, args.runs, args.sizes, args.charts = 1, 0.25, 1, "1", False
+        args.small_runs = 2
     work = tempfile.mkdtemp(prefix="caveman-bench-")
     try:
         return run(args, work)
@@ -271,6 +300,13 @@ def run(args, work):
         if inp == ci:
             big.append(show({**b.caveman("caveman compress --type repetition", inp, "repetition"),
                              "input": label}))
+            big.append(show({**b.caveman("caveman compress --follow", inp, follow=True), "input": label}))
+            # --follow holds a bounded window: its peak RSS on 4x the log must stay where it was.
+            ci4 = b.path("ci.x4")
+            gen("gen_ci_log.py", 4 * args.mib, ci4)
+            big.append(show({**b.caveman("caveman compress --follow", ci4, follow=True),
+                             "input": "CI log x4"}))
+            os.unlink(ci4)
 
     # 2. One input of every content type (forced type).
     # Every type at the same size (--type-mib): the generated inputs are made at that size too,
@@ -304,20 +340,37 @@ def run(args, work):
         gen("gen_ci_log.py", mib, ci_n)
         gen("gen_json_dump.py", mib, js_n)
         row = {"mib": mib}
-        for key, name, inp, type_ in (("log", "compress (log)", ci_n, None),
-                                      ("repetition", "--type repetition", ci_n, "repetition"),
-                                      ("json", "compress (json)", js_n, None)):
-            r = b.caveman("caveman %s %d MiB" % (name, mib), inp, type_)
+        for key, name, inp, type_, follow in (("log", "compress (log)", ci_n, None, False),
+                                              ("repetition", "--type repetition", ci_n, "repetition", False),
+                                              ("follow", "compress --follow", ci_n, None, True),
+                                              ("json", "compress (json)", js_n, None, False)):
+            r = b.caveman("caveman %s %d MiB" % (name, mib), inp, type_, follow)
             row[key] = r["rss_mib"]
             row[key + "_mbs"] = r["mbs"]
         z = b.measure("zstd -3 %d MiB" % mib, ["zstd", "-3", "-q", "-c"], ci_n, b.check_zstd)
         row["zstd"] = z["rss_mib"]
-        print("  RSS at %3d MiB: log %.1f, repetition %.1f, json %.1f, zstd %.1f MiB" % (
-            mib, row["log"], row["repetition"], row["json"], row["zstd"]), flush=True)
+        print("  RSS at %3d MiB: log %.1f, repetition %.1f, follow %.1f, json %.1f, zstd %.1f MiB" % (
+            mib, row["log"], row["repetition"], row["follow"], row["json"], row["zstd"]), flush=True)
         rss.append(row)
 
+    # 4. A small input: the first 4 KiB of the CI log, whole runs beside cat and zstd -3.
+    small_inp = b.path("ci.4k")
+    with open(ci, "rb") as fi, open(small_inp, "wb") as fo:
+        fo.write(fi.read(4096))
+    small = b.small(small_inp, [("cat", ["cat"], b.check_cat),
+                                ("zstd -3", ["zstd", "-3", "-q", "-c"], b.check_zstd),
+                                ("caveman compress", [b.cave, "compress"], b.check_caveman)],
+                    args.small_runs)
+    for r in small:
+        print("  4 KiB %-32s min %6.1f  p25 %6.1f  median %6.1f ms (%d runs)" % (
+            r["name"], r["min"], r["p25"], r["median"], r["runs"]), flush=True)
+
+    goal_rows = goals(big, rss, small, args)
+    for g in goal_rows:
+        print("  goal %-58s %-44s %s" % (g["goal"], g["measured"], g["met"]), flush=True)
+
     if args.check:
-        n = len(big) + len(types) + 4 * len(rss)
+        n = len(big) + len(types) + 5 * len(rss) + len(small)
         print("bench check ok: %d outputs verified (caveman round trips, baselines' outputs), "
               "%d types" % (n, len(types)))
         return 0
@@ -346,8 +399,22 @@ def run(args, work):
         ("input MiB", lambda r: str(r["mib"]), True),
         ("compress CI log (log) RSS MiB", lambda r: "%.1f" % r["log"], True),
         ("--type repetition RSS MiB", lambda r: "%.1f" % r["repetition"], True),
+        ("compress --follow CI log RSS MiB", lambda r: "%.1f" % r["follow"], True),
         ("compress JSON dump (json) RSS MiB", lambda r: "%.1f" % r["json"], True),
         ("zstd -3 RSS MiB", lambda r: "%.1f" % r["zstd"], True),
+    ])
+    t4 = fmt_table(small, [
+        ("command", lambda r: "`%s`" % r["name"].replace("caveman", "caveman-engine"), False),
+        ("runs", lambda r: str(r["runs"]), True),
+        ("min ms", lambda r: "%.1f" % r["min"], True),
+        ("p25 ms", lambda r: "%.1f" % r["p25"], True),
+        ("median ms", lambda r: "%.1f" % r["median"], True),
+        ("load", lambda r: "%.1f" % r["load"], True),
+    ])
+    t5 = fmt_table(goal_rows, [
+        ("goal (issue 19)", lambda r: r["goal"], False),
+        ("measured in this run", lambda r: r["measured"], False),
+        ("met?", lambda r: r["met"], False),
     ])
     header = ("Generated by `scripts/bench` (inputs: `scripts/gen_ci_log.py %d`, "
               "`scripts/gen_json_dump.py %d`; best wall time of %d runs; load average %.1f on "
@@ -356,7 +423,10 @@ def run(args, work):
                   os.path.relpath(args.cave, ROOT)))
     text = "\n\n".join([header, "Whole process, 64 MiB-class inputs:", t1,
                         "One input per content type (`--type T`):", t2,
-                        "Peak RSS against input size:", t3])
+                        "Peak RSS against input size:", t3,
+                        "A 4 KiB input (the CI log's first 4,096 bytes), wall time of whole runs "
+                        "from fork to exit, interleaved, two warm-up rounds not counted:", t4,
+                        "The goals of issue 19, from the tables above:", t5])
     os.makedirs(args.out_dir, exist_ok=True)
     with open(os.path.join(args.out_dir, "results.md"), "w") as f:
         f.write(text + "\n")
@@ -374,6 +444,43 @@ def run(args, work):
     if args.charts:
         charts(args.out_dir, big, types, rss, work, args, load)
     return 0
+
+
+def goals(big, rss, small, args):
+    """Issue 19's goals, each judged from this run's rows: met or not, with the figures."""
+    def row(inp, name):
+        return next(r for r in big if r["input"] == inp and r["name"] == name)
+
+    out = []
+    ci, z = row("CI log", "caveman compress"), row("CI log", "zstd -3")
+    out.append({"goal": "%d MiB CI log: CPU <= 0.5 s, wall <= 3x zstd -3" % args.mib,
+                "measured": "%.2f CPU-s; %.2f s wall = %.1fx zstd's %.2f s" % (
+                    ci["cpu"], ci["wall"], ci["wall"] / z["wall"], z["wall"]),
+                "met": "yes" if ci["cpu"] <= 0.5 and ci["wall"] <= 3 * z["wall"] else "no"})
+    js = row("JSON dump", "caveman compress")
+    limit = 1.5 * js["bytes"] / MIB
+    out.append({"goal": "%d MiB JSON dump: CPU <= 0.6 s, peak RSS <= 1.5x input" % args.mib,
+                "measured": "%.2f CPU-s; %.1f MiB (limit %.1f)" % (js["cpu"], js["rss_mib"], limit),
+                "met": "yes" if js["cpu"] <= 0.6 and js["rss_mib"] <= limit else "no"})
+    fo, fo4 = row("CI log", "caveman compress --follow"), row("CI log x4", "caveman compress --follow")
+    # Flat: on four times the input, peak RSS grows by less than a sixteenth of the input added
+    # (a view or window that grew with the input would add at least all of it).
+    added = (fo4["bytes"] - fo["bytes"]) / MIB
+    flat = fo4["rss_mib"] - fo["rss_mib"] < added / 16
+    out.append({"goal": "--follow on the CI log: >= 150 MB/s, flat RSS",
+                "measured": "%.0f MB/s; peak RSS %.1f MiB at %d MiB, %.1f at %d MiB" % (
+                    fo["mbs"], fo["rss_mib"], fo["bytes"] // MIB, fo4["rss_mib"], fo4["bytes"] // MIB),
+                "met": "yes" if fo["mbs"] >= 150 and flat else "no"})
+    if args.mib != 64:  # the goals name the 64 MiB inputs
+        for g in out:
+            g["met"] = "n/a (--mib %d)" % args.mib
+    cave = next(r for r in small if r["name"] == "caveman compress")
+    zs = next(r for r in small if r["name"] == "zstd -3")
+    out.append({"goal": "4 KiB compress: <= 15 ms wall (median)",
+                "measured": "%.1f ms median (zstd -3 %.1f, cat %.1f)" % (
+                    cave["median"], zs["median"], small[0]["median"]),
+                "met": "yes" if cave["median"] <= 15 else "no"})
+    return out
 
 
 def log_range(values):
@@ -405,7 +512,8 @@ def charts(out_dir, big, types, rss, work, args, load_start):
     rss_dat = os.path.join(work, "rss.dat")
     with open(rss_dat, "w") as f:
         for r in rss:
-            f.write("%d %.1f %.1f %.1f %.1f\n" % (r["mib"], r["log"], r["repetition"], r["json"], r["zstd"]))
+            f.write("%d %.1f %.1f %.1f %.1f %.1f\n" % (r["mib"], r["log"], r["repetition"], r["json"], r["zstd"],
+                                                      r["follow"]))
     tp_png = os.path.join(out_dir, "throughput.png")
     types_png = os.path.join(out_dir, "types.png")
     rss_png = os.path.join(out_dir, "rss.png")
@@ -442,6 +550,7 @@ def charts(out_dir, big, types, rss, work, args, load_start):
         'plot "%s" using 1:2 with linespoints lw 2 title "caveman compress, CI log (log, streaming)", \\' % rss_dat,
         '     "%s" using 1:3 with linespoints lw 2 title "caveman --type repetition (streaming)", \\' % rss_dat,
         '     "%s" using 1:4 with linespoints lw 2 title "caveman compress, JSON dump (json, in memory)", \\' % rss_dat,
+        '     "%s" using 1:6 with linespoints lw 2 title "caveman compress --follow, CI log", \\' % rss_dat,
         '     "%s" using 1:5 with linespoints lw 2 dt 2 title "zstd -3", \\' % rss_dat,
         '     "%s" using 1:2:(sprintf("%%.0f", $2)) with labels offset 0,0.8 font ",8" notitle, \\' % rss_dat,
         '     "%s" using 1:4:(sprintf("%%.0f", $4)) with labels offset 0,0.8 font ",8" notitle' % rss_dat,
