@@ -78,6 +78,13 @@ constexpr size_t kCacheKeyMax = 30;
 constexpr size_t kCacheFirstEntries = 256;
 constexpr size_t kCacheEntries = 4096;
 constexpr uint64_t kCacheGrowMisses = 4096;
+// Longer pieces that are a run of one byte with at most kRunMemoEdge bytes before and after it
+// (rules of '-', '=', '#' of every length, after a space, before a newline) are remembered by
+// that description instead of their bytes (see CountCache::RunSlot).
+constexpr size_t kRunMemoEdge = 7;
+constexpr size_t kRunMemoMinRun = 24;
+constexpr size_t kRunMemoEntries = 1 << 16;
+std::atomic<bool> g_run_memo{true};
 
 uint64_t Load64(const uint8_t* p) {
   uint64_t v;
@@ -2204,7 +2211,55 @@ struct CountCache {
     entries = static_cast<Entry*>(CheckedCalloc(n * sizeof(Entry)));
     mask = n - 1;
   }
-  ~CountCache() { std::free(entries); }
+
+  // Run memo: a piece of more than kCacheKeyMax bytes that is `head` + byte × run + `tail`
+  // (head and tail of at most kRunMemoEdge bytes, run >= kRunMemoMinRun) is keyed by that
+  // description, which spells its bytes exactly: separator rules of every length, after any
+  // lead and before any line end, take a few thousand keys where their bytes would take
+  // megabytes (issue 15 item 11: 64 MiB of such lines cost 1.95 s of merging). Direct-mapped,
+  // a new key replaces the old; allocated at the first such piece only.
+  struct RunKey {
+    uint64_t head;  // bytes, then the length in the top byte
+    uint64_t tail;
+    uint64_t run;  // run length << 8 | the byte
+    bool operator==(const RunKey&) const = default;
+  };
+  struct RunEntry {
+    RunKey key;  // all zero: an empty slot (every key has its length bytes set)
+    uint64_t count;
+  };
+  RunEntry* runs = nullptr;
+
+  // The description of piece[0, len), when it has one; else false.
+  static bool Describe(const uint8_t* piece, size_t len, RunKey* key) {
+    for (size_t h = 0; h <= kRunMemoEdge && h < len; ++h) {
+      const uint8_t c = piece[h];
+      size_t j = h + 1;
+      while (j < len && piece[j] == c) ++j;
+      if (j - h < kRunMemoMinRun) continue;  // not the run; it may start further in
+      if (len - j > kRunMemoEdge) return false;
+      uint64_t head = 0, tail = 0;
+      std::memcpy(&head, piece, h);
+      std::memcpy(&tail, piece + j, len - j);
+      // The length bytes also make every key non-zero (an empty slot is all zero).
+      key->head = head | (uint64_t{h + 1} << 56);
+      key->tail = tail | (uint64_t{len - j + 1} << 56);
+      key->run = (uint64_t{j - h} << 8) | c;
+      return true;
+    }
+    return false;
+  }
+  RunEntry& RunSlot(const RunKey& key) {
+    if (runs == nullptr) runs = static_cast<RunEntry*>(CheckedCalloc(kRunMemoEntries * sizeof(RunEntry)));
+    uint64_t h = (key.head * 0x9E3779B97F4A7C15ULL) ^ (key.tail * 0xC2B2AE3D27D4EB4FULL) ^
+                 (key.run * 0x165667B19E3779F9ULL);
+    h ^= h >> 29;
+    return runs[h & (kRunMemoEntries - 1)];
+  }
+  ~CountCache() {
+    std::free(entries);
+    std::free(runs);
+  }
 };
 static_assert(sizeof(CountCache::Entry) == 32);
 
@@ -2557,6 +2612,7 @@ __attribute__((noinline)) uint64_t O200kTokenizer::CountPieces(std::string_view 
   const auto* s = reinterpret_cast<const uint8_t*>(text.data());
   CountCache& cache = ThreadCache(this);
   const bool cuts = g_pair_cuts.load(std::memory_order_relaxed);
+  const bool run_memo = g_run_memo.load(std::memory_order_relaxed);
   // Count of a segment known not to be a token.
   // `hash` = HashBytes(piece, len) when the caller has it, else 0.
   auto merged = [&](const uint8_t* piece, size_t len, uint64_t hash) -> uint64_t {
@@ -2565,8 +2621,15 @@ __attribute__((noinline)) uint64_t O200kTokenizer::CountPieces(std::string_view 
       slot = &cache.Slot(hash != 0 ? hash : HashBytes(piece, len));
       if (slot->len == len && std::memcmp(slot->bytes, piece, len) == 0) return slot->count;
     }
+    CountCache::RunKey run_key;
+    CountCache::RunEntry* run = nullptr;
+    if (slot == nullptr && run_memo && CountCache::Describe(piece, len, &run_key)) {
+      run = &cache.RunSlot(run_key);
+      if (run->key == run_key) return run->count;
+    }
     uint64_t parts = 0;
     parts -= vocab.Merge(piece, len, [&parts](uint32_t, uint32_t) { ++parts; });
+    if (run != nullptr) *run = {run_key, parts};
     if (slot != nullptr) {
       slot->len = static_cast<uint8_t>(len);
       slot->count = static_cast<uint8_t>(parts);  // parts <= len <= kCacheKeyMax
@@ -2655,6 +2718,7 @@ void SetO200kRunTokenForTest(int choice) { g_run_token_choice.store(choice); }
 void SetO200kSpineCheckForTest(bool on) { g_spine_check.store(on); }
 void SetO200kShortPairsForTest(bool on) { g_short_pairs.store(on); }
 void SetO200kPairCutsForTest(bool on) { g_pair_cuts.store(on); }
+void SetO200kRunMemoForTest(bool on) { g_run_memo.store(on); }
 void SetO200kUnitsForTest(bool on) { g_units.store(on); }
 void SetO200kSmallMergeForTest(bool on) { g_small_merge.store(on); }
 void SetO200kSimdForTest(bool on) { g_simd.store(on); }

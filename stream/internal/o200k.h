@@ -119,6 +119,9 @@ void SetO200kShortPairsForTest(bool on);
 // Tests only. false makes counting merge every piece whole instead of cutting it where two
 // neighbouring bytes occur together in no token (the reference for those cuts); default true.
 void SetO200kPairCutsForTest(bool on);
+// Tests only. false makes counting merge every long piece that is one byte's run between at
+// most 7 bytes each side, instead of once per description (CountCache's run memo); default true.
+void SetO200kRunMemoForTest(bool on);
 // Tests only. false makes every merge start from single bytes instead of merge units (code
 // points whose bytes always become one token first, U+FFFD among them; the reference for that
 // start); default true.

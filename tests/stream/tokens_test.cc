@@ -1454,6 +1454,67 @@ TEST(O200kPairCuts, CountsEqualTheWholePieceMerge) {
   internal::SetO200kLongPieceForTest(internal::kO200kLongPiece);
 }
 
+// The run memo of Count (issue 15 item 11): a long piece that is one byte's run between at most
+// seven bytes each side is counted once per (head, byte, run length, tail). Rules of every
+// length after leads (white space, punctuation that joins the run's piece, other pieces) and
+// before line ends that the pre-token pattern keeps in the piece (newlines and '/'), counted one line at a time (short texts go straight to the pieces), in
+// an order that revisits every key from a different line, cold, warm and on a fresh thread,
+// must equal the memo-free encoder's ids. The texts are also checked to tell the parts of the
+// key apart: pieces that differ only in their tail, their head or their run length by one
+// have different counts, so a key that dropped one of them would count some wrongly.
+TEST(O200kRunMemo, CountsEqualTheEncoderForEveryHeadRunAndTail) {
+  const TokenCounter& counter = O200k();
+  std::vector<std::string> lines;
+  for (const char c : std::string("-=*#~_.!+")) {
+    for (const char* lead : {"", " ", "//", "# ", "x ", "\xC3\xA9 ", "1234567", "=", " +", "'\"", "<!--"}) {
+      for (size_t n = 20; n <= 140; n += 1 + n / 16) {
+        for (const char* end : {"", "\n", "\n\n", "\n//", "\r\n///", " x"}) {
+          lines.push_back(lead + std::string(n, c) + end);
+        }
+      }
+    }
+  }
+  std::mt19937 rng(11);
+  std::shuffle(lines.begin(), lines.end(), rng);
+  std::vector<size_t> want(lines.size());
+  internal::SetO200kRunMemoForTest(false);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    want[i] = O200kEncode(lines[i]).size();
+    ASSERT_EQ(counter.Count(lines[i]), want[i]) << lines[i];
+  }
+  internal::SetO200kRunMemoForTest(true);
+  auto check_all = [&](const char* pass) {
+    for (size_t i = 0; i < lines.size(); ++i) ASSERT_EQ(counter.Count(lines[i]), want[i]) << pass << ": " << lines[i];
+  };
+  check_all("cold");
+  check_all("warm");
+  std::thread([&] { check_all("fresh thread"); }).join();
+  // Whole texts too: the line memo in front, the rules joined by their ends.
+  std::string text;
+  size_t total = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    text += lines[i];
+    text += '\n';
+  }
+  total = O200kEncode(text).size();
+  EXPECT_EQ(counter.Count(text), total);
+  EXPECT_EQ(StreamCount(counter, testing::RandomSplit(text, 3, 1)), std::to_string(total));
+  // The data tells each part of the key apart.
+  auto count = [&](const std::string& line) { return O200kEncode(line).size(); };
+  size_t tails = 0, heads = 0, lengths = 0;
+  for (const char c : std::string("-=*#~_.!+")) {
+    for (size_t n = 20; n <= 140; ++n) {
+      const std::string run(n, c);
+      tails += count(" " + run + "\n") != count(" " + run + "\n//");
+      heads += count(" =" + run) != count(" +" + run);
+      lengths += count(" " + run) != count(" " + run + c);
+    }
+  }
+  EXPECT_GT(tails, 0u);
+  EXPECT_GT(heads, 0u);
+  EXPECT_GT(lengths, 0u);
+}
+
 // Merge units: a merge may start with a unit code point (U+FFFD among them) as one part
 // instead of its bytes. Against the merge from single bytes (units off) on texts made of the
 // units themselves, vocabulary tokens that hold a unit's bytes or end or start with part of
