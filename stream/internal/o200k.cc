@@ -2251,8 +2251,8 @@ struct CountCache {
   }
   RunEntry& RunSlot(const RunKey& key) {
     if (runs == nullptr) runs = static_cast<RunEntry*>(CheckedCalloc(kRunMemoEntries * sizeof(RunEntry)));
-    uint64_t h = (key.head * 0x9E3779B97F4A7C15ULL) ^ (key.tail * 0xC2B2AE3D27D4EB4FULL) ^
-                 (key.run * 0x165667B19E3779F9ULL);
+    uint64_t h =
+        (key.head * 0x9E3779B97F4A7C15ULL) ^ (key.tail * 0xC2B2AE3D27D4EB4FULL) ^ (key.run * 0x165667B19E3779F9ULL);
     h ^= h >> 29;
     return runs[h & (kRunMemoEntries - 1)];
   }
