@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -83,8 +84,13 @@ constexpr uint64_t kCacheGrowMisses = 4096;
 // that description instead of their bytes (see CountCache::RunSlot).
 constexpr size_t kRunMemoEdge = 7;
 constexpr size_t kRunMemoMinRun = 24;
-constexpr size_t kRunMemoEntries = 1 << 16;
+constexpr unsigned kRunMemoBits = 16;
+constexpr size_t kRunMemoEntries = size_t{1} << kRunMemoBits;
 std::atomic<bool> g_run_memo{true};
+// Bumped by every test switch below: a thread's merged-piece cache, run memo and line memo are
+// forgotten when it changed, so a reference count and the count under test never share one
+// (a count answered from a memo would not exercise the path the switch selects).
+std::atomic<uint64_t> g_test_settings{0};
 
 uint64_t Load64(const uint8_t* p) {
   uint64_t v;
@@ -374,6 +380,7 @@ class LineMemo {
     last_ = kNoSlot;
   }
   const void* owner = nullptr;
+  uint64_t settings = 0;  // g_test_settings when last cleared
 
  private:
   struct Slot {
@@ -450,9 +457,11 @@ LineMemo& ThreadLineMemo(const void* owner) {
     memo = std::make_unique<LineMemo>();  // calloc'd, so already empty: clearing it would
     memo->owner = owner;                  // fault in its 512 KiB of slots for nothing
   }
-  if (memo->owner != owner) {
-    memo->Clear();  // another tokenizer (only in tests) used this thread
+  const uint64_t settings = g_test_settings.load(std::memory_order_relaxed);
+  if (memo->owner != owner || memo->settings != settings) {
+    memo->Clear();  // another tokenizer or a test switch (only in tests) since its last use
     memo->owner = owner;
+    memo->settings = settings;
   }
   return *memo;
 }
@@ -2200,6 +2209,7 @@ struct CountCache {
   size_t mask = 0;
   uint64_t misses = 0;
   const void* owner = nullptr;
+  uint64_t settings = 0;  // g_test_settings when made
 
   Entry& Slot(uint64_t hash) { return entries[hash & mask]; }
   // After a miss: the larger table once enough merges missed the small one.
@@ -2215,13 +2225,13 @@ struct CountCache {
   // Run memo: a piece of more than kCacheKeyMax bytes that is `head` + byte × run + `tail`
   // (head and tail of at most kRunMemoEdge bytes, run >= kRunMemoMinRun) is keyed by that
   // description, which spells its bytes exactly: separator rules of every length, after any
-  // lead and before any line end, take a few thousand keys where their bytes would take
+  // lead and before any line end, take about ten thousand keys where their bytes would take
   // megabytes (issue 15 item 11: 64 MiB of such lines cost 1.95 s of merging). Direct-mapped,
   // a new key replaces the old; allocated at the first such piece only.
   struct RunKey {
-    uint64_t head;  // bytes, then the length in the top byte
-    uint64_t tail;
-    uint64_t run;  // run length << 8 | the byte
+    uint64_t head;  // byte i of the head in bits 8i..8i+7, the head's length + 1 in the top byte
+    uint64_t tail;  // the same for the tail
+    uint64_t run;   // run length << 8 | the byte
     bool operator==(const RunKey&) const = default;
   };
   struct RunEntry {
@@ -2230,20 +2240,37 @@ struct CountCache {
   };
   RunEntry* runs = nullptr;
 
+  // Up to kRunMemoEdge bytes and their length, packed as RunKey says (whatever the byte order).
+  static uint64_t PackEdge(const uint8_t* p, size_t n) {
+    static_assert(kRunMemoEdge < 8, "the top byte holds the length");
+    uint64_t v = uint64_t{n + 1} << 56;
+    for (size_t i = 0; i < n; ++i) v |= uint64_t{p[i]} << (8 * i);
+    return v;
+  }
+  // The first j >= at with p[j] != c, or n.
+  static size_t RunEnd(const uint8_t* p, size_t n, size_t at, uint8_t c) {
+    const uint64_t all = 0x0101010101010101ULL * c;
+    size_t j = at;
+    for (; j + 8 <= n; j += 8) {
+      const uint64_t diff = Load64(p + j) ^ all;
+      if (diff != 0) {
+        const unsigned bit =
+            std::endian::native == std::endian::little ? std::countr_zero(diff) : std::countl_zero(diff);
+        return j + bit / 8;
+      }
+    }
+    while (j < n && p[j] == c) ++j;
+    return j;
+  }
   // The description of piece[0, len), when it has one; else false.
   static bool Describe(const uint8_t* piece, size_t len, RunKey* key) {
     for (size_t h = 0; h <= kRunMemoEdge && h < len; ++h) {
       const uint8_t c = piece[h];
-      size_t j = h + 1;
-      while (j < len && piece[j] == c) ++j;
+      const size_t j = RunEnd(piece, len, h + 1, c);
       if (j - h < kRunMemoMinRun) continue;  // not the run; it may start further in
       if (len - j > kRunMemoEdge) return false;
-      uint64_t head = 0, tail = 0;
-      std::memcpy(&head, piece, h);
-      std::memcpy(&tail, piece + j, len - j);
-      // The length bytes also make every key non-zero (an empty slot is all zero).
-      key->head = head | (uint64_t{h + 1} << 56);
-      key->tail = tail | (uint64_t{len - j + 1} << 56);
+      key->head = PackEdge(piece, h);
+      key->tail = PackEdge(piece + j, len - j);
       key->run = (uint64_t{j - h} << 8) | c;
       return true;
     }
@@ -2254,7 +2281,8 @@ struct CountCache {
     uint64_t h =
         (key.head * 0x9E3779B97F4A7C15ULL) ^ (key.tail * 0xC2B2AE3D27D4EB4FULL) ^ (key.run * 0x165667B19E3779F9ULL);
     h ^= h >> 29;
-    return runs[h & (kRunMemoEntries - 1)];
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return runs[h >> (64 - kRunMemoBits)];  // the top bits: every bit of the key reaches them
   }
   ~CountCache() {
     std::free(entries);
@@ -2268,11 +2296,14 @@ static_assert(sizeof(CountCache::Entry) == 32);
 // (four per `compress`; issue 19, docs/PERFORMANCE.md "Small inputs").
 CountCache& ThreadCache(const void* owner) {
   thread_local std::unique_ptr<CountCache> cache;
-  if (cache == nullptr || cache->owner != owner) {
-    // First use on this thread, or another tokenizer (only in tests) used it: start afresh.
+  const uint64_t settings = g_test_settings.load(std::memory_order_relaxed);
+  if (cache == nullptr || cache->owner != owner || cache->settings != settings) {
+    // First use on this thread, or another tokenizer or a test switch (only in tests) since
+    // its last use: start afresh.
     cache = std::make_unique<CountCache>();
     cache->Reset(kCacheFirstEntries);
     cache->owner = owner;
+    cache->settings = settings;
   }
   return *cache;
 }
@@ -2709,19 +2740,52 @@ void O200kTokenizer::EncodeWellFormed(std::string_view text, std::vector<uint32_
   }
 }
 
-void SetO200kBacktrackMergeForTest(bool on) { g_backtrack_merge.store(on); }
-void SetO200kLongPieceForTest(size_t bytes) { g_long_piece.store(bytes); }
-void SetO200kBacktrackKeepForTest(size_t tokens) { g_backtrack_keep.store(tokens == 0 ? kKeepTokens : tokens); }
+void SetO200kBacktrackMergeForTest(bool on) {
+  g_backtrack_merge.store(on);
+  g_test_settings.fetch_add(1);
+}
+void SetO200kLongPieceForTest(size_t bytes) {
+  g_long_piece.store(bytes);
+  g_test_settings.fetch_add(1);
+}
+void SetO200kBacktrackKeepForTest(size_t tokens) {
+  g_backtrack_keep.store(tokens == 0 ? kKeepTokens : tokens);
+  g_test_settings.fetch_add(1);
+}
 uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
 uint64_t O200kRunTokenStepsForTest() { return g_run_token_steps.load(); }
-void SetO200kRunTokenForTest(int choice) { g_run_token_choice.store(choice); }
-void SetO200kSpineCheckForTest(bool on) { g_spine_check.store(on); }
-void SetO200kShortPairsForTest(bool on) { g_short_pairs.store(on); }
-void SetO200kPairCutsForTest(bool on) { g_pair_cuts.store(on); }
-void SetO200kRunMemoForTest(bool on) { g_run_memo.store(on); }
-void SetO200kUnitsForTest(bool on) { g_units.store(on); }
-void SetO200kSmallMergeForTest(bool on) { g_small_merge.store(on); }
-void SetO200kSimdForTest(bool on) { g_simd.store(on); }
+void SetO200kRunTokenForTest(int choice) {
+  g_run_token_choice.store(choice);
+  g_test_settings.fetch_add(1);
+}
+void SetO200kSpineCheckForTest(bool on) {
+  g_spine_check.store(on);
+  g_test_settings.fetch_add(1);
+}
+void SetO200kShortPairsForTest(bool on) {
+  g_short_pairs.store(on);
+  g_test_settings.fetch_add(1);
+}
+void SetO200kPairCutsForTest(bool on) {
+  g_pair_cuts.store(on);
+  g_test_settings.fetch_add(1);
+}
+void SetO200kRunMemoForTest(bool on) {
+  g_run_memo.store(on);
+  g_test_settings.fetch_add(1);
+}
+void SetO200kUnitsForTest(bool on) {
+  g_units.store(on);
+  g_test_settings.fetch_add(1);
+}
+void SetO200kSmallMergeForTest(bool on) {
+  g_small_merge.store(on);
+  g_test_settings.fetch_add(1);
+}
+void SetO200kSimdForTest(bool on) {
+  g_simd.store(on);
+  g_test_settings.fetch_add(1);
+}
 bool O200kHasSimdMergeForTest() {
 #if defined(CAVEMAN_O200K_AVX2)
   return HaveAvx2();
@@ -2729,7 +2793,10 @@ bool O200kHasSimdMergeForTest() {
   return false;
 #endif
 }
-void SetO200kSanitizeBlockForTest(size_t bytes) { g_sanitize_block.store(bytes == 0 ? kSanitizeBlock : bytes); }
+void SetO200kSanitizeBlockForTest(size_t bytes) {
+  g_sanitize_block.store(bytes == 0 ? kSanitizeBlock : bytes);
+  g_test_settings.fetch_add(1);
+}
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {
   std::vector<std::string_view> pieces;

@@ -1357,7 +1357,10 @@ TEST(O200kLongPieces, SixteenMebibyteRunCountsExactlyAndStreams) {
   internal::SetO200kBacktrackMergeForTest(false);
   const uint64_t reference = counter.Count(run);
   internal::SetO200kBacktrackMergeForTest(true);
+  // The switch makes the count start without memos, so the encoder walks the run itself.
+  const uint64_t steps = internal::O200kRunTokenStepsForTest();
   EXPECT_EQ(counter.Count(run), reference);
+  EXPECT_GT(internal::O200kRunTokenStepsForTest(), steps + 1000000);
   StreamingTokenCount stream(counter);
   std::mt19937_64 rng(11);
   size_t at = 0;
@@ -1456,63 +1459,77 @@ TEST(O200kPairCuts, CountsEqualTheWholePieceMerge) {
 
 // The run memo of Count (issue 15 item 11): a long piece that is one byte's run between at most
 // seven bytes each side is counted once per (head, byte, run length, tail). Rules of every
-// length after leads (white space, punctuation that joins the run's piece, other pieces) and
-// before line ends that the pre-token pattern keeps in the piece (newlines and '/'), counted one line at a time (short texts go straight to the pieces), in
-// an order that revisits every key from a different line, cold, warm and on a fresh thread,
-// must equal the memo-free encoder's ids. The texts are also checked to tell the parts of the
-// key apart: pieces that differ only in their tail, their head or their run length by one
-// have different counts, so a key that dropped one of them would count some wrongly.
+// length from 20 to 32 bytes and 21 more up to 138 after leads of 0-8 bytes (white space, punctuation that joins
+// the run's piece, other pieces) and before ends the pre-token pattern keeps in the piece
+// (newlines and '/'; several of one length), counted one line at a time (short texts go
+// straight to the pieces) in an order that revisits every key from a different line, cold,
+// warm and on a fresh thread, must equal the memo-free encoder's. The lines are also checked
+// to tell the parts of the key apart: some differ only in one tail byte, one head byte or
+// their run length by one and have different counts, so a key that dropped any of them would
+// count some of them wrongly.
 TEST(O200kRunMemo, CountsEqualTheEncoderForEveryHeadRunAndTail) {
   const TokenCounter& counter = O200k();
+  const std::vector<std::string> leads = {"",   " ",  "//",      "# ",      "x ",      "\xC3\xA9 ", "1234567",
+                                          "=",  " +", "'\"",     "<!--",    "  ==",    " ++++*",    " ++++-*",
+                                          "--", " =", " !!!!!!", "!!!!!!!", "!!!!!!=!"};
+  const std::vector<std::string> ends = {"",     "\n",      "\r", "/",        "\n\n",     "//",
+                                         "\n//", "\r\n///", " x", "\n/\n///", "\n//\n//", "\n\n\n/\n//\n"};
   std::vector<std::string> lines;
+  std::vector<size_t> lengths;
+  for (size_t n = 20; n <= 140; n += n < 32 ? 1 : 1 + n / 16) lengths.push_back(n);
   for (const char c : std::string("-=*#~_.!+")) {
-    for (const char* lead : {"", " ", "//", "# ", "x ", "\xC3\xA9 ", "1234567", "=", " +", "'\"", "<!--"}) {
-      for (size_t n = 20; n <= 140; n += 1 + n / 16) {
-        for (const char* end : {"", "\n", "\n\n", "\n//", "\r\n///", " x"}) {
-          lines.push_back(lead + std::string(n, c) + end);
-        }
+    for (const std::string& lead : leads) {
+      for (const size_t n : lengths) {
+        for (const std::string& end : ends) lines.push_back(lead + std::string(n, c) + end);
       }
     }
   }
   std::mt19937 rng(11);
   std::shuffle(lines.begin(), lines.end(), rng);
-  std::vector<size_t> want(lines.size());
+  std::unordered_map<std::string, size_t> want;
   internal::SetO200kRunMemoForTest(false);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    want[i] = O200kEncode(lines[i]).size();
-    ASSERT_EQ(counter.Count(lines[i]), want[i]) << lines[i];
+  for (const std::string& line : lines) {
+    want[line] = O200kEncode(line).size();
+    ASSERT_EQ(counter.Count(line), want[line]) << line;
   }
   internal::SetO200kRunMemoForTest(true);
   auto check_all = [&](const char* pass) {
-    for (size_t i = 0; i < lines.size(); ++i) ASSERT_EQ(counter.Count(lines[i]), want[i]) << pass << ": " << lines[i];
+    for (const std::string& line : lines) ASSERT_EQ(counter.Count(line), want[line]) << pass << ": " << line;
   };
   check_all("cold");
   check_all("warm");
   std::thread([&] { check_all("fresh thread"); }).join();
   // Whole texts too: the line memo in front, the rules joined by their ends.
   std::string text;
-  size_t total = 0;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    text += lines[i];
-    text += '\n';
-  }
-  total = O200kEncode(text).size();
+  for (const std::string& line : lines) text += line + '\n';
+  const size_t total = O200kEncode(text).size();
   EXPECT_EQ(counter.Count(text), total);
   EXPECT_EQ(StreamCount(counter, testing::RandomSplit(text, 3, 1)), std::to_string(total));
-  // The data tells each part of the key apart.
-  auto count = [&](const std::string& line) { return O200kEncode(line).size(); };
-  size_t tails = 0, heads = 0, lengths = 0;
+  // The lines tell each part of the key apart: pairs of lines in the data that differ only in
+  // the last tail byte, the first head byte or the run length, with different counts.
+  size_t tails = 0, heads = 0, runs = 0;
+  for (const auto& [line, count] : want) {
+    std::string other = line;
+    if (!line.empty() && (line.back() == '\n' || line.back() == '/')) {
+      other.back() = line.back() == '\n' ? '/' : '\n';
+      tails += want.count(other) > 0 && want[other] != count;
+    }
+    if (line.size() > 2 && line[0] == ' ' && (line[1] == '=' || line[1] == '+')) {
+      other = line;
+      other[1] = line[1] == '=' ? '+' : '=';
+      heads += want.count(other) > 0 && want[other] != count;
+    }
+  }
   for (const char c : std::string("-=*#~_.!+")) {
-    for (size_t n = 20; n <= 140; ++n) {
-      const std::string run(n, c);
-      tails += count(" " + run + "\n") != count(" " + run + "\n//");
-      heads += count(" =" + run) != count(" +" + run);
-      lengths += count(" " + run) != count(" " + run + c);
+    for (size_t i = 0; i + 1 < lengths.size(); ++i) {
+      if (lengths[i + 1] != lengths[i] + 1) continue;
+      const std::string a = " " + std::string(lengths[i], c), b = " " + std::string(lengths[i + 1], c);
+      runs += want.count(a) > 0 && want.count(b) > 0 && want[a] != want[b];
     }
   }
   EXPECT_GT(tails, 0u);
   EXPECT_GT(heads, 0u);
-  EXPECT_GT(lengths, 0u);
+  EXPECT_GT(runs, 0u);
 }
 
 // Merge units: a merge may start with a unit code point (U+FFFD among them) as one part
