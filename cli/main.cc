@@ -470,8 +470,6 @@ int CmdCompress(const std::vector<std::string>& args) {
   if (to_file && !file.Open(output_path, &code)) return code;
   std::unique_ptr<OpeningStore> store = OpenRecoveryStoreInBackground(*std::move(store_options));
   CAVEMAN_MARK("store-open");
-  // The opened store, for the ledger; nullptr when it could not be opened.
-  auto opened = [&] { return store->Wait(); };
   const int out_fd = to_file ? file.fd() : STDOUT_FILENO;
   // A write error on the output file is reported with its name (stdout keeps FailWrite).
   auto fail_write = [&](const Status& st) {
@@ -497,7 +495,7 @@ int CmdCompress(const std::vector<std::string>& args) {
       if (r.status().code() == StatusCode::kIoError) return Fail("read " + input.name + ": " + r.status().message());
       return Fail("compress: " + r.status().message());
     }
-    if (RecoveryStore* st = opened()) RecordInLedger(*st, *r, "");
+    if (RecoveryStore* st = store->Wait()) RecordInLedger(*st, *r, "");  // nullptr: not opened
     WriteTerminalHandleLine(*r, out, out_fd);
     // Lossy lines are already out: a report that cannot be written loses the handle, exit 1.
     if (!report(*r) && !r->passed_through()) return 1;
@@ -523,7 +521,7 @@ int CmdCompress(const std::vector<std::string>& args) {
     return Fail("compress: " + st.message());
   }
   CAVEMAN_MARK("view");
-  if (RecoveryStore* st = opened()) RecordInLedger(*st, *r, "");
+  if (RecoveryStore* st = store->Wait()) RecordInLedger(*st, *r, "");  // nullptr: not opened
   CAVEMAN_MARK("ledger");
   WriteTerminalHandleLine(*r, out, out_fd);
   if (!reported) {

@@ -136,29 +136,42 @@ class Bench:
         return self.measure(name, cmd, inp, self.check_caveman)
 
     def small(self, inp, commands, runs):
-        """Wall time of whole runs on a small input, as scripts/bench_wall takes it: every
-        command once per round, the order alternating, three warm-up rounds not counted; the
-        first run of each is checked like the big ones. One row per command with min / p25 /
-        median milliseconds."""
-        warm_up = 3
-        runs = max(runs, 1)
-        times = {name: [] for name, _, _ in commands}
-        for r in range(runs + warm_up):
-            for name, cmd, check in (commands if r % 2 == 0 else commands[::-1]):
-                out, err = self.path("small.out"), self.path("small.err")
-                wall, _, _, rc = run_measured(cmd, inp, out, err, self.env)
-                if rc != 0:
-                    raise CheckFailed("%s: exit %d: %s" % (name, rc, open(err, errors="replace").read()[:300]))
-                if r == 0:
-                    check(out, err, inp)
-                if r >= warm_up:
-                    times[name].append(wall * 1000)
-        rows = []
-        for name, _, _ in commands:
-            v = sorted(times[name])
-            rows.append({"name": name, "bytes": os.path.getsize(inp), "runs": len(v), "min": v[0],
-                         "p25": v[len(v) // 4], "median": statistics.median(v), "load": os.getloadavg()[0]})
-        return rows
+        """Wall time of whole runs on a small input (interleaved_wall_ms); the first run of each
+        command is checked like the big ones. One row per command with min / p25 / median ms."""
+        checks = {name: (cmd, check) for name, cmd, check in commands}
+
+        def run_once(name, first):
+            cmd, check = checks[name]
+            out, err = self.path("small.out"), self.path("small.err")
+            wall, _, _, rc = run_measured(cmd, inp, out, err, self.env)
+            if rc != 0:
+                raise CheckFailed("%s: exit %d: %s" % (name, rc, open(err, errors="replace").read()[:300]))
+            if first:
+                check(out, err, inp)
+            return wall * 1000
+
+        times = interleaved_wall_ms([name for name, _, _ in commands], runs, run_once)
+        return [{"name": name, "bytes": os.path.getsize(inp), "load": os.getloadavg()[0], **wall_summary(v)}
+                for name, v in times.items()]
+
+
+def interleaved_wall_ms(names, runs, run_once, warm_up=3):
+    """Whole runs interleaved (shared with scripts/bench_wall): every name once per round, the
+    order alternating, `warm_up` rounds first that are not counted. run_once(name, first) runs
+    one and returns its wall milliseconds (`first`: the first round, to check the output).
+    Returns {name: sorted milliseconds of the `runs` counted rounds}."""
+    times = {name: [] for name in names}
+    for r in range(max(runs, 1) + warm_up):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            ms = run_once(name, r == 0)
+            if r >= warm_up:
+                times[name].append(ms)
+    return {name: sorted(v) for name, v in times.items()}
+
+
+def wall_summary(v):
+    """runs, min, p25 and median of sorted milliseconds."""
+    return {"runs": len(v), "min": v[0], "p25": v[len(v) // 4], "median": statistics.median(v)}
 
 
 def gen(script, mib, dest):

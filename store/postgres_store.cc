@@ -399,11 +399,7 @@ class PgStore final : public RecoveryStore, public internal::FrameStore {
   Status CommitPartial(PgStreamWriter& w, const std::string& handle, const RecordInfo& info);
   void DropPartial(const std::string& id);
 
-  SpoolOptions spool_options() const {
-    SpoolOptions o;
-    o.memory_limit = options_.spool_memory_limit;
-    return o;
-  }
+  SpoolOptions spool_options() const { return internal::StoreSpoolOptions(options_); }
 
  private:
   // §6.5 for an existing record: refreshes it and returns true; false when there is none.

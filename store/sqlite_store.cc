@@ -325,11 +325,7 @@ class SqliteStore final : public RecoveryStore, public internal::FrameStore {
   // The connection, for a ledger on it (internal::WritableSqliteStoreDb); null if read-only.
   Db* writable_db() { return read_only_ ? nullptr : db_.get(); }
 
-  SpoolOptions spool_options() const {
-    SpoolOptions o;
-    o.memory_limit = options_.spool_memory_limit;
-    return o;
-  }
+  SpoolOptions spool_options() const { return internal::StoreSpoolOptions(options_); }
 
  private:
   SqliteStore(StoreOptions options, std::unique_ptr<Db> db, bool memory)
@@ -713,8 +709,8 @@ Status SqliteStore::InsertChunks(const std::string& handle, const Spool& frame) 
 // its own first, a fresh 1 MiB mapping per row (about 240 page faults each; a 64 MiB JSON
 // dump's 6-row frame faulted 1,429 times in sqlite3VdbeExec, issue 19). The old WITHOUT ROWID
 // layout has no rowid to open a blob by and keeps the bound blob, as does a frame below
-// kChunkInPlaceBytes (a record that small comes from the heap; the layout query and the blob
-// handle would cost a small run more than they save).
+// kChunkInPlaceBytes (a record that small comes from the heap; the blob handle would cost a
+// small run more than it saves).
 Status SqliteStore::InsertChunkRows(const std::string& key, std::string_view frame, int64_t first_seq) {
   const bool in_place = rowid_chunks_ && frame.size() >= kChunkInPlaceBytes;
   CAVEMAN_ASSIGN_OR_RETURN(

@@ -46,11 +46,16 @@ void FramedRecordWriter::Abandon() {
   frame_.Clear();
 }
 
-Result<std::unique_ptr<RecordWriter>> NewFrameStoreRecordWriter(FrameStore* store, const StoreOptions& options) {
-  CAVEMAN_ASSIGN_OR_RETURN(auto enc, FrameEncoder::New(options.zstd_level));
+SpoolOptions StoreSpoolOptions(const StoreOptions& options) {
   SpoolOptions spool;
   spool.memory_limit = options.spool_memory_limit;
-  return std::unique_ptr<RecordWriter>(std::make_unique<FrameStoreRecordWriter>(store, std::move(enc), spool));
+  return spool;
+}
+
+Result<std::unique_ptr<RecordWriter>> NewFrameStoreRecordWriter(FrameStore* store, const StoreOptions& options) {
+  CAVEMAN_ASSIGN_OR_RETURN(auto enc, FrameEncoder::New(options.zstd_level));
+  return std::unique_ptr<RecordWriter>(
+      std::make_unique<FrameStoreRecordWriter>(store, std::move(enc), StoreSpoolOptions(options)));
 }
 
 }  // namespace caveman::internal

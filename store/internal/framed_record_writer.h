@@ -21,6 +21,9 @@
 
 namespace caveman::internal {
 
+// The spool options of a store's spools (frames, originals read back): options.spool_memory_limit.
+SpoolOptions StoreSpoolOptions(const StoreOptions& options);
+
 // A backend that stores records framed by a FramedRecordWriter (SqliteStore, PgStore).
 class FrameStore {
  public:

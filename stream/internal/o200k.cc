@@ -2740,52 +2740,28 @@ void O200kTokenizer::EncodeWellFormed(std::string_view text, std::vector<uint32_
   }
 }
 
-void SetO200kBacktrackMergeForTest(bool on) {
-  g_backtrack_merge.store(on);
+namespace {
+// A test switch: the new value, and every thread's memos forgotten (g_test_settings).
+template <typename T, typename V>
+void SetForTest(std::atomic<T>& flag, V value) {
+  flag.store(static_cast<T>(value));
   g_test_settings.fetch_add(1);
 }
-void SetO200kLongPieceForTest(size_t bytes) {
-  g_long_piece.store(bytes);
-  g_test_settings.fetch_add(1);
-}
-void SetO200kBacktrackKeepForTest(size_t tokens) {
-  g_backtrack_keep.store(tokens == 0 ? kKeepTokens : tokens);
-  g_test_settings.fetch_add(1);
-}
+}  // namespace
+
+void SetO200kBacktrackMergeForTest(bool on) { SetForTest(g_backtrack_merge, on); }
+void SetO200kLongPieceForTest(size_t bytes) { SetForTest(g_long_piece, bytes); }
+void SetO200kBacktrackKeepForTest(size_t tokens) { SetForTest(g_backtrack_keep, tokens == 0 ? kKeepTokens : tokens); }
 uint64_t O200kBacktrackRetriesForTest() { return g_backtrack_retries.load(); }
 uint64_t O200kRunTokenStepsForTest() { return g_run_token_steps.load(); }
-void SetO200kRunTokenForTest(int choice) {
-  g_run_token_choice.store(choice);
-  g_test_settings.fetch_add(1);
-}
-void SetO200kSpineCheckForTest(bool on) {
-  g_spine_check.store(on);
-  g_test_settings.fetch_add(1);
-}
-void SetO200kShortPairsForTest(bool on) {
-  g_short_pairs.store(on);
-  g_test_settings.fetch_add(1);
-}
-void SetO200kPairCutsForTest(bool on) {
-  g_pair_cuts.store(on);
-  g_test_settings.fetch_add(1);
-}
-void SetO200kRunMemoForTest(bool on) {
-  g_run_memo.store(on);
-  g_test_settings.fetch_add(1);
-}
-void SetO200kUnitsForTest(bool on) {
-  g_units.store(on);
-  g_test_settings.fetch_add(1);
-}
-void SetO200kSmallMergeForTest(bool on) {
-  g_small_merge.store(on);
-  g_test_settings.fetch_add(1);
-}
-void SetO200kSimdForTest(bool on) {
-  g_simd.store(on);
-  g_test_settings.fetch_add(1);
-}
+void SetO200kRunTokenForTest(int choice) { SetForTest(g_run_token_choice, choice); }
+void SetO200kSpineCheckForTest(bool on) { SetForTest(g_spine_check, on); }
+void SetO200kShortPairsForTest(bool on) { SetForTest(g_short_pairs, on); }
+void SetO200kPairCutsForTest(bool on) { SetForTest(g_pair_cuts, on); }
+void SetO200kRunMemoForTest(bool on) { SetForTest(g_run_memo, on); }
+void SetO200kUnitsForTest(bool on) { SetForTest(g_units, on); }
+void SetO200kSmallMergeForTest(bool on) { SetForTest(g_small_merge, on); }
+void SetO200kSimdForTest(bool on) { SetForTest(g_simd, on); }
 bool O200kHasSimdMergeForTest() {
 #if defined(CAVEMAN_O200K_AVX2)
   return HaveAvx2();
@@ -2793,10 +2769,7 @@ bool O200kHasSimdMergeForTest() {
   return false;
 #endif
 }
-void SetO200kSanitizeBlockForTest(size_t bytes) {
-  g_sanitize_block.store(bytes == 0 ? kSanitizeBlock : bytes);
-  g_test_settings.fetch_add(1);
-}
+void SetO200kSanitizeBlockForTest(size_t bytes) { SetForTest(g_sanitize_block, bytes == 0 ? kSanitizeBlock : bytes); }
 
 std::vector<std::string_view> O200kPieces(std::string_view text) {
   std::vector<std::string_view> pieces;

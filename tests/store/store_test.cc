@@ -7,11 +7,11 @@
 #include <zstd.h>
 
 #include <algorithm>
-#include <future>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <string>
 #include <vector>
 
