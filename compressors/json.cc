@@ -283,6 +283,11 @@ class GroupedElements final : public internal::JsonElements {
     return true;
   }
 
+  std::string_view Source(uint32_t e) const override {
+    if (loaded_ != Loaded::kTree || e < first_ || e >= end_ || tree_.dropped_duplicate_key()) return {};
+    return text_.substr(items_[e].begin, items_[e].end - items_[e].begin);
+  }
+
  private:
   enum class Loaded : uint8_t { kNothing, kTree, kMembers };
 

@@ -4,6 +4,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -165,6 +166,79 @@ bool HasErrorWord(std::string_view doc) {
     }
   }
   return in_run && IsErrorRun(s + run_start, n - run_start);
+}
+
+namespace {
+
+// Bits of the bytes of one 64-byte block: quotes, bytes CJ spells differently (see
+// CleanSourceLength) and JSON white space.
+struct SourceBlock {
+  uint64_t quote = 0;
+  uint64_t special = 0;
+  uint64_t space = 0;
+};
+
+SourceBlock ClassifySourceBlock(const unsigned char* s) {
+  SourceBlock b;
+#if defined(__SSE2__)
+  for (int i = 0; i < 64; i += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    auto eq = [&x](char c) { return _mm_cmpeq_epi8(x, _mm_set1_epi8(c)); };
+    const __m128i special = _mm_or_si128(_mm_or_si128(eq('\\'), eq('<')),
+                                         _mm_or_si128(_mm_or_si128(eq('>'), eq('&')), eq(static_cast<char>(0xE2))));
+    const __m128i space = _mm_or_si128(_mm_or_si128(eq(' '), eq('\n')), _mm_or_si128(eq('\r'), eq('\t')));
+    b.quote |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(eq('"')))} << i;
+    b.special |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(special))} << i;
+    b.space |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(space))} << i;
+  }
+#else
+  for (int i = 0; i < 64; ++i) {
+    const unsigned char c = s[i];
+    b.quote |= uint64_t{c == '"'} << i;
+    b.special |= uint64_t{c == '\\' || c == '<' || c == '>' || c == '&' || c == 0xE2} << i;
+    b.space |= uint64_t{c == ' ' || c == '\n' || c == '\r' || c == '\t'} << i;
+  }
+#endif
+  return b;
+}
+
+// Bit i = XOR of bits 0..i.
+uint64_t PrefixXor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+}  // namespace
+
+bool CleanSourceLength(std::string_view src, size_t* cj_len) {
+  const auto* s = reinterpret_cast<const unsigned char*>(src.data());
+  const size_t n = src.size();
+  uint64_t inside_carry = 0;  // all ones when the previous block ended inside a string
+  size_t outside_space = 0;
+  unsigned char tail[64];
+  for (size_t base = 0; base < n; base += 64) {
+    const unsigned char* block = s + base;
+    if (n - base < 64) {
+      std::memset(tail, ',', sizeof tail);  // neither a quote, special nor white space
+      std::memcpy(tail, block, n - base);
+      block = tail;
+    }
+    const SourceBlock b = ClassifySourceBlock(block);
+    if (b.special != 0) return false;
+    // Without backslashes every quote opens or closes a string: the bytes from an opening
+    // quote up to (not including) its closing quote have an odd number of quotes at or
+    // before them.
+    const uint64_t inside = PrefixXor(b.quote) ^ inside_carry;
+    inside_carry = uint64_t{0} - (inside >> 63);
+    outside_space += static_cast<size_t>(std::popcount(b.space & ~inside));
+  }
+  *cj_len = n - outside_space;
+  return true;
 }
 
 bool IsPreservedKey(std::string_view key) {
@@ -359,11 +433,21 @@ bool SelectArrayElements(JsonElements& elements, std::string_view query, ArraySe
   for (uint32_t e = 0; e < n; ++e) {
     if (!elements.Get(e, &tp, &el)) return false;
     const JsonTree& tree = *tp;
-    doc.clear();
-    AppendCanonicalJson(tree, el, &doc);
-    sel.doc_len[e] = static_cast<uint32_t>(doc.size());
-    if (e < kJsonKeepFirst || e + kJsonKeepLast >= n || HasErrorWord(doc)) sel.keep[e] = true;
-    if (use_query) bm25.AddDocument(doc);
+    const bool forced = e < kJsonKeepFirst || e + kJsonKeepLast >= n;
+    // Length and error words from the element's own bytes when they spell CJ (no copy of a
+    // 64 MiB dump's elements written out just to be measured); else from CJ written out.
+    const std::string_view src = use_query ? std::string_view() : elements.Source(e);
+    size_t cj_len = 0;
+    if (!src.empty() && CleanSourceLength(src, &cj_len)) {
+      sel.doc_len[e] = static_cast<uint32_t>(cj_len);
+      if (forced || HasErrorWord(src)) sel.keep[e] = true;
+    } else {
+      doc.clear();
+      AppendCanonicalJson(tree, el, &doc);
+      sel.doc_len[e] = static_cast<uint32_t>(doc.size());
+      if (forced || HasErrorWord(doc)) sel.keep[e] = true;
+      if (use_query) bm25.AddDocument(doc);
+    }
     shape[e] = ShapeOf(tree, el);
     JsonKind k = tree.kind(el);
     if (k == JsonKind::kObject && tree.Find(el, kJsonElidedKey) >= 0) sel.holds_marker = true;

@@ -53,6 +53,10 @@ class JsonElements {
   virtual bool Get(uint32_t e, const JsonTree** tree, JsonTree::NodeId* node) = 0;
   // JsonElementFields of element e (views valid until the next call); by default from Get.
   virtual bool Fields(uint32_t e, FieldList* out);
+  // After Get(e): the exact bytes element e was parsed from, when the elements come from a
+  // text and the tree Get returned kept every member that text spells (no duplicate key
+  // dropped); empty otherwise (the default). Valid as long as Get's tree.
+  virtual std::string_view Source(uint32_t) const { return {}; }
 };
 
 class TreeElements final : public JsonElements {
@@ -76,6 +80,16 @@ bool SelectArrayElements(JsonElements& elements, std::string_view query, ArraySe
 
 // The error-word pattern of §5.1 (ASCII word boundaries, case-insensitive).
 bool HasErrorWord(std::string_view doc);
+// len(CJ(v)) of a JSON value v read from its source text `src` instead of written out, when
+// src has no byte that CJ spells differently: no backslash (every string is then its own
+// decoded bytes and every quote opens or closes one), none of `<` `>` `&` (CJ writes \u003c
+// and so on) and no 0xE2 (U+2028/U+2029 are escaped); a JSON text has no raw control byte in
+// a string. CJ is then src without the white space outside strings and with each object's
+// members in key order, provided no duplicate key was dropped (the caller's part). For the
+// same reason HasErrorWord(src) == HasErrorWord(CJ(v)): strings, numbers and literals are
+// separated by punctuation or white space in both, neither of which is a word byte.
+// Returns false (and leaves *cj_len) when src has such a byte.
+bool CleanSourceLength(std::string_view src, size_t* cj_len);
 // Keys whose subtree is preserved unchanged (§5.1 step 2).
 bool IsPreservedKey(std::string_view key);
 

@@ -251,6 +251,7 @@ struct JsonTree::Builder {
         // Duplicate keys: the last occurrence (last in the stable order) wins.
         if (k + 1 < pend_m.size() &&
             t.Text(pend_m[k].key_off, pend_m[k].key_len) == t.Text(pend_m[k + 1].key_off, pend_m[k + 1].key_len)) {
+          t.dropped_duplicate_key_ = true;
           continue;
         }
         t.members_.push_back(pend_m[k]);
@@ -335,6 +336,7 @@ struct JsonTree::Builder {
 
 bool JsonTree::Parse(std::string_view text, size_t readable_padding) {
   input_ = {};
+  dropped_duplicate_key_ = false;
   arena_.clear();
   nodes_.clear();
   members_.clear();

@@ -60,6 +60,10 @@ class JsonTree {
   // Object member by key, or -1.
   int64_t Find(NodeId obj, std::string_view key) const;
 
+  // Whether some object of the text had a key twice (and so lost a member to the last one):
+  // then the tree holds fewer members than the text spells.
+  bool dropped_duplicate_key() const { return dropped_duplicate_key_; }
+
   size_t node_count() const { return nodes_.size(); }
   // Bytes of tree data in use (nodes, members, items, decoded strings, padded copy).
   size_t MemoryBytes() const;
@@ -94,6 +98,7 @@ class JsonTree {
   friend struct Builder;
 
   std::string_view input_;
+  bool dropped_duplicate_key_ = false;
   std::string padded_;  // padded copy of the input, when the caller's buffer had no padding
   std::string arena_;
   std::vector<Node> nodes_;

@@ -3,6 +3,7 @@
 #include "compressors/json.h"
 
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <set>
 #include <string>
@@ -344,6 +345,79 @@ TEST(JsonSelect, ErrorWordScanEqualsTheRegex) {
   }
 }
 
+// CleanSourceLength against CJ written out: random values spelled with white space inside
+// and outside strings (tabs, CRs, LFs, runs that cross 64-byte blocks), error words, the
+// bytes CJ escapes, and duplicate keys. Where it answers, the length must be CJ's and the
+// error-word verdict on the source CJ's; it must answer for every value without those bytes.
+TEST(JsonSelect, CleanSourceLengthIsTheLengthOfCj) {
+  std::mt19937_64 rng(7);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  const std::vector<std::string> texts = {"a b",    "error",     "  spaced  out  ", "x\\ty", "<tag>",   "a&b",
+                                          "\xE2\x80\xA8", "\xE2\x82\xAC", "tab\tkey",  "", "fatal crash",
+                                          "long " + std::string(70, ' ') + "run", "q\\\"q", "\xC5\xBF"};
+  const std::vector<std::string> spaces = {"", " ", "\n", "\t", "\r\n", "    ", std::string(40, ' ')};
+  std::function<std::string(int)> value = [&](int depth) -> std::string {
+    const size_t kind = depth > 3 ? pick(4) : pick(6);
+    auto ws = [&] { return spaces[pick(spaces.size())]; };
+    auto str = [&] {
+      std::string t = texts[pick(texts.size())];
+      for (char& c : t) {
+        if (c == '\t') c = ' ';  // no raw control byte inside a JSON string
+      }
+      return "\"" + t + "\"";
+    };
+    switch (kind) {
+      case 0: return str();
+      case 1: return std::to_string(static_cast<int64_t>(rng() % 2000000) - 1000000) + (pick(2) ? "e5" : "");
+      case 2: return pick(2) ? "true" : "null";
+      case 3: return "false";
+      case 4: {
+        std::string a = "[" + ws();
+        const size_t k = pick(5);
+        for (size_t i = 0; i < k; ++i) a += (i ? "," + ws() : "") + value(depth + 1) + ws();
+        return a + "]";
+      }
+      default: {
+        std::string o = "{" + ws();
+        const size_t k = pick(5);
+        for (size_t i = 0; i < k; ++i) {
+          const std::string key = pick(3) == 0 ? str() : "\"" + std::string(pick(2) ? "id" : "a b") + "\"";
+          o += (i ? "," + ws() : "") + key + ws() + ":" + ws() + value(depth + 1) + ws();
+        }
+        return o + "}";
+      }
+    }
+  };
+  int clean = 0, declined = 0, duplicates = 0, error_words = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const std::string src = value(0);
+    JsonTree tree;
+    ASSERT_TRUE(tree.Parse(src)) << src;
+    const std::string cj = Cj(tree, tree.root());
+    const bool has_special = src.find_first_of("\\<>&\xE2") != std::string::npos;
+    size_t len = 0;
+    const bool answered = internal::CleanSourceLength(src, &len);
+    ASSERT_EQ(answered, !has_special) << src;
+    if (!answered) {
+      ++declined;
+      continue;
+    }
+    if (tree.dropped_duplicate_key()) {
+      ++duplicates;
+      continue;
+    }
+    ++clean;
+    ASSERT_EQ(len, cj.size()) << src;
+    ASSERT_EQ(internal::HasErrorWord(src), internal::HasErrorWord(cj)) << src;
+    error_words += internal::HasErrorWord(cj);
+  }
+  EXPECT_GT(clean, 1000);
+  EXPECT_GT(declined, 300);
+  EXPECT_GT(duplicates, 20);
+  EXPECT_GT(error_words, 100);
+  EXPECT_LT(error_words, clean - 100);
+}
+
 TEST(JsonSelect, ErrorWordsAndPreservedKeys) {
   EXPECT_TRUE(internal::HasErrorWord("{\"s\":\"Request TIMEOUT\"}"));
   EXPECT_FALSE(internal::HasErrorWord("{\"s\":\"timeouts\",\"e\":\"error_rate\"}"));
@@ -496,6 +570,29 @@ std::string ShapedDoc(Gen& g, uint64_t seed) {
       std::optional<std::string> prev = ElideJson(g.Doc(), "");
       return "{\"prev\":" + (prev ? *prev : std::string("null")) + ",\"new\":" + g.Array(0) + "}";
     }
+  }
+}
+
+// The piecewise path reads lengths and error words from an element's source bytes only
+// when they spell its CJ. An element with a duplicate key does not: its dropped member (the
+// first "msg") holds the error words and padding that CJ lacks, so reading them would keep
+// the element and flag its length; CJ keeps neither.
+TEST(JsonPiecewise, ADroppedDuplicateKeyIsNotReadFromTheSource) {
+  std::string input = "[";
+  for (int i = 0; i < 40; ++i) {
+    if (i > 0) input += ",\n  ";
+    input += "{\"id\": " + std::to_string(i) + ", \"msg\": \"ok\"";
+    if (i == 20) input = input.substr(0, input.size() - 12) + "\"msg\": \"fatal crash" + std::string(300, '.') + "\", \"msg\": \"ok\"";
+    input += "}";
+  }
+  input += "]";
+  const std::optional<std::string> tree = ElideJson(input, "");
+  ASSERT_TRUE(tree.has_value());
+  EXPECT_EQ(tree->find("\"id\":20"), std::string::npos) << *tree;  // CJ of element 20 is like the others
+  for (size_t group : {size_t{0}, size_t{64}, size_t{1} << 19}) {
+    std::optional<std::string> pieces;
+    ASSERT_TRUE(ElideJsonPiecewiseForTest(input, "", 1, 4, group, &pieces));
+    EXPECT_EQ(pieces, tree) << group;
   }
 }
 
