@@ -352,9 +352,10 @@ TEST(JsonSelect, ErrorWordScanEqualsTheRegex) {
 TEST(JsonSelect, CleanSourceLengthIsTheLengthOfCj) {
   std::mt19937_64 rng(7);
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
-  const std::vector<std::string> texts = {"a b",    "error",     "  spaced  out  ", "x\\ty", "<tag>",   "a&b",
-                                          "\xE2\x80\xA8", "\xE2\x82\xAC", "tab\tkey",  "", "fatal crash",
-                                          "long " + std::string(70, ' ') + "run", "q\\\"q", "\xC5\xBF"};
+  const std::vector<std::string> texts = {
+      "a b",          "error",        "  spaced  out  ", "x\\ty", "<tag>",       "a&b",
+      "\xE2\x80\xA8", "\xE2\x82\xAC", "tab\tkey",        "",      "fatal crash", "long " + std::string(70, ' ') + "run",
+      "q\\\"q",       "\xC5\xBF"};
   const std::vector<std::string> spaces = {"", " ", "\n", "\t", "\r\n", "    ", std::string(40, ' ')};
   std::function<std::string(int)> value = [&](int depth) -> std::string {
     const size_t kind = depth > 3 ? pick(4) : pick(6);
@@ -582,7 +583,9 @@ TEST(JsonPiecewise, ADroppedDuplicateKeyIsNotReadFromTheSource) {
   for (int i = 0; i < 40; ++i) {
     if (i > 0) input += ",\n  ";
     input += "{\"id\": " + std::to_string(i) + ", \"msg\": \"ok\"";
-    if (i == 20) input = input.substr(0, input.size() - 12) + "\"msg\": \"fatal crash" + std::string(300, '.') + "\", \"msg\": \"ok\"";
+    if (i == 20)
+      input =
+          input.substr(0, input.size() - 12) + "\"msg\": \"fatal crash" + std::string(300, '.') + "\", \"msg\": \"ok\"";
     input += "}";
   }
   input += "]";
