@@ -2629,16 +2629,15 @@ uint64_t O200kTokenizer::CountWellFormed(std::string_view text) const {
     const size_t next_end = end < n ? next_cut() : n;
     const bool next_looked_up = end < n && memo_len(end, next_end);
     const bool next_hashed = next_looked_up && !(next_end - end == end - begin && looked_up &&
-                                                  std::memcmp(s + begin, s + end, end - begin) == 0);
+                                                 std::memcmp(s + begin, s + end, end - begin) == 0);
     const uint64_t next_hash = next_hashed ? HashBytes(s + end, next_end - end) : 0;
     if (next_hashed) memo.Prefetch(next_hash);
     if (looked_up) {
       // Segments that skip the memo are counted together, in one call (adjacent segments
       // between cuts concatenate to a text whose count is their sum).
       if (plain < begin) total += CountPieces(text.substr(plain, begin - plain));
-      total +=
-          memo.Count(text.substr(begin, end - begin), hashed ? &hash : nullptr,
-                     [this](std::string_view seg) { return CountPieces(seg); });
+      total += memo.Count(text.substr(begin, end - begin), hashed ? &hash : nullptr,
+                          [this](std::string_view seg) { return CountPieces(seg); });
       plain = end;
     }
     if (memo.ShouldPause()) break;  // the rest in one CountPieces call below
