@@ -138,44 +138,62 @@ uint64_t WordByteMask(const unsigned char* s, size_t len) {
 
 }  // namespace
 
-bool HasErrorWord(std::string_view doc) {
-  if (doc.find(kLongS) != std::string_view::npos) return RE2::PartialMatch(doc, ErrorWordRe());
-  // Runs of word bytes are found from a mask of 64 bytes at a time, by the bits where the
-  // mask changes; only runs of 5-9 bytes can be error words. This runs over every element's
-  // canonical text, so it is hot on big arrays (4 % of a 64 MiB dump a byte at a time).
-  const auto* s = reinterpret_cast<const unsigned char*>(doc.data());
-  const size_t n = doc.size();
-  size_t run_start = 0;
-  bool in_run = false;
-  uint64_t carry = 0;  // the last bit of the previous 64 bytes
-  for (size_t base = 0; base < n; base += 64) {
-    const size_t len = std::min<size_t>(64, n - base);
-    const uint64_t w = WordByteMask(s + base, len);
-    uint64_t change = w ^ ((w << 1) | carry);  // bit i: word-ness differs from byte i-1's
-    carry = w >> 63;
+// The runs of word bytes of a text fed 64 bytes at a time, found by the bits where the
+// word-byte mask changes; only runs of 5-9 bytes can be error words. HasErrorWord without
+// its U+017F branch.
+class ErrorWordRuns {
+ public:
+  explicit ErrorWordRuns(const unsigned char* s) : s_(s) {}
+  // w: the word-byte bits of the (up to) 64 bytes at s + base. True when a run that ends in
+  // them is an error word.
+  bool Feed(size_t base, uint64_t w) {
+    uint64_t change = w ^ ((w << 1) | carry_);  // bit i: word-ness differs from byte i-1's
+    carry_ = w >> 63;
     while (change != 0) {
       const size_t p = base + static_cast<size_t>(std::countr_zero(change));
       change &= change - 1;
-      if (!in_run) {
-        run_start = p;
-        in_run = true;
+      if (!in_run_) {
+        run_start_ = p;
+        in_run_ = true;
       } else {
-        in_run = false;
-        if (IsErrorRun(s + run_start, p - run_start)) return true;
+        in_run_ = false;
+        if (IsErrorRun(s_ + run_start_, p - run_start_)) return true;
       }
     }
+    return false;
   }
-  return in_run && IsErrorRun(s + run_start, n - run_start);
+  // After the last Feed, n = the text's length: whether a run at its end is an error word.
+  bool Finish(size_t n) const { return in_run_ && IsErrorRun(s_ + run_start_, n - run_start_); }
+
+ private:
+  const unsigned char* s_;
+  size_t run_start_ = 0;
+  bool in_run_ = false;
+  uint64_t carry_ = 0;  // the last bit of the previous 64 bytes
+};
+
+bool HasErrorWord(std::string_view doc) {
+  if (doc.find(kLongS) != std::string_view::npos) return RE2::PartialMatch(doc, ErrorWordRe());
+  // This runs over the canonical text of every element that CleanSourceFacts does not read,
+  // so it is hot on big arrays (4 % of a 64 MiB dump a byte at a time).
+  const auto* s = reinterpret_cast<const unsigned char*>(doc.data());
+  const size_t n = doc.size();
+  ErrorWordRuns runs(s);
+  for (size_t base = 0; base < n; base += 64) {
+    if (runs.Feed(base, WordByteMask(s + base, std::min<size_t>(64, n - base)))) return true;
+  }
+  return runs.Finish(n);
 }
 
 namespace {
 
 // Bits of the bytes of one 64-byte block: quotes, bytes CJ spells differently (see
-// CleanSourceLength) and JSON white space.
+// CleanSourceFacts), JSON white space and 0xC5 (U+017F starts with it).
 struct SourceBlock {
   uint64_t quote = 0;
   uint64_t special = 0;
   uint64_t space = 0;
+  uint64_t c5 = 0;
 };
 
 SourceBlock ClassifySourceBlock(const unsigned char* s) {
@@ -190,6 +208,7 @@ SourceBlock ClassifySourceBlock(const unsigned char* s) {
     b.quote |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(eq('"')))} << i;
     b.special |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(special))} << i;
     b.space |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(space))} << i;
+    b.c5 |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(eq(static_cast<char>(0xC5))))} << i;
   }
 #else
   for (int i = 0; i < 64; ++i) {
@@ -197,6 +216,7 @@ SourceBlock ClassifySourceBlock(const unsigned char* s) {
     b.quote |= uint64_t{c == '"'} << i;
     b.special |= uint64_t{c == '\\' || c == '<' || c == '>' || c == '&' || c == 0xE2} << i;
     b.space |= uint64_t{c == ' ' || c == '\n' || c == '\r' || c == '\t'} << i;
+    b.c5 |= uint64_t{c == 0xC5} << i;
   }
 #endif
   return b;
@@ -215,11 +235,14 @@ uint64_t PrefixXor(uint64_t x) {
 
 }  // namespace
 
-bool CleanSourceLength(std::string_view src, size_t* cj_len) {
+bool CleanSourceFacts(std::string_view src, bool want_error_word, size_t* cj_len, bool* error_word) {
   const auto* s = reinterpret_cast<const unsigned char*>(src.data());
   const size_t n = src.size();
   uint64_t inside_carry = 0;  // all ones when the previous block ended inside a string
   size_t outside_space = 0;
+  ErrorWordRuns runs(s);
+  bool found = false;  // an error word
+  bool c5 = false;     // a 0xC5 byte: maybe U+017F, which HasErrorWord matches by its regex
   unsigned char tail[64];
   for (size_t base = 0; base < n; base += 64) {
     const unsigned char* block = s + base;
@@ -236,8 +259,12 @@ bool CleanSourceLength(std::string_view src, size_t* cj_len) {
     const uint64_t inside = PrefixXor(b.quote) ^ inside_carry;
     inside_carry = uint64_t{0} - (inside >> 63);
     outside_space += static_cast<size_t>(std::popcount(b.space & ~inside));
+    c5 |= b.c5 != 0;
+    // The padding of the tail block is no word byte: a run at the end closes in it.
+    if (want_error_word && !found && !c5) found = runs.Feed(base, WordByteMask(block, 64));
   }
   *cj_len = n - outside_space;
+  if (want_error_word) *error_word = c5 ? HasErrorWord(src) : found || runs.Finish(n);
   return true;
 }
 
@@ -438,9 +465,10 @@ bool SelectArrayElements(JsonElements& elements, std::string_view query, ArraySe
     // 64 MiB dump's elements written out just to be measured); else from CJ written out.
     const std::string_view src = use_query ? std::string_view() : elements.Source(e);
     size_t cj_len = 0;
-    if (!src.empty() && CleanSourceLength(src, &cj_len)) {
+    bool error_word = false;
+    if (!src.empty() && CleanSourceFacts(src, !forced, &cj_len, &error_word)) {
       sel.doc_len[e] = static_cast<uint32_t>(cj_len);
-      if (forced || HasErrorWord(src)) sel.keep[e] = true;
+      if (forced || error_word) sel.keep[e] = true;
     } else {
       doc.clear();
       AppendCanonicalJson(tree, el, &doc);

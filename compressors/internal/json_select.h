@@ -87,9 +87,10 @@ bool HasErrorWord(std::string_view doc);
 // a string. CJ is then src without the white space outside strings and with each object's
 // members in key order, provided no duplicate key was dropped (the caller's part). For the
 // same reason HasErrorWord(src) == HasErrorWord(CJ(v)): strings, numbers and literals are
-// separated by punctuation or white space in both, neither of which is a word byte.
-// Returns false (and leaves *cj_len) when src has such a byte.
-bool CleanSourceLength(std::string_view src, size_t* cj_len);
+// separated by punctuation or white space in both, neither of which is a word byte: with
+// `want_error_word`, *error_word is set to that, found in the same pass over src.
+// Returns false (and leaves both outputs) when src has such a byte.
+bool CleanSourceFacts(std::string_view src, bool want_error_word, size_t* cj_len, bool* error_word);
 // Keys whose subtree is preserved unchanged (§5.1 step 2).
 bool IsPreservedKey(std::string_view key);
 

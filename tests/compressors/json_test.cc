@@ -345,11 +345,11 @@ TEST(JsonSelect, ErrorWordScanEqualsTheRegex) {
   }
 }
 
-// CleanSourceLength against CJ written out: random values spelled with white space inside
+// CleanSourceFacts against CJ written out: random values spelled with white space inside
 // and outside strings (tabs, CRs, LFs, runs that cross 64-byte blocks), error words, the
 // bytes CJ escapes, and duplicate keys. Where it answers, the length must be CJ's and the
 // error-word verdict on the source CJ's; it must answer for every value without those bytes.
-TEST(JsonSelect, CleanSourceLengthIsTheLengthOfCj) {
+TEST(JsonSelect, CleanSourceFactsAreThoseOfCj) {
   std::mt19937_64 rng(7);
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
   const std::vector<std::string> texts = {
@@ -397,8 +397,12 @@ TEST(JsonSelect, CleanSourceLengthIsTheLengthOfCj) {
     const std::string cj = Cj(tree, tree.root());
     const bool has_special = src.find_first_of("\\<>&\xE2") != std::string::npos;
     size_t len = 0;
-    const bool answered = internal::CleanSourceLength(src, &len);
+    bool error_word = false;
+    const bool answered = internal::CleanSourceFacts(src, true, &len, &error_word);
     ASSERT_EQ(answered, !has_special) << src;
+    size_t len_alone = 0;
+    bool untouched = true;
+    ASSERT_EQ(internal::CleanSourceFacts(src, false, &len_alone, &untouched), answered) << src;
     if (!answered) {
       ++declined;
       continue;
@@ -409,6 +413,9 @@ TEST(JsonSelect, CleanSourceLengthIsTheLengthOfCj) {
     }
     ++clean;
     ASSERT_EQ(len, cj.size()) << src;
+    ASSERT_EQ(len_alone, cj.size()) << src;
+    ASSERT_TRUE(untouched) << src;  // not asked for
+    ASSERT_EQ(error_word, internal::HasErrorWord(cj)) << src;
     ASSERT_EQ(internal::HasErrorWord(src), internal::HasErrorWord(cj)) << src;
     error_words += internal::HasErrorWord(cj);
   }
