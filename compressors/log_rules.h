@@ -84,11 +84,20 @@ class KeepMatcher {
   // ScanBlock's compaction: the block's distinct lines, and their matches.
   void ScanDistinct(std::string_view block);
 
+  // A line of the scanned block: where it starts, its length (LF excluded), and whether it
+  // repeats the line before it.
+  struct BlockLine {
+    uint64_t begin;
+    uint64_t size;
+    bool repeat;
+  };
+
   const hs_database* db_ = nullptr;
   hs_scratch* scratch_ = nullptr;
   std::vector<MatchEnd> ends_;
   size_t next_ = 0;
   std::string distinct_bytes_;
+  std::vector<BlockLine> lines_;
   std::vector<MatchEnd> distinct_ends_;
 };
 

@@ -200,8 +200,11 @@ void KeepMatcher::ScanBlock(std::string_view block) {
   ends_.clear();
   next_ = 0;
   if (db_ == nullptr || block.empty()) return;
+  // One walk over the lines notes where each starts and whether it repeats the line before.
+  lines_.clear();
   uint64_t repeated = 0;  // bytes of the lines equal to the line before them
-  ForEachBlockLine(block, [&](size_t, std::string_view line, bool repeat) {
+  ForEachBlockLine(block, [&](size_t begin, std::string_view line, bool repeat) {
+    lines_.push_back(BlockLine{begin, line.size(), repeat});
     if (repeat) repeated += line.size() + 1;
   });
   // Few repeats: one scan of the block as it is (copying would cost more than it saves).
@@ -217,15 +220,15 @@ void KeepMatcher::ScanBlock(std::string_view block) {
 // each followed by LF as in the block (the block's last line may lack it: a word boundary or
 // `^` sees LF and the end of the data alike, and no pattern looks past a line's end), scanned
 // once, and each line of the block gets the matches of the distinct line it is or repeats,
-// moved to its own offset. Memory: the copy (at most the block) and the matches; nothing per
-// line.
+// moved to its own offset. Memory: the copy (at most the block), one entry per line of the
+// block (ScanBlock's), and the matches.
 void KeepMatcher::ScanDistinct(std::string_view block) {
   distinct_bytes_.clear();
-  ForEachBlockLine(block, [&](size_t, std::string_view line, bool repeat) {
-    if (repeat) return;
-    distinct_bytes_.append(line);
+  for (const BlockLine& l : lines_) {
+    if (l.repeat) continue;
+    distinct_bytes_.append(block.data() + l.begin, l.size);
     distinct_bytes_.push_back('\n');
-  });
+  }
   distinct_ends_.clear();
   hs_scan(db_, distinct_bytes_.data(), static_cast<unsigned int>(distinct_bytes_.size()), 0, scratch_, OnKeepMatch,
           &distinct_ends_);
@@ -233,19 +236,19 @@ void KeepMatcher::ScanDistinct(std::string_view block) {
   // The current distinct line: its offset in the copy and its matches [first, last).
   uint64_t at = 0, next_at = 0;
   size_t first = 0, last = 0;
-  ForEachBlockLine(block, [&](size_t begin, std::string_view line, bool repeat) {
-    if (!repeat) {
+  for (const BlockLine& l : lines_) {
+    if (!l.repeat) {
       at = next_at;
-      next_at = at + line.size() + 1;
+      next_at = at + l.size + 1;
       first = last;  // matches end in (at, at + size] (none crosses a line)
       while (first < distinct_ends_.size() && distinct_ends_[first].to <= at) ++first;
       last = first;
-      while (last < distinct_ends_.size() && distinct_ends_[last].to <= at + line.size()) ++last;
+      while (last < distinct_ends_.size() && distinct_ends_[last].to <= at + l.size) ++last;
     }
     for (size_t i = first; i < last; ++i) {
-      ends_.push_back(MatchEnd{begin + (distinct_ends_[i].to - at), distinct_ends_[i].id});
+      ends_.push_back(MatchEnd{l.begin + (distinct_ends_[i].to - at), distinct_ends_[i].id});
     }
-  });
+  }
 }
 
 void KeepMatcher::Classify(std::string_view line, size_t begin, bool* pattern, bool* caveman) {
