@@ -147,6 +147,23 @@ struct InvariantAccumulator::Impl {
   std::vector<NameAgg> aggs;
   std::unordered_map<std::string, size_t, StringHash, std::equal_to<>> index;
 
+  // Adds v `weight` (≥ 1) times: the same as weight calls with one. After the first, a
+  // value equal to itself changes only the counts: it is already the first value or not,
+  // within [min, max], among the distinct values (or they are too wide) and in the coverage
+  // set (or that is unusable).
+  void AddValue(NameAgg& a, std::string_view v, uint64_t weight) {
+    AddValue(a, v);
+    if (weight == 1) return;
+    a.seen += weight - 1;
+    if (a.too_wide) return;
+    for (auto& dv : a.distinct) {
+      if (dv.first == v) {
+        dv.second += weight - 1;
+        break;
+      }
+    }
+  }
+
   void AddValue(NameAgg& a, std::string_view v) {
     bool first = a.seen == 0;
     ++a.seen;
@@ -223,9 +240,12 @@ InvariantAccumulator& InvariantAccumulator::operator=(InvariantAccumulator&&) no
 void InvariantAccumulator::Reset() { impl_ = std::make_unique<Impl>(); }
 size_t InvariantAccumulator::units() const { return impl_->units; }
 
-void InvariantAccumulator::Add(const FieldList& fields) {
+void InvariantAccumulator::Add(const FieldList& fields, uint64_t weight) {
+  if (weight == 0) return;
   Impl& m = *impl_;
-  const uint64_t unit = m.units++;
+  // The units [units, units + weight) all have these fields; `unit` is the last of them.
+  const uint64_t unit = m.units + weight - 1;
+  m.units += weight;
   if (fields.empty()) m.any_empty = true;
   if (m.any_empty) return;  // the run gets no summary; stop spending work on it
   for (const Field& f : fields) {
@@ -243,7 +263,7 @@ void InvariantAccumulator::Add(const FieldList& fields) {
     Impl::NameAgg& a = m.aggs[idx];
     if (a.last_unit == unit) continue;
     a.last_unit = unit;
-    m.AddValue(a, f.value);
+    m.AddValue(a, f.value, weight);
   }
 }
 

@@ -59,7 +59,10 @@ class InvariantAccumulator {
   InvariantAccumulator& operator=(InvariantAccumulator&&) noexcept;
 
   // Adds one unit. Only the first occurrence of a name within `fields` counts.
-  void Add(const FieldList& fields);
+  void Add(const FieldList& fields) { Add(fields, 1); }
+  // Adds `weight` units that all have these fields: the same as `weight` calls of Add(fields)
+  // (an identical-run element of a log stands for `weight` lines).
+  void Add(const FieldList& fields, uint64_t weight);
   // The summary of everything added so far (§4.4 steps 1 and 3–8).
   std::string Render(int64_t elided_bytes) const;
   void Reset();

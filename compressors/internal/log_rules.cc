@@ -282,9 +282,9 @@ void DroppedRun::Add(std::string_view line, uint64_t weight, bool template_drop,
     lines_.clear();
   }
   template_drops_ += template_drop ? weight : 0;
-  for (uint64_t k = 0; k < weight; ++k) acc_.Add(log_fields);
+  acc_.Add(log_fields, weight);
   if (group_fields != nullptr) {
-    for (uint64_t k = 0; k < weight; ++k) group_acc_.Add(*group_fields);
+    group_acc_.Add(*group_fields, weight);
   }
 }
 

@@ -1,6 +1,7 @@
 // Shared machinery of §4: lines, redundancy guard, BM25, invariant summaries, elision.
 #include <algorithm>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -412,6 +413,46 @@ TEST(Invariants, IncrementalAccumulatorMatchesBatch) {
   EXPECT_EQ(acc.Render(0), "range a=1..3");  // only the first "a" of unit 0 counts
   acc.Reset();
   EXPECT_EQ(acc.Render(0), "");
+}
+
+// A weighted Add is `weight` plain ones: random units (names past the tracked limit, the same
+// name twice in a unit, numbers, words, "absent", more distinct values than are kept, an
+// empty unit now and then) each added with a weight of 1-30 and that many times one by one.
+TEST(Invariants, WeightedAddEqualsRepeatedAdds) {
+  std::mt19937_64 rng(5);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  const std::vector<std::string> values = {"1", "2", "10", "-3.5", "ok", "fail", "absent", "x y", "", "7e2"};
+  std::vector<std::string> names;
+  for (size_t i = 0; i < kMaxTrackedNames + 6; ++i) names.push_back("n" + std::to_string(i));
+  int differing_counts = 0;
+  for (int round = 0; round < 200; ++round) {
+    InvariantAccumulator weighted, repeated;
+    const size_t name_pool = round % 2 == 0 ? 4 : names.size();
+    const size_t units = 1 + pick(12);
+    uint64_t total = 0;
+    for (size_t u = 0; u < units; ++u) {
+      std::vector<std::string> storage;
+      FieldList fields;
+      const size_t n = pick(25) == 0 ? 0 : 1 + pick(round % 2 == 0 ? 4 : 60);
+      storage.reserve(2 * n);
+      for (size_t f = 0; f < n; ++f) {
+        storage.push_back(names[pick(name_pool)]);
+        storage.push_back(pick(3) == 0 ? std::to_string(pick(1000)) : values[pick(values.size())]);
+        fields.push_back({storage[storage.size() - 2], storage.back()});
+      }
+      const uint64_t weight = 1 + pick(30);
+      total += weight;
+      weighted.Add(fields, weight);
+      for (uint64_t k = 0; k < weight; ++k) repeated.Add(fields);
+    }
+    ASSERT_EQ(weighted.units(), total);
+    ASSERT_EQ(repeated.units(), total);
+    const std::string want = repeated.Render(int64_t{1} << 40);
+    ASSERT_EQ(weighted.Render(int64_t{1} << 40), want) << "round " << round;
+    ASSERT_EQ(weighted.Render(200), repeated.Render(200)) << "round " << round;
+    differing_counts += want.find("\xC3\x97") != std::string::npos;  // counts rendered (value×n)
+  }
+  EXPECT_GT(differing_counts, 20);
 }
 
 TEST(FieldList, JsonElementLogAndTable) {
