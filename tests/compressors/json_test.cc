@@ -353,9 +353,12 @@ TEST(JsonSelect, CleanSourceFactsAreThoseOfCj) {
   std::mt19937_64 rng(7);
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
   const std::vector<std::string> texts = {
-      "a b",          "error",        "  spaced  out  ", "x\\ty", "<tag>",       "a&b",
-      "\xE2\x80\xA8", "\xE2\x82\xAC", "tab\tkey",        "",      "fatal crash", "long " + std::string(70, ' ') + "run",
-      "q\\\"q",       "\xC5\xBF"};
+      "a b",           "error",    "  spaced  out  ", "x\\ty",
+      "<tag>",         "a&b",      "\xE2\x80\xA8",    "\xE2\x82\xAC",
+      "tab\tkey",      "",         "fatal crash",     "long " + std::string(70, ' ') + "run",
+      "q\\\"q",        "\xC5\xBF",
+      "cra\xC5\xBFh",     // U+017F folds to 's': an error word to the rule's regex only
+      "\xC5\x90 error"};  // a 0xC5 byte that starts no U+017F
   const std::vector<std::string> spaces = {"", " ", "\n", "\t", "\r\n", "    ", std::string(40, ' ')};
   std::function<std::string(int)> value = [&](int depth) -> std::string {
     const size_t kind = depth > 3 ? pick(4) : pick(6);
@@ -431,6 +434,8 @@ TEST(JsonSelect, ErrorWordsAndPreservedKeys) {
   EXPECT_FALSE(internal::HasErrorWord("{\"s\":\"timeouts\",\"e\":\"error_rate\"}"));
   EXPECT_TRUE(internal::HasErrorWord("x-failed"));
   EXPECT_TRUE(internal::HasErrorWord("erro\xC5\xBFx crash"));
+  EXPECT_TRUE(internal::HasErrorWord("\"cra\xC5\xBFh\""));  // U+017F folds to 's'
+  EXPECT_FALSE(internal::HasErrorWord("\"\xC5\x90rror\""));
   EXPECT_TRUE(internal::IsPreservedKey("Stack_Trace"));
   EXPECT_TRUE(internal::IsPreservedKey("\xE2\x84\xAA"
                                        "ey") == false);
