@@ -2,11 +2,16 @@
 #include "engine/internal/marker_map.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstring>
 #include <memory>
 #include <unordered_map>
 #include <utility>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "compressors/cj.h"
 #include "compressors/elision.h"
@@ -103,23 +108,8 @@ class LineReader {
         return true;
       }
       scan_ = size_;
-      if (eof_) break;
-      if (start_ > 0) {  // keep only the unfinished line
-        std::memmove(buf_.get(), buf_.get() + start_, size_ - start_);
-        size_ -= start_;
-        scan_ -= start_;
-        start_ = 0;
-      }
-      if (capacity_ - size_ < kStep) {
-        const size_t grown = std::max(2 * capacity_, size_ + kStep);
-        std::unique_ptr<char[]> bigger(new char[grown]);
-        if (size_ > 0) std::memcpy(bigger.get(), buf_.get(), size_);
-        buf_ = std::move(bigger);
-        capacity_ = grown;
-      }
-      CAVEMAN_ASSIGN_OR_RETURN(size_t n, in_.Read(buf_.get() + size_, kStep));
-      size_ += n;
-      if (n == 0) eof_ = true;
+      CAVEMAN_ASSIGN_OR_RETURN(bool more, Refill());
+      if (!more) break;
     }
     if (start_ >= size_) return false;
     *line = std::string_view(buf_.get() + start_, size_ - start_);
@@ -127,10 +117,91 @@ class LineReader {
     start_ = scan_ = size_;
     return true;
   }
+  // Skips up to n lines, as n calls of Next would (the last line may lack its LF), without
+  // handing them out: a marker's elided lines are counted 64 bytes at a time. Returns how
+  // many lines it skipped (fewer than n only at the end).
+  Result<uint64_t> Skip(uint64_t n) {
+    uint64_t done = 0;
+    while (done < n) {
+      size_t after = 0;  // bytes from start_ up to and including the last LF taken
+      done += TakeLines(buf_.get() + start_, size_ - start_, n - done, &after);
+      offset_ += after;
+      start_ += after;
+      scan_ = start_;
+      if (done == n) break;
+      scan_ = size_;  // no LF left in the buffer
+      CAVEMAN_ASSIGN_OR_RETURN(bool more, Refill());
+      if (!more) {
+        if (start_ < size_) {  // an unterminated last line
+          offset_ += size_ - start_;
+          start_ = scan_ = size_;
+          ++done;
+        }
+        break;
+      }
+    }
+    return done;
+  }
   uint64_t offset() const { return offset_; }  // bytes returned so far
 
  private:
   static constexpr size_t kStep = 64 * 1024;
+
+  // Up to `want` LF-terminated lines at the start of p[0, len): returns how many, and in
+  // *after the length of those lines.
+  static uint64_t TakeLines(const char* p, size_t len, uint64_t want, size_t* after) {
+    uint64_t taken = 0;
+    size_t i = 0;
+    *after = 0;
+#if defined(__SSE2__)
+    const __m128i lf = _mm_set1_epi8('\n');
+    for (; i + 64 <= len; i += 64) {
+      uint64_t m = 0;
+      for (size_t k = 0; k < 64; k += 16) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + k));
+        m |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, lf)))} << k;
+      }
+      const uint64_t c = static_cast<uint64_t>(std::popcount(m));
+      if (taken + c < want) {
+        taken += c;
+        if (m != 0) *after = i + 64 - static_cast<size_t>(std::countl_zero(m));
+        continue;
+      }
+      for (uint64_t k = taken + 1; k < want; ++k) m &= m - 1;  // keep the want-th LF lowest
+      *after = i + static_cast<size_t>(std::countr_zero(m)) + 1;
+      return want;
+    }
+#endif
+    for (; i < len; ++i) {
+      if (p[i] != '\n') continue;
+      *after = i + 1;
+      if (++taken == want) return want;
+    }
+    return taken;
+  }
+
+  // Keeps the unfinished line, makes room and reads the next step. False at the end.
+  Result<bool> Refill() {
+    if (eof_) return false;
+    if (start_ > 0) {  // keep only the unfinished line
+      std::memmove(buf_.get(), buf_.get() + start_, size_ - start_);
+      size_ -= start_;
+      scan_ -= std::min(scan_, start_);
+      start_ = 0;
+    }
+    if (capacity_ - size_ < kStep) {
+      const size_t grown = std::max(2 * capacity_, size_ + kStep);
+      std::unique_ptr<char[]> bigger(new char[grown]);
+      if (size_ > 0) std::memcpy(bigger.get(), buf_.get(), size_);
+      buf_ = std::move(bigger);
+      capacity_ = grown;
+    }
+    CAVEMAN_ASSIGN_OR_RETURN(size_t n, in_.Read(buf_.get() + size_, kStep));
+    size_ += n;
+    if (n == 0) eof_ = true;
+    return true;  // read again: Next and Skip look at the new bytes, or find the end
+  }
+
   ByteSource& in_;
   std::unique_ptr<char[]> buf_;  // [0, size_) read, uninitialised up to capacity_
   size_t size_ = 0;
@@ -209,12 +280,18 @@ Result<MarkerMap> AlignLinesWith(const Spool& original, const Spool& view, OnMar
       e.count = m->count;
       e.first_line = o_no;
       e.byte_begin = o_begin;
-      for (uint64_t k = 0; k < m->count; ++k) {
-        if (!have_o) {
+      // The marker's lines: o_line, the count - 1 after it (skipped unread), then the next.
+      if (!have_o) {
+        return Unmapped("view line " + std::to_string(v_no) + ": the marker counts more lines than remain");
+      }
+      if (m->count > 1) {
+        CAVEMAN_ASSIGN_OR_RETURN(uint64_t skipped, orig.Skip(m->count - 1));
+        o_no += skipped;
+        if (skipped < m->count - 1) {
           return Unmapped("view line " + std::to_string(v_no) + ": the marker counts more lines than remain");
         }
-        CAVEMAN_RETURN_IF_ERROR(advance());
       }
+      CAVEMAN_RETURN_IF_ERROR(advance());
       e.last_line = e.first_line + m->count - 1;
       e.byte_end = o_begin;
       on_marker(std::move(e));

@@ -354,6 +354,98 @@ TEST(MarkerMap, StreamedBlobEqualsTheGeneralPath) {
   EXPECT_GE(compared, 80u);
 }
 
+// The line aligner skips a marker's lines without handing them out (issue 19): random
+// originals (empty lines, lines longer than the reader's 64 KiB step, an unterminated last
+// line) and views that keep some lines and replace runs of every length by markers, the
+// original in memory and spilled; every entry must be the one computed here, and a marker
+// that counts one line more than remain leaves the view unmapped.
+TEST(MarkerMap, AlignerSkipsEachMarkersLinesExactly) {
+  std::mt19937_64 rng(23);
+  auto pick = [&](uint64_t n) { return rng() % n; };
+  int markers_checked = 0;
+  for (int round = 0; round < 120; ++round) {
+    std::vector<std::string> lines;
+    const size_t n = 1 + pick(round % 10 == 0 ? 3000 : 400);
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t r = pick(100);
+      const size_t len = r < 10 ? 0 : r < 12 ? 66000 + pick(5000) : pick(140);
+      std::string line(len, 'a' + static_cast<char>(pick(26)));
+      if (len > 0) line += std::to_string(i);  // no two lines alike
+      lines.push_back(line);
+    }
+    const bool terminated = pick(3) != 0;
+    if (!terminated && lines.back().empty()) lines.back() = "last";  // an unterminated line has bytes
+    std::string original;
+    std::vector<uint64_t> begin(n + 1);
+    for (size_t i = 0; i < n; ++i) {
+      begin[i] = original.size();
+      original += lines[i];
+      if (i + 1 < n || terminated) original += '\n';
+    }
+    begin[n] = original.size();
+    // The view: kept lines and markers for runs of 1 to 300 lines.
+    std::string view;
+    std::vector<MarkerEntry> want;
+    uint64_t view_line = 0;
+    for (size_t i = 0; i < n;) {
+      ++view_line;
+      if (pick(3) == 0) {
+        view += lines[i] + "\n";
+        ++i;
+        continue;
+      }
+      const size_t run = std::min<size_t>(n - i, 1 + pick(pick(4) == 0 ? 300 : 40));
+      view += "\xE2\x80\xA6 " + std::to_string(run) + " lines elided (caveman) \xE2\x80\xA6\n";
+      MarkerEntry e;
+      e.index = want.size() + 1;
+      e.view_line = view_line;
+      e.count = run;
+      e.first_line = i + 1;
+      e.last_line = i + run;
+      e.byte_begin = begin[i];
+      e.byte_end = begin[i + run];
+      want.push_back(e);
+      i += run;
+    }
+    for (size_t limit : {size_t{1} << 30, size_t{256}}) {
+      Spool o(SpoolOptions{.memory_limit = limit});
+      Spool v(SpoolOptions{.memory_limit = limit});
+      ASSERT_TRUE(o.Write(original).ok());
+      ASSERT_TRUE(v.Write(view).ok());
+      Result<internal::MarkerMap> map = internal::BuildMarkerMap(o, v, {});
+      ASSERT_TRUE(map.ok());
+      ASSERT_TRUE(map->mapped) << "round " << round << ": " << map->reason;
+      ASSERT_EQ(map->markers.size(), want.size()) << "round " << round;
+      for (size_t k = 0; k < want.size(); ++k) {
+        const MarkerEntry& got = map->markers[k];
+        SCOPED_TRACE(::testing::Message() << "round " << round << " marker " << k + 1);
+        EXPECT_EQ(got.index, want[k].index);
+        EXPECT_EQ(got.view_line, want[k].view_line);
+        EXPECT_EQ(got.count, want[k].count);
+        EXPECT_EQ(got.first_line, want[k].first_line);
+        EXPECT_EQ(got.last_line, want[k].last_line);
+        EXPECT_EQ(got.byte_begin, want[k].byte_begin);
+        EXPECT_EQ(got.byte_end, want[k].byte_end);
+        ++markers_checked;
+      }
+      if (!want.empty() && want.back().last_line == n) {
+        // The last marker counting one line more than the original has.
+        std::string over = view;
+        const std::string old_text = " " + std::to_string(want.back().count) + " lines elided";
+        const size_t at = over.rfind(old_text);
+        ASSERT_NE(at, std::string::npos);
+        over.replace(at, old_text.size(), " " + std::to_string(want.back().count + 1) + " lines elided");
+        Spool v2(SpoolOptions{.memory_limit = limit});
+        ASSERT_TRUE(v2.Write(over).ok());
+        Result<internal::MarkerMap> bad = internal::BuildMarkerMap(o, v2, {});
+        ASSERT_TRUE(bad.ok());
+        EXPECT_FALSE(bad->mapped) << "round " << round;
+      }
+    }
+  }
+  EXPECT_GT(markers_checked, 1500);
+}
+
 // JSON: nested collapsed arrays, keys with escapes and `/` `~`, a duplicate key (the last one
 // counts), pretty and compact layouts, and an original that already holds a marker object
 // (then the tree walk is used instead of the one-pass scan).
