@@ -127,9 +127,8 @@ class LineReader {
       done += TakeLines(buf_.get() + start_, size_ - start_, n - done, &after);
       offset_ += after;
       start_ += after;
-      scan_ = start_;
+      scan_ = done == n ? start_ : size_;  // short of n: no LF is left in the buffer
       if (done == n) break;
-      scan_ = size_;  // no LF left in the buffer
       CAVEMAN_ASSIGN_OR_RETURN(bool more, Refill());
       if (!more) {
         if (start_ < size_) {  // an unterminated last line
@@ -281,15 +280,13 @@ Result<MarkerMap> AlignLinesWith(const Spool& original, const Spool& view, OnMar
       e.first_line = o_no;
       e.byte_begin = o_begin;
       // The marker's lines: o_line, the count - 1 after it (skipped unread), then the next.
-      if (!have_o) {
-        return Unmapped("view line " + std::to_string(v_no) + ": the marker counts more lines than remain");
-      }
-      if (m->count > 1) {
-        CAVEMAN_ASSIGN_OR_RETURN(uint64_t skipped, orig.Skip(m->count - 1));
+      uint64_t skipped = 0;
+      if (have_o && m->count > 1) {
+        CAVEMAN_ASSIGN_OR_RETURN(skipped, orig.Skip(m->count - 1));
         o_no += skipped;
-        if (skipped < m->count - 1) {
-          return Unmapped("view line " + std::to_string(v_no) + ": the marker counts more lines than remain");
-        }
+      }
+      if (!have_o || skipped < m->count - 1) {
+        return Unmapped("view line " + std::to_string(v_no) + ": the marker counts more lines than remain");
       }
       CAVEMAN_RETURN_IF_ERROR(advance());
       e.last_line = e.first_line + m->count - 1;

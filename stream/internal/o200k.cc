@@ -356,14 +356,14 @@ class LineMemo {
     last_ = Insert(p, seg.size(), h, i, static_cast<uint32_t>(c));
     return c;
   }
+  // Starts loading the home slot of a segment with hash h, to be looked up after the
+  // segment before it is counted: the table (512 KiB) mostly misses the L1 and L2 caches.
+  void Prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & (kLineMemoSlots - 1)]); }
   // Text whose lines do not repeat (most lines of a JSON dump differ by a name or an address)
   // or are too short to look up would only pay the scan, the probes and the per-segment
   // calls: after every kLineMemoWindow segments with fewer than a quarter of them hits, the
   // memo is left aside for the next kLineMemoPauseBytes of text counted on this thread, then
   // tried again. Called once per segment.
-  // Starts loading the home slot of a segment with hash h, to be looked up after the
-  // segment before it is counted: the table (512 KiB) mostly misses the L1 and L2 caches.
-  void Prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & (kLineMemoSlots - 1)]); }
   bool ShouldPause() {
     if (++probes_ < kLineMemoWindow) return false;
     const bool pause = hits_ * 4 < probes_;
