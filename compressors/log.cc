@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -44,6 +45,7 @@ struct LineInfo {
   bool repeat_prefix = false;   // starts with `… caveman: ` (never collapsed)
   bool git_header = false;      // a git history header line (GitHistoryTracker): always kept
   bool terminated = false;      // an LF follows the line
+  uint64_t offset = 0;          // of the line's first byte in the body (of a run: its first line's)
 };
 
 // Per-line classification bits: computed once (pass 1, Hyperscan) and replayed by the later
@@ -63,6 +65,10 @@ class ByteLog {
   static constexpr size_t kBuffer = 64 * 1024;
   void Append(uint8_t f) {
     pending_.push_back(static_cast<char>(f));
+    if (pending_.size() >= kBuffer) Flush();
+  }
+  void AppendU64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) pending_.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
     if (pending_.size() >= kBuffer) Flush();
   }
   Status Finish() {
@@ -86,6 +92,16 @@ class ByteLog {
         }
       }
       return static_cast<uint8_t>(buf_[pos_++]);
+    }
+    uint64_t NextU64() {  // little-endian, as AppendU64 wrote it
+      uint64_t v = 0;
+      if (buf_.size() - pos_ >= 8 && std::endian::native == std::endian::little) {
+        std::memcpy(&v, buf_.data() + pos_, 8);
+        pos_ += 8;
+        return v;
+      }
+      for (int i = 0; i < 8; ++i) v |= uint64_t{Next()} << (8 * i);
+      return v;
     }
     const Status& status() const { return status_; }
 
@@ -199,6 +215,7 @@ Result<bool> ScanLines(const Body& body, size_t read_size, ScanBuffer* scratch, 
   std::unique_ptr<char[]>& buf = scratch->data;
   size_t& cap = scratch->cap;
   size_t len = 0;
+  uint64_t base = 0;  // offset in the body of buf[0]
   uint64_t index = 0;
   bool last_was_lf = false;
   auto process = [&](std::string_view block, bool final_piece) -> bool {
@@ -211,6 +228,7 @@ Result<bool> ScanLines(const Body& body, size_t read_size, ScanBuffer* scratch, 
       if (nl == nullptr && line.empty() && index > 0) return true;  // input ended with LF
       LineInfo info;
       info.terminated = nl != nullptr;
+      info.offset = base + pos;
       const uint8_t f = classifier->Classify(line, pos);
       info.pattern = (f & kPatternBit) != 0;
       info.marker_or_note = (f & kMarkerOrNoteBit) != 0;
@@ -244,6 +262,7 @@ Result<bool> ScanLines(const Body& body, size_t read_size, ScanBuffer* scratch, 
     if (!process(std::string_view(buf.get(), cut), false)) return last_was_lf;
     std::memmove(buf.get(), buf.get() + cut, len - cut);
     len -= cut;
+    base += cut;
   }
   process(std::string_view(buf.get(), len), true);
   return last_was_lf;
@@ -363,6 +382,7 @@ class LogRun {
   LogRun(const Body& body, std::string_view query, const LogCompressorOptions& options)
       : body_(body),
         read_size_(options.read_size),
+        seed_from_offsets_(options.seed_from_offsets),
         bm25_(query),
         use_query_(!query.empty() && bm25_.has_terms()),
         grouping_(options.template_grouping),
@@ -375,7 +395,8 @@ class LogRun {
   Result<bool> Survey();
   // Pass 2 (query only): the 16 best not-yet-kept lines, filtered by the threshold.
   Status QueryFill();
-  // Pass 3: seed the redundancy guard's classes from the kept lines K[0], K[step], … (≤ 64).
+  // Pass 3: seed the redundancy guard's classes from the kept lines K[0], K[step], … (≤ 64),
+  // read at their offsets (kept_log_) or, with a query fill or an all-kept body, by a scan.
   Status SeedGuard();
   // Pass 4: redundancy guard, dropped runs, markers, the note; writes the view to `out`.
   Result<TransformOutcome> Emit(ByteSink& out);
@@ -384,6 +405,19 @@ class LogRun {
   void MarkTemplate(uint32_t id) {
     if (id != internal::TemplateMiner::kNoTemplate) kept_templates_[id] = true;
   }
+  // A kept element of pass 1: its index, the offset of its line in the body and its length.
+  struct KeptAt {
+    uint64_t idx = 0;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+  };
+  void LogKept(const KeptAt& k) {
+    kept_log_.AppendU64(k.idx);
+    kept_log_.AppendU64(k.offset);
+    kept_log_.AppendU64(k.size);
+    ++kept_logged_;
+  }
+  Status SeedGuardByScan(uint64_t kept_count);
   bool IsForced(uint64_t idx, const LineInfo& info) const {
     return idx < kHead || idx >= tail_start_ || info.marker_or_note || info.pattern || info.git_header;
   }
@@ -393,6 +427,14 @@ class LogRun {
   const size_t read_size_;
   KeepMatcher matcher_;
   LineFlags flags_;  // pass 1's classification of every line, replayed by passes 2-4
+  const bool seed_from_offsets_;
+  // Pass 1's forced elements (before the tail is known: first lines, markers, notes, pattern
+  // and git header lines) as KeptAt records, in order; and the two tail candidates.
+  ByteLog kept_log_;
+  uint64_t kept_logged_ = 0;
+  KeptAt tail_at_[2];
+  bool tail_forced_[2] = {false, false};
+  uint64_t tail_seen_ = 0;
   ScanBuffer scan_buffer_;
   internal::Bm25Index bm25_;
   const bool use_query_;
@@ -423,7 +465,7 @@ Result<bool> LogRun::Survey() {
   // forced lines before each: the tail is [t, n) with t the older of the two (§5.2 tail walk).
   uint64_t tail_idx[2] = {0, 0};
   uint64_t tail_prefix[2] = {0, 0};
-  uint64_t tail_seen = 0;
+  uint64_t& tail_seen = tail_seen_;
   uint32_t tail_template[2] = {internal::TemplateMiner::kNoTemplate, internal::TemplateMiner::kNoTemplate};
   uint64_t raw_lines = 0;  // §4.1 lines (the decline rule counts these, not elements)
   auto element = [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {
@@ -431,18 +473,24 @@ Result<bool> LogRun::Survey() {
     const bool marker_or_note = info.marker_or_note;
     const uint32_t tid = grouping_ ? miner1_.Add(line) : internal::TemplateMiner::kNoTemplate;
     if (grouping_) template_ids_.Append(tid);
+    const bool forced = idx < kHead || marker_or_note || info.pattern || info.git_header;
     if (idx >= kHead && !marker_or_note) {
       tail_idx[0] = tail_idx[1];
       tail_prefix[0] = tail_prefix[1];
       tail_template[0] = tail_template[1];
+      tail_at_[0] = tail_at_[1];
+      tail_forced_[0] = tail_forced_[1];
       tail_idx[1] = idx;
       tail_prefix[1] = forced_total;
       tail_template[1] = tid;
+      tail_at_[1] = KeptAt{idx, info.offset, line.size()};
+      tail_forced_[1] = forced;
       ++tail_seen;
     }
-    if (idx < kHead || marker_or_note || info.pattern || info.git_header) {
+    if (forced) {
       ++forced_total;
       MarkTemplate(tid);
+      if (seed_from_offsets_) LogKept(KeptAt{idx, info.offset, line.size()});
     }
     if (use_query_) bm25_.AddDocument(line);
     return true;
@@ -466,6 +514,7 @@ Result<bool> LogRun::Survey() {
   CAVEMAN_RETURN_IF_ERROR(flags_.Finish());
   collapser.Finish(element);
   CAVEMAN_RETURN_IF_ERROR(template_ids_.Finish());
+  CAVEMAN_RETURN_IF_ERROR(kept_log_.Finish());
   static_assert(kTailBudget == 2, "tail tracking keeps exactly two positions");
   // With fewer than two tail candidates every element from index 2 on is kept.
   tail_start_ = tail_seen >= kTailBudget ? tail_idx[0] : std::min<uint64_t>(kHead, n_);
@@ -512,6 +561,53 @@ Status LogRun::QueryFill() {
 
 Status LogRun::SeedGuard() {
   const uint64_t kept_count = forced_before_tail_ + (n_ - tail_start_) + fill_.size();
+  // A query fill adds kept elements pass 1 did not log; with fewer than two tail candidates
+  // every element is kept. Both are read by a scan.
+  if (!seed_from_offsets_ || !fill_.empty() || tail_seen_ < kTailBudget) return SeedGuardByScan(kept_count);
+  // The kept elements in order: the logged forced ones, and the tail [tail_start_, n_), whose
+  // elements are forced (markers and notes: only the two tail candidates are not markers or
+  // notes) except for the tail candidates that are not. So they are the logged ones merged
+  // with the candidates not forced; kept_count counts the same elements.
+  KeptAt extra[2];
+  size_t extras = 0;
+  for (size_t k = 0; k < 2; ++k) {
+    if (!tail_forced_[k]) extra[extras++] = tail_at_[k];
+  }
+  ByteLog::Reader log(kept_log_);
+  uint64_t logged_read = 0;
+  std::optional<KeptAt> logged;  // the next logged element, read but not yet taken
+  size_t next_extra = 0;
+  const uint64_t step = internal::RedundancyGuard::SeedStep(kept_count);
+  std::string line;
+  for (uint64_t ordinal = 0; ordinal < kept_count && ordinal / step < internal::kMaxSeedClasses; ++ordinal) {
+    if (!logged && logged_read < kept_logged_) {
+      KeptAt k;
+      k.idx = log.NextU64();
+      k.offset = log.NextU64();
+      k.size = log.NextU64();
+      CAVEMAN_RETURN_IF_ERROR(log.status());
+      logged = k;
+      ++logged_read;
+    }
+    KeptAt at;
+    if (next_extra < extras && (!logged || extra[next_extra].idx < logged->idx)) {
+      at = extra[next_extra++];
+    } else if (logged) {
+      at = *logged;
+      logged.reset();
+    } else {
+      return Status::Internal("log: kept elements out of step");
+    }
+    if (!internal::RedundancyGuard::IsSeed(ordinal, kept_count)) continue;
+    line.clear();
+    CAVEMAN_RETURN_IF_ERROR(body_.ReadRange(at.offset, at.size, &line));
+    if (line.size() != at.size) return Status::Internal("log: a kept line moved");
+    guard_.AddSeed(line);
+  }
+  return Status::OK();
+}
+
+Status LogRun::SeedGuardByScan(uint64_t kept_count) {
   uint64_t ordinal = 0;
   return ScanElements(body_, read_size_, &scan_buffer_, flags_, collapse_,
                       [&](std::string_view line, uint64_t idx, const LineInfo& info, uint64_t) {

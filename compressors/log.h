@@ -8,8 +8,9 @@
 // `… N lines elided (caveman)[: SUMMARY] …`. Kept lines are byte-identical.
 //
 // Memory (§1.4, bounded independently of input size): the body is never viewed whole. It is
-// read through Body::NewReader() in chunks of `read_size` bytes, three passes without a query
-// and four with one (§5.2 plan); memory holds the unfinished line, ≤ 2 buffered lines of the
+// read through Body::NewReader() in chunks of `read_size` bytes, two passes without a query
+// and four with one (§5.2 plan; without a query the guard's ≤ 64 seed lines are read at their
+// offsets, logged by pass 1 into a spool that spills to a file); memory holds the unfinished line, ≤ 2 buffered lines of the
 // current dropped run, ≤ 192 redundancy classes, ≤ 16 query candidates and the bounded
 // invariant accumulator. It grows with the longest line, never with the number of lines.
 // Output is identical for every chunking of the body and every read_size.
@@ -39,6 +40,10 @@ struct LogCompressorOptions {
   // run. Lines starting with `… caveman: ` are kept like markers. Default: true.
   // template_grouping = false and collapse_identical_runs = false give exactly §5.2.
   bool collapse_identical_runs = true;
+  // Pass 3 reads the ≤ 64 seed lines of the redundancy guard at the offsets pass 1 logged
+  // (forced lines: bounded memory, the rest spills) instead of reading the body once more.
+  // false: by a scan, as with a query. Output is the same either way (tests compare them).
+  bool seed_from_offsets = true;
 };
 
 std::unique_ptr<Compressor> NewLogCompressor(LogCompressorOptions options = {});

@@ -576,5 +576,107 @@ TEST(KeepMatcher, RepeatedLinesClassifyAsWhenScannedAlone) {
   EXPECT_GT(compacted_blocks, 100);  // the compacted scan ran, not only the plain one
 }
 
+size_t CountOccurrences(std::string_view text, std::string_view word) {
+  size_t n = 0;
+  for (size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+// Pass 3 reads the guard's seed lines at the offsets pass 1 logged (issue 19) instead of
+// scanning the body again; the output must be the scan's. The logs mix lines forced by the
+// keep pattern ("error"), near twins that are not (one token of 14 differs, so the class of a
+// forced line represents its twin), identical runs, marker and repeat-prefix lines, git
+// headers, CRLF and an unterminated last line; sizes from a handful of lines (every line
+// kept) to enough kept lines for a seed step above 1. The zone names (letters: digits are
+// masked in profiles) come from a pool larger than the 64 seeds, so which kept lines seed
+// the guard decides which twins are dropped and which are promoted.
+std::string SeedTestLog(uint64_t seed, size_t lines, bool crlf, bool final_newline) {
+  std::mt19937_64 rng(seed);
+  const std::string eol = crlf ? "\r\n" : "\n";
+  auto zone = [&] {
+    const uint64_t z = rng() % 150;
+    return std::string{static_cast<char>('a' + z % 26), static_cast<char>('a' + z / 26), 'q'};
+  };
+  std::string s;
+  for (size_t i = 0; i < lines; ++i) {
+    const uint64_t r = rng() % 100;
+    const std::string w = std::to_string(rng() % 9);
+    std::string line;
+    if (r < 30) {
+      line = "worker " + w + " reported error while syncing shard 7 of cluster " + zone() + " region zone a";
+    } else if (r < 60) {
+      line = "worker " + w + " reported errand while syncing shard 7 of cluster " + zone() + " region zone a";
+    } else if (r < 63) {
+      line = "\xE2\x80\xA6 caveman: 3 identical lines elided \xE2\x80\xA6";
+    } else if (r < 65) {
+      line = "\xE2\x80\xA6 caveman: note " + w;
+    } else if (r < 67) {
+      line = "commit 0123456789abcdef0123456789abcdef0123456" + w;
+    } else if (r < 75) {
+      const std::string same = "step " + w + " waiting for lock on " + zone();
+      const size_t repeat = 1 + rng() % 5;
+      for (size_t k = 0; k + 1 < repeat; ++k) s += same + eol;
+      line = same;
+    } else {
+      line = "pkg/" + zone() + "/unit_" + std::to_string(rng() % 1000) + ".go compiled in " + w + "ms";
+    }
+    s += line;
+    if (i + 1 < lines || final_newline) s += eol;
+  }
+  return s;
+}
+
+TEST(LogSeedGuard, SeedsReadAtLoggedOffsetsEqualTheScan) {
+  int accepted = 0, twins_split = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    const size_t lines = seed % 5 == 0 ? 3 + seed % 7 : 40 + seed * 37;
+    const bool crlf = seed % 3 == 0;
+    const bool final_newline = seed % 4 != 1;
+    const std::string in = SeedTestLog(seed, lines, crlf, final_newline);
+    for (bool grouping : {false, true}) {
+      for (bool collapse : {false, true}) {
+        for (size_t read_size : {size_t{7}, size_t{256 * 1024}}) {
+          auto run = [&](bool from_offsets) {
+            LogCompressorOptions o{read_size, grouping, collapse};
+            o.seed_from_offsets = from_offsets;
+            auto out = RunOnString(*NewLogCompressor(o), in);
+            return out ? *out : std::string("<declined>");
+          };
+          const std::string scanned = run(false);
+          EXPECT_EQ(run(true), scanned) << "seed " << seed << " grouping " << grouping << " collapse " << collapse
+                                        << " read_size " << read_size;
+          if (scanned == "<declined>") continue;
+          ++accepted;
+          // Some twins kept and some dropped: the seeds decided between them.
+          const size_t twins_in = CountOccurrences(in, "errand"), twins_out = CountOccurrences(scanned, "errand");
+          if (twins_out > 0 && twins_out < twins_in) ++twins_split;
+        }
+      }
+    }
+  }
+  EXPECT_GT(accepted, 300);
+  EXPECT_GT(twins_split, 100);
+}
+// The same over a spilled spool (a file-backed body read with pread), every chunking.
+TEST(LogSeedGuard, SpilledBodyEveryChunking) {
+  const std::string in = SeedTestLog(77, 900, false, true);
+  LogCompressorOptions scan_options{13, true, true};
+  scan_options.seed_from_offsets = false;
+  auto scanned = RunOnString(*NewLogCompressor(scan_options), in);
+  ASSERT_TRUE(scanned.has_value());
+  testing::ExpectChunkingInvariant(in, [&](const std::vector<std::string_view>& pieces) {
+    Spool spool(SpoolOptions{/*memory_limit=*/1024, ""});
+    for (std::string_view p : pieces) EXPECT_TRUE(spool.Write(p).ok());
+    auto c = NewLogCompressor(LogCompressorOptions{13, true, true});
+    StringSink sink;
+    TransformMeta meta;
+    auto r = c->Transform(Body::FromSpool(spool), "", sink, &meta);
+    EXPECT_TRUE(r.ok());
+    const std::string got = r.ok() && *r == TransformOutcome::kAccepted ? sink.data() : std::string("<declined>");
+    EXPECT_EQ(got, *scanned);
+    return got;
+  });
+}
+
 }  // namespace
 }  // namespace caveman
