@@ -16,6 +16,7 @@
 #include "compressors/internal/bm25.h"
 #include "compressors/internal/redundancy.h"
 #include "stream/check.h"
+#include "stream/internal/bits.h"
 
 namespace caveman::internal {
 namespace {
@@ -258,7 +259,7 @@ bool CleanSourceFacts(std::string_view src, bool want_error_word, size_t* cj_len
     // before them.
     const uint64_t inside = PrefixXor(b.quote) ^ inside_carry;
     inside_carry = uint64_t{0} - (inside >> 63);
-    outside_space += static_cast<size_t>(std::popcount(b.space & ~inside));
+    outside_space += static_cast<size_t>(PopCount64(b.space & ~inside));
     c5 |= b.c5 != 0;
     // The padding of the tail block is no word byte: a run at the end closes in it.
     if (want_error_word && !found && !c5) found = runs.Feed(base, WordByteMask(block, 64));

@@ -20,6 +20,7 @@
 #include "compressors/text_util.h"
 #include "compressors/terminal.h"
 #include "compressors/text.h"
+#include "stream/internal/bits.h"
 
 namespace caveman::internal {
 namespace {
@@ -160,7 +161,7 @@ class LineReader {
         const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + k));
         m |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, lf)))} << k;
       }
-      const uint64_t c = static_cast<uint64_t>(std::popcount(m));
+      const uint64_t c = static_cast<uint64_t>(PopCount64(m));
       if (taken + c < want) {
         taken += c;
         if (m != 0) *after = i + 64 - static_cast<size_t>(std::countl_zero(m));

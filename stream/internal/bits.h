@@ -1,0 +1,22 @@
+// Bit counting without a library call (issue 19). The build targets baseline x86-64, which
+// has no POPCNT instruction, so std::popcount compiles to a call of libgcc's __popcountdi2
+// through the PLT: ≈ 0.8 % of the samples of the 64 MiB JSON dump, where the JSON selection
+// counts one 64-byte block's blanks with it. The SWAR sum below is a dozen inline operations.
+#ifndef CAVEMAN_STREAM_INTERNAL_BITS_H_
+#define CAVEMAN_STREAM_INTERNAL_BITS_H_
+
+#include <cstdint>
+
+namespace caveman::internal {
+
+// The number of bits set in x (std::popcount).
+inline int PopCount64(uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555ULL;
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+}
+
+}  // namespace caveman::internal
+
+#endif  // CAVEMAN_STREAM_INTERNAL_BITS_H_
