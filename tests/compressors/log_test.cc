@@ -14,6 +14,7 @@
 #include "compressors/lines.h"
 #include "compressors/log_rules.h"
 #include "compressors/internal/redundancy.h"
+#include "compressors/internal/templates.h"
 #include "compressors/text_util.h"
 #include "stream/spool.h"
 #include "tests/testing/test_util.h"
@@ -676,6 +677,53 @@ TEST(LogSeedGuard, SpilledBodyEveryChunking) {
     EXPECT_EQ(got, *scanned);
     return got;
   });
+}
+
+// The miner's tokens come from bit masks (issue 19); they must be the SPACE/TAB split of the
+// line without its final CR, and a token is a wildcard exactly when it holds an ASCII digit.
+// Lines of every length around the 64-byte words and past the inline 512 bytes, with tabs,
+// runs of blanks, CR, non-ASCII bytes and digits at token edges.
+TEST(TemplateMiner, TokensAndDigitWildcardsEqualAByteSplit) {
+  std::mt19937_64 rng(23);
+  const std::string alphabet[] = {" ", "\t", "  ", "a", "Z", "0", "9", "/", ":", "\xC3\xA9", "\x80", "\r", "-", "x"};
+  int too_long = 0, wildcards = 0;
+  for (int round = 0; round < 4000; ++round) {
+    std::string line;
+    const size_t target = round % 7 == 0 ? 500 + rng() % 700 : rng() % 200;
+    while (line.size() < target) line += alphabet[rng() % std::size(alphabet)];
+    if (rng() % 3 == 0) line += "\r";
+    std::string_view body = line;
+    if (!body.empty() && body.back() == '\r') body.remove_suffix(1);
+    std::vector<std::string_view> want;
+    for (size_t i = 0; i < body.size();) {
+      if (body[i] == ' ' || body[i] == '\t') {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < body.size() && body[j] != ' ' && body[j] != '\t') ++j;
+      want.push_back(body.substr(i, j - i));
+      i = j;
+    }
+    std::vector<std::string_view> got;
+    internal::TemplateTokens(line, &got);
+    ASSERT_EQ(got, want) << "round " << round;
+    internal::TemplateMiner miner;  // fresh: the line founds its own cluster
+    const uint32_t id = miner.Add(line);
+    if (want.empty() || want.size() > internal::TemplateMinerOptions{}.max_tokens) {
+      EXPECT_EQ(id, internal::TemplateMiner::kNoTemplate) << "round " << round;
+      too_long += !want.empty();
+      continue;
+    }
+    ASSERT_NE(id, internal::TemplateMiner::kNoTemplate);
+    for (size_t pos = 0; pos < want.size(); ++pos) {
+      const bool digit = want[pos].find_first_of("0123456789") != std::string_view::npos;
+      EXPECT_EQ(miner.IsWildcard(id, pos), digit) << "round " << round << " token " << pos;
+      wildcards += digit;
+    }
+  }
+  EXPECT_GT(too_long, 50);
+  EXPECT_GT(wildcards, 1000);
 }
 
 }  // namespace
