@@ -455,6 +455,45 @@ TEST(Invariants, WeightedAddEqualsRepeatedAdds) {
   EXPECT_GT(differing_counts, 20);
 }
 
+// Reset keeps the aggregates' storage for the next units (issue 19): every summary after a
+// Reset must be that of a fresh accumulator given the same units, whatever came before
+// (names tracked to the limit, values too wide, coverage given up, empty field lists).
+TEST(Invariants, ResetEqualsAFreshAccumulator) {
+  std::mt19937_64 rng(8);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  const std::vector<std::string> values = {"1", "2", "10", "-3.5", "ok", "fail", "absent", "x y", "", "7e2", "z"};
+  std::vector<std::string> names;
+  for (size_t i = 0; i < kMaxTrackedNames + 6; ++i) names.push_back("n" + std::to_string(i));
+  InvariantAccumulator reused;
+  int summaries = 0;
+  for (int round = 0; round < 400; ++round) {
+    InvariantAccumulator fresh;
+    reused.Reset();
+    const size_t name_pool = round % 3 == 0 ? 3 : names.size();
+    const size_t units = 1 + pick(40);
+    for (size_t u = 0; u < units; ++u) {
+      std::vector<std::string> storage;
+      FieldList fields;
+      const size_t n = pick(30) == 0 ? 0 : 1 + pick(round % 3 == 0 ? 3 : 60);
+      storage.reserve(2 * n);
+      for (size_t f = 0; f < n; ++f) {
+        storage.push_back(names[pick(name_pool)]);
+        storage.push_back(pick(2) == 0 ? std::to_string(pick(round % 2 == 0 ? 5 : 5000)) : values[pick(values.size())]);
+        fields.push_back({storage[storage.size() - 2], storage.back()});
+      }
+      const uint64_t weight = 1 + pick(3);
+      fresh.Add(fields, weight);
+      reused.Add(fields, weight);
+    }
+    ASSERT_EQ(reused.units(), fresh.units());
+    const std::string want = fresh.Render(int64_t{1} << 40);
+    ASSERT_EQ(reused.Render(int64_t{1} << 40), want) << "round " << round;
+    ASSERT_EQ(reused.Render(300), fresh.Render(300)) << "round " << round;
+    summaries += !want.empty();
+  }
+  EXPECT_GT(summaries, 100);
+}
+
 TEST(FieldList, JsonElementLogAndTable) {
   JsonTree t;
   ASSERT_TRUE(t.Parse(R"({"b":"x","a":1,"c":true,"d":null,"e":"","f":{"g":1},"a":2})"));
