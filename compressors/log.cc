@@ -58,8 +58,8 @@ constexpr uint8_t kGitHeaderBit = 16;
 
 // A sequence of bytes written once and replayed in order from the start, in a spool (memory
 // ≤ 1 MiB + 64 KiB; the rest spills to a 0600 temporary file), so memory does not grow with
-// the number of lines. Holds pass 1's classification bits (one byte per line) and its template
-// ids (two bytes per element).
+// the number of lines. Holds pass 1's classification bits (one byte per line), its template
+// ids (two bytes per element) and its forced elements (LogRun::KeptAt: 24 bytes each).
 class ByteLog {
  public:
   static constexpr size_t kBuffer = 64 * 1024;
@@ -375,8 +375,9 @@ class LogCompressor final : public Compressor {
 
 // One run of the §5.2 log compressor over a body: four named passes over the lines, sharing
 // what each pass learns. Pass 1 classifies every line (Hyperscan, once) and the later passes
-// replay that classification from `flags_`, so a spooled body is read four times but scanned
-// by the pattern engine once.
+// replay that classification from `flags_`, so the pattern engine scans the body once. The
+// body is read in full by passes 1 and 4, and by pass 2 with a query; pass 3 reads its seed
+// lines at their offsets, or the whole body when a query fill added kept lines.
 class LogRun {
  public:
   LogRun(const Body& body, std::string_view query, const LogCompressorOptions& options)
@@ -396,7 +397,7 @@ class LogRun {
   // Pass 2 (query only): the 16 best not-yet-kept lines, filtered by the threshold.
   Status QueryFill();
   // Pass 3: seed the redundancy guard's classes from the kept lines K[0], K[step], … (≤ 64),
-  // read at their offsets (kept_log_) or, with a query fill or an all-kept body, by a scan.
+  // read at their offsets (kept_log_) or, with a query fill, by a scan.
   Status SeedGuard();
   // Pass 4: redundancy guard, dropped runs, markers, the note; writes the view to `out`.
   Result<TransformOutcome> Emit(ByteSink& out);
@@ -418,9 +419,13 @@ class LogRun {
     ++kept_logged_;
   }
   Status SeedGuardByScan(uint64_t kept_count);
-  bool IsForced(uint64_t idx, const LineInfo& info) const {
-    return idx < kHead || idx >= tail_start_ || info.marker_or_note || info.pattern || info.git_header;
+  // Kept whatever the guard says: the first lines, markers and notes, pattern and git header
+  // lines (known in pass 1) ...
+  static bool ForcedBeforeTail(uint64_t idx, const LineInfo& info) {
+    return idx < kHead || info.marker_or_note || info.pattern || info.git_header;
   }
+  // ... and the tail (known after it).
+  bool IsForced(uint64_t idx, const LineInfo& info) const { return ForcedBeforeTail(idx, info) || idx >= tail_start_; }
   bool InFill(uint64_t idx) const { return std::binary_search(fill_.begin(), fill_.end(), idx); }
 
   const Body& body_;
@@ -473,7 +478,7 @@ Result<bool> LogRun::Survey() {
     const bool marker_or_note = info.marker_or_note;
     const uint32_t tid = grouping_ ? miner1_.Add(line) : internal::TemplateMiner::kNoTemplate;
     if (grouping_) template_ids_.Append(tid);
-    const bool forced = idx < kHead || marker_or_note || info.pattern || info.git_header;
+    const bool forced = ForcedBeforeTail(idx, info);
     if (idx >= kHead && !marker_or_note) {
       tail_idx[0] = tail_idx[1];
       tail_prefix[0] = tail_prefix[1];
@@ -561,9 +566,11 @@ Status LogRun::QueryFill() {
 
 Status LogRun::SeedGuard() {
   const uint64_t kept_count = forced_before_tail_ + (n_ - tail_start_) + fill_.size();
-  // A query fill adds kept elements pass 1 did not log; with fewer than two tail candidates
-  // every element is kept. Both are read by a scan.
-  if (!seed_from_offsets_ || !fill_.empty() || tail_seen_ < kTailBudget) return SeedGuardByScan(kept_count);
+  // With fewer than two tail candidates every element is kept (the head, then the tail from
+  // index kHead on), so Emit never asks the guard.
+  if (tail_seen_ < kTailBudget) return Status::OK();
+  // A query fill adds kept elements pass 1 did not log: read by a scan.
+  if (!seed_from_offsets_ || !fill_.empty()) return SeedGuardByScan(kept_count);
   // The kept elements in order: the logged forced ones, and the tail [tail_start_, n_), whose
   // elements are forced (markers and notes: only the two tail candidates are not markers or
   // notes) except for the tail candidates that are not. So they are the logged ones merged
@@ -576,6 +583,7 @@ Status LogRun::SeedGuard() {
   ByteLog::Reader log(kept_log_);
   uint64_t logged_read = 0;
   std::optional<KeptAt> logged;  // the next logged element, read but not yet taken
+  uint64_t last_idx = 0;
   size_t next_extra = 0;
   const uint64_t step = internal::RedundancyGuard::SeedStep(kept_count);
   std::string line;
@@ -586,6 +594,11 @@ Status LogRun::SeedGuard() {
       k.offset = log.NextU64();
       k.size = log.NextU64();
       CAVEMAN_RETURN_IF_ERROR(log.status());
+      // Pass 1 logged them in order, each within the body: anything else is a damaged log.
+      if ((logged_read > 0 && k.idx <= last_idx) || k.offset > body_.size() || k.size > body_.size() - k.offset) {
+        return Status::Internal("log: kept elements out of step");
+      }
+      last_idx = k.idx;
       logged = k;
       ++logged_read;
     }

@@ -8,11 +8,12 @@
 // `… N lines elided (caveman)[: SUMMARY] …`. Kept lines are byte-identical.
 //
 // Memory (§1.4, bounded independently of input size): the body is never viewed whole. It is
-// read through Body::NewReader() in chunks of `read_size` bytes, two passes without a query
-// and four with one (§5.2 plan; without a query the guard's ≤ 64 seed lines are read at their
-// offsets, logged by pass 1 into a spool that spills to a file); memory holds the unfinished line, ≤ 2 buffered lines of the
-// current dropped run, ≤ 192 redundancy classes, ≤ 16 query candidates and the bounded
-// invariant accumulator. It grows with the longest line, never with the number of lines.
+// read through Body::NewReader() in chunks of `read_size` bytes: two passes, and one or two
+// more with a query (§5.2 plan; the guard's ≤ 64 seed lines are read at offsets pass 1 logged
+// into a spool that spills to a file, unless a query added kept lines). Memory holds the
+// unfinished line, ≤ 2 buffered lines of the current dropped run, ≤ 192 redundancy classes,
+// ≤ 16 query candidates and the bounded invariant accumulator. It grows with the longest
+// line, never with the number of lines.
 // Output is identical for every chunking of the body and every read_size.
 #ifndef CAVEMAN_COMPRESSORS_LOG_H_
 #define CAVEMAN_COMPRESSORS_LOG_H_

@@ -37,111 +37,86 @@ uint64_t HashToken(std::string_view t) {
   return h == 0 ? 1 : h;  // 0 is the wildcard
 }
 
-// A line's separator (SPACE, TAB) and ASCII digit bits, 64 bytes to a word, so that the
-// miner finds its tokens by bit scans instead of testing every byte twice (issue 19: the
-// byte loops were two thirds of mining a CI log). Lines up to 512 bytes use the inline words.
-class LineMasks {
- public:
-  explicit LineMasks(std::string_view line) : size_(line.size()) {
-    const size_t words = (size_ + 63) / 64;
-    if (words > kInlineWords) {
-      heap_.resize(2 * words);
-      sep_ = heap_.data();
-      digit_ = heap_.data() + words;
-    }
-    for (size_t w = 0; w < words; ++w) {
-      const size_t at = 64 * w;
-      const size_t avail = std::min<size_t>(64, size_ - at);
-      alignas(16) char tail[64];
-      const char* p = line.data() + at;
-      if (avail < 64) {  // the padding bytes (0) are neither separators nor digits
-        std::memset(tail, 0, sizeof(tail));
-        std::memcpy(tail, p, avail);
-        p = tail;
-      }
-      Classify(p, &sep_[w], &digit_[w]);
-    }
-  }
-  size_t size() const { return size_; }
-  // The first position from `pos` on that is a separator (NextSeparator) or is not one
-  // (NextOther); size() if there is none.
-  size_t NextSeparator(size_t pos) const { return Next(pos, 0); }
-  size_t NextOther(size_t pos) const { return Next(pos, ~uint64_t{0}); }
-  // Whether a digit lies in [from, to).
-  bool AnyDigit(size_t from, size_t to) const {
-    for (size_t w = from / 64; w * 64 < to; ++w) {
-      uint64_t m = digit_[w];
-      if (w == from / 64) m &= ~uint64_t{0} << (from % 64);
-      if (to - w * 64 < 64) m &= (uint64_t{1} << (to - w * 64)) - 1;
-      if (m != 0) return true;
-    }
-    return false;
-  }
-
- private:
-  static constexpr size_t kInlineWords = 8;
-  static void Classify(const char* p, uint64_t* sep, uint64_t* digit) {
+// The separator (SPACE, TAB) and ASCII digit bits of the 64 bytes at p (bit k: p[k]).
+void ClassifyWord(const char* p, uint64_t* sep, uint64_t* digit) {
 #if defined(__SSE2__)
-    uint64_t s = 0, d = 0;
-    for (int k = 0; k < 64; k += 16) {
-      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + k));
-      const __m128i blank = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\t')));
-      // Signed compares: bytes from 0x80 are negative, so never digits.
-      const __m128i dig =
-          _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
-      s |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(blank))} << k;
-      d |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(dig))} << k;
-    }
-    *sep = s;
-    *digit = d;
+  uint64_t s = 0, d = 0;
+  for (int k = 0; k < 64; k += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + k));
+    const __m128i blank = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\t')));
+    // Signed compares: bytes from 0x80 are negative, so never digits.
+    const __m128i dig =
+        _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
+    s |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(blank))} << k;
+    d |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(dig))} << k;
+  }
 #else
-    uint64_t s = 0, d = 0;
-    for (int k = 0; k < 64; ++k) {
-      s |= uint64_t{p[k] == ' ' || p[k] == '\t'} << k;
-      d |= uint64_t{static_cast<unsigned char>(p[k] - '0') < 10} << k;
-    }
-    *sep = s;
-    *digit = d;
+  uint64_t s = 0, d = 0;
+  for (int k = 0; k < 64; ++k) {
+    s |= uint64_t{p[k] == ' ' || p[k] == '\t'} << k;
+    d |= uint64_t{static_cast<unsigned char>(p[k] - '0') < 10} << k;
+  }
 #endif
-  }
-  // The first position from `pos` on whose separator bit, flipped by `flip`, is set.
-  size_t Next(size_t pos, uint64_t flip) const {
-    size_t w = pos / 64;
-    const size_t words = (size_ + 63) / 64;
-    if (w >= words) return size_;
-    uint64_t m = (sep_[w] ^ flip) & (~uint64_t{0} << (pos % 64));
-    while (m == 0) {
-      if (++w >= words) return size_;
-      m = sep_[w] ^ flip;
-    }
-    return std::min(size_, w * 64 + static_cast<size_t>(std::countr_zero(m)));
-  }
+  *sep = s;
+  *digit = d;
+}
 
-  size_t size_;
-  uint64_t inline_[2 * kInlineWords];
-  uint64_t* sep_ = inline_;
-  uint64_t* digit_ = inline_ + kInlineWords;
-  std::vector<uint64_t> heap_;
-};
+// Bits [from, to) of a word (0 ≤ from ≤ to ≤ 64).
+uint64_t BitRange(size_t from, size_t to) {
+  const uint64_t below_to = to == 64 ? ~uint64_t{0} : (uint64_t{1} << to) - 1;
+  return below_to & (~uint64_t{0} << from);
+}
 
-// Calls fn(token, masks, begin, end) for the SPACE/TAB-separated tokens of `line` (a final
-// CR dropped) until it returns false.
+// Calls fn(token, has_digit) for the SPACE/TAB-separated tokens of `line` (a final CR
+// dropped), in order, until it returns false. The line is classified 64 bytes at a time as the
+// walk reaches them, so a walk stopped early reads no further (issue 19: the byte-at-a-time
+// split was two thirds of mining a CI log).
 template <class Fn>
 void ForEachToken(std::string_view line, Fn&& fn) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  const LineMasks masks(line);
-  for (size_t i = masks.NextOther(0); i < line.size();) {
-    const size_t j = masks.NextSeparator(i);
-    if (!fn(line.substr(i, j - i), masks, i, j)) return;
-    i = masks.NextOther(j);
+  const size_t n = line.size();
+  constexpr size_t kNone = SIZE_MAX;
+  size_t token = kNone;  // the start of the token being read
+  bool digit = false;
+  for (size_t base = 0; base < n; base += 64) {
+    const size_t avail = std::min<size_t>(64, n - base);
+    uint64_t sep, dig;
+    if (avail == 64) {
+      ClassifyWord(line.data() + base, &sep, &dig);
+    } else {  // the padding bytes (0) are neither separators nor digits
+      alignas(16) char tail[64] = {};
+      std::memcpy(tail, line.data() + base, avail);
+      ClassifyWord(tail, &sep, &dig);
+    }
+    const uint64_t valid = BitRange(0, avail);
+    sep &= valid;
+    const uint64_t other = ~sep & valid;
+    size_t pos = 0;
+    while (pos < avail) {
+      if (token == kNone) {
+        const uint64_t starts = other & (~uint64_t{0} << pos);
+        if (starts == 0) break;
+        pos = static_cast<size_t>(std::countr_zero(starts));
+        token = base + pos;
+        digit = false;
+      }
+      const uint64_t ends = sep & (~uint64_t{0} << pos);
+      const size_t end = ends == 0 ? avail : static_cast<size_t>(std::countr_zero(ends));
+      digit = digit || (dig & BitRange(pos, end)) != 0;
+      if (ends == 0) break;  // the token goes on in the next word
+      if (!fn(line.substr(token, base + end - token), digit)) return;
+      token = kNone;
+      pos = end;
+    }
   }
+  if (token != kNone) fn(line.substr(token), digit);
 }
 
 }  // namespace
 
 void TemplateTokens(std::string_view line, std::vector<std::string_view>* out) {
   out->clear();
-  ForEachToken(line, [&](std::string_view t, const LineMasks&, size_t, size_t) {
+  ForEachToken(line, [&](std::string_view t, bool) {
     out->push_back(t);
     return true;
   });
@@ -151,12 +126,12 @@ uint32_t TemplateMiner::Add(std::string_view line) {
   // Split on SPACE/TAB; a token with a digit is a wildcard (0), the others are hashed.
   scratch_.clear();
   bool too_long = false;
-  ForEachToken(line, [&](std::string_view t, const LineMasks& masks, size_t begin, size_t end) {
+  ForEachToken(line, [&](std::string_view t, bool digit) {
     if (scratch_.size() >= options_.max_tokens) {
       too_long = true;
       return false;
     }
-    scratch_.push_back(masks.AnyDigit(begin, end) ? 0 : HashToken(t));
+    scratch_.push_back(digit ? 0 : HashToken(t));
     return true;
   });
   if (too_long || scratch_.empty()) return kNoTemplate;

@@ -658,6 +658,36 @@ TEST(LogSeedGuard, SeedsReadAtLoggedOffsetsEqualTheScan) {
   EXPECT_GT(accepted, 300);
   EXPECT_GT(twins_split, 100);
 }
+// Logs of tens of thousands of forced lines: their offsets cross the kept log's 64 KiB reads
+// (24 bytes each) and spill it to a file. And logs with one tail candidate only (every other
+// line after the head a marker or a note), where every element is kept.
+TEST(LogSeedGuard, LargeKeptLogsAndASingleTailCandidate) {
+  for (uint64_t seed : {101, 102}) {
+    const std::string in = SeedTestLog(seed, 150000, seed % 2 == 0, true);
+    for (bool grouping : {false, true}) {
+      LogCompressorOptions scan{64 * 1024, grouping, true};
+      scan.seed_from_offsets = false;
+      LogCompressorOptions offsets{64 * 1024, grouping, true};
+      auto a = RunOnString(*NewLogCompressor(scan), in);
+      auto b = RunOnString(*NewLogCompressor(offsets), in);
+      ASSERT_TRUE(a.has_value());
+      ASSERT_TRUE(b.has_value());
+      EXPECT_EQ(*b, *a) << "seed " << seed << " grouping " << grouping;
+    }
+  }
+  const std::string marker = "\xE2\x80\xA6 caveman: 3 identical lines elided \xE2\x80\xA6";
+  for (const std::string& in :
+       {"h1\nh2\nonly one\n" + marker + "\n" + marker + "\n", "h1\nh2\n" + marker + "\nonly one\n" + marker + "\n",
+        "h1\nh2\nworker error\n" + marker + "\n" + marker + "\n" + marker + "\n"}) {
+    for (bool from_offsets : {false, true}) {
+      LogCompressorOptions o{7, true, true};
+      o.seed_from_offsets = from_offsets;
+      auto out = RunOnString(*NewLogCompressor(o), in);
+      EXPECT_FALSE(out.has_value()) << in;  // every line kept: nothing to elide
+    }
+  }
+}
+
 // The same over a spilled spool (a file-backed body read with pread), every chunking.
 TEST(LogSeedGuard, SpilledBodyEveryChunking) {
   const std::string in = SeedTestLog(77, 900, false, true);
@@ -724,6 +754,51 @@ TEST(TemplateMiner, TokensAndDigitWildcardsEqualAByteSplit) {
   }
   EXPECT_GT(too_long, 50);
   EXPECT_GT(wildcards, 1000);
+}
+
+// The miner hashes each token whole: a line with one token changed joins the cluster of the
+// line (when that token is not the first: the first one and the count pick the bucket) and
+// makes just that position a wildcard; the unchanged line is assigned its own cluster again.
+TEST(TemplateMiner, ChangingOneTokenWildcardsExactlyIt) {
+  std::mt19937_64 rng(29);
+  int generalised = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<std::string> tokens;
+    const size_t count = 2 + rng() % 12;
+    for (size_t t = 0; t < count; ++t) {
+      std::string token;
+      const size_t len = 1 + rng() % (t % 3 == 0 ? 70 : 9);  // some tokens span 64-byte words
+      for (size_t k = 0; k < len; ++k) token += static_cast<char>('a' + rng() % 26);
+      tokens.push_back(token);
+    }
+    auto join = [&](const std::vector<std::string>& v) {
+      std::string line;
+      for (const std::string& t : v) line += (line.empty() ? "" : (rng() % 2 ? " " : " \t ")) + t;
+      return line;
+    };
+    const std::string line = join(tokens);
+    internal::TemplateMiner miner;
+    const uint32_t id = miner.Add(line);
+    ASSERT_NE(id, internal::TemplateMiner::kNoTemplate);
+    EXPECT_EQ(miner.Add(line), id);
+    // Change one byte (first, middle or last) of one token.
+    const size_t pos = rng() % count;
+    std::vector<std::string> changed = tokens;
+    std::string& t = changed[pos];
+    const size_t at = rng() % 3 == 0 ? 0 : rng() % 2 == 0 ? t.size() - 1 : t.size() / 2;
+    t[at] = t[at] == 'z' ? 'y' : static_cast<char>(t[at] + 1);
+    const uint32_t id2 = miner.Add(join(changed));
+    if (pos == 0) {  // another bucket: a cluster of its own, the first one unchanged
+      EXPECT_NE(id2, id) << "round " << round;
+      for (size_t k = 0; k < count; ++k) EXPECT_FALSE(miner.IsWildcard(id, k)) << "round " << round;
+      continue;
+    }
+    // Similarity (count - 1) / count of the line's constants, ≥ 0.5: the same cluster.
+    ASSERT_EQ(id2, id) << "round " << round;
+    for (size_t k = 0; k < count; ++k) EXPECT_EQ(miner.IsWildcard(id, k), k == pos) << "round " << round;
+    ++generalised;
+  }
+  EXPECT_GT(generalised, 1500);
 }
 
 }  // namespace

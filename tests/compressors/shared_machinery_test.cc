@@ -494,6 +494,21 @@ TEST(Invariants, ResetEqualsAFreshAccumulator) {
   EXPECT_GT(summaries, 100);
 }
 
+// A moved-from accumulator is usable again after Reset.
+TEST(Invariants, ResetAfterMoveStartsAfresh) {
+  InvariantAccumulator a;
+  a.Add(FieldList{{"k", "1"}});
+  InvariantAccumulator b(std::move(a));
+  EXPECT_EQ(b.units(), 1u);
+  a.Reset();  // NOLINT(bugprone-use-after-move): Reset is the documented way back
+  EXPECT_EQ(a.units(), 0u);
+  for (int i = 0; i < 5; ++i) a.Add(FieldList{{"k", "same"}});
+  InvariantAccumulator fresh;
+  for (int i = 0; i < 5; ++i) fresh.Add(FieldList{{"k", "same"}});
+  EXPECT_EQ(a.Render(1000), fresh.Render(1000));
+  EXPECT_FALSE(fresh.Render(1000).empty());
+}
+
 TEST(FieldList, JsonElementLogAndTable) {
   JsonTree t;
   ASSERT_TRUE(t.Parse(R"({"b":"x","a":1,"c":true,"d":null,"e":"","f":{"g":1},"a":2})"));
