@@ -16,7 +16,7 @@
 #include "compressors/internal/bm25.h"
 #include "compressors/internal/redundancy.h"
 #include "stream/check.h"
-#include "stream/internal/bits.h"
+#include "stream/bits.h"
 
 namespace caveman::internal {
 namespace {

@@ -20,7 +20,7 @@
 #include "compressors/text_util.h"
 #include "compressors/terminal.h"
 #include "compressors/text.h"
-#include "stream/internal/bits.h"
+#include "stream/bits.h"
 
 namespace caveman::internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "stream/internal/bits.h"
+#include "stream/bits.h"
 
 #include <gtest/gtest.h>
 

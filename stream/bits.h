@@ -2,8 +2,8 @@
 // has no POPCNT instruction, so std::popcount compiles to a call of libgcc's __popcountdi2
 // through the PLT: ≈ 0.8 % of the samples of the 64 MiB JSON dump, where the JSON selection
 // counts one 64-byte block's blanks with it. The SWAR sum below is a dozen inline operations.
-#ifndef CAVEMAN_STREAM_INTERNAL_BITS_H_
-#define CAVEMAN_STREAM_INTERNAL_BITS_H_
+#ifndef CAVEMAN_STREAM_BITS_H_
+#define CAVEMAN_STREAM_BITS_H_
 
 #include <cstdint>
 
@@ -19,4 +19,4 @@ inline int PopCount64(uint64_t x) {
 
 }  // namespace caveman::internal
 
-#endif  // CAVEMAN_STREAM_INTERNAL_BITS_H_
+#endif  // CAVEMAN_STREAM_BITS_H_
