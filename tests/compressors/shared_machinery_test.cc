@@ -418,6 +418,23 @@ TEST(Invariants, IncrementalAccumulatorMatchesBatch) {
 // A weighted Add is `weight` plain ones: random units (names past the tracked limit, the same
 // name twice in a unit, numbers, words, "absent", more distinct values than are kept, an
 // empty unit now and then) each added with a weight of 1-30 and that many times one by one.
+// A random unit for the accumulator tests: `count` fields named from names[0, name_pool), each
+// value a number below `number_below` (one time in `number_share`) or one of `values`. The
+// bytes live in *storage.
+FieldList RandomUnit(std::mt19937_64& rng, const std::vector<std::string>& names, size_t name_pool, size_t count,
+                     size_t number_share, size_t number_below, const std::vector<std::string>& values,
+                     std::vector<std::string>* storage) {
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  storage->reserve(2 * count);
+  FieldList fields;
+  for (size_t f = 0; f < count; ++f) {
+    storage->push_back(names[pick(name_pool)]);
+    storage->push_back(pick(number_share) == 0 ? std::to_string(pick(number_below)) : values[pick(values.size())]);
+    fields.push_back({(*storage)[storage->size() - 2], storage->back()});
+  }
+  return fields;
+}
+
 TEST(Invariants, WeightedAddEqualsRepeatedAdds) {
   std::mt19937_64 rng(5);
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
@@ -432,14 +449,8 @@ TEST(Invariants, WeightedAddEqualsRepeatedAdds) {
     uint64_t total = 0;
     for (size_t u = 0; u < units; ++u) {
       std::vector<std::string> storage;
-      FieldList fields;
       const size_t n = pick(25) == 0 ? 0 : 1 + pick(round % 2 == 0 ? 4 : 60);
-      storage.reserve(2 * n);
-      for (size_t f = 0; f < n; ++f) {
-        storage.push_back(names[pick(name_pool)]);
-        storage.push_back(pick(3) == 0 ? std::to_string(pick(1000)) : values[pick(values.size())]);
-        fields.push_back({storage[storage.size() - 2], storage.back()});
-      }
+      const FieldList fields = RandomUnit(rng, names, name_pool, n, 3, 1000, values, &storage);
       const uint64_t weight = 1 + pick(30);
       total += weight;
       weighted.Add(fields, weight);
@@ -473,14 +484,8 @@ TEST(Invariants, ResetEqualsAFreshAccumulator) {
     const size_t units = 1 + pick(40);
     for (size_t u = 0; u < units; ++u) {
       std::vector<std::string> storage;
-      FieldList fields;
       const size_t n = pick(30) == 0 ? 0 : 1 + pick(round % 3 == 0 ? 3 : 60);
-      storage.reserve(2 * n);
-      for (size_t f = 0; f < n; ++f) {
-        storage.push_back(names[pick(name_pool)]);
-        storage.push_back(pick(2) == 0 ? std::to_string(pick(round % 2 == 0 ? 5 : 5000)) : values[pick(values.size())]);
-        fields.push_back({storage[storage.size() - 2], storage.back()});
-      }
+      const FieldList fields = RandomUnit(rng, names, name_pool, n, 2, round % 2 == 0 ? 5 : 5000, values, &storage);
       const uint64_t weight = 1 + pick(3);
       fresh.Add(fields, weight);
       reused.Add(fields, weight);
