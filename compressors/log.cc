@@ -587,16 +587,22 @@ Status LogRun::SeedGuard() {
   size_t next_extra = 0;
   const uint64_t step = internal::RedundancyGuard::SeedStep(kept_count);
   std::string line;
+  // A kept log that cannot be read back or is damaged: the seeds come from a scan instead,
+  // as with a query fill (never a failed transform for a side record).
+  auto by_scan = [&] {
+    guard_ = internal::RedundancyGuard();
+    return SeedGuardByScan(kept_count);
+  };
   for (uint64_t ordinal = 0; ordinal < kept_count && ordinal / step < internal::kMaxSeedClasses; ++ordinal) {
     if (!logged && logged_read < kept_logged_) {
       KeptAt k;
       k.idx = log.NextU64();
       k.offset = log.NextU64();
       k.size = log.NextU64();
-      CAVEMAN_RETURN_IF_ERROR(log.status());
       // Pass 1 logged them in order, each within the body: anything else is a damaged log.
-      if ((logged_read > 0 && k.idx <= last_idx) || k.offset > body_.size() || k.size > body_.size() - k.offset) {
-        return Status::Internal("log: kept elements out of step");
+      if (!log.status().ok() || (logged_read > 0 && k.idx <= last_idx) || k.offset > body_.size() ||
+          k.size > body_.size() - k.offset) {
+        return by_scan();
       }
       last_idx = k.idx;
       logged = k;
@@ -609,12 +615,12 @@ Status LogRun::SeedGuard() {
       at = *logged;
       logged.reset();
     } else {
-      return Status::Internal("log: kept elements out of step");
+      return by_scan();  // fewer records than kept_count counts
     }
     if (!internal::RedundancyGuard::IsSeed(ordinal, kept_count)) continue;
     line.clear();
     CAVEMAN_RETURN_IF_ERROR(body_.ReadRange(at.offset, at.size, &line));
-    if (line.size() != at.size) return Status::Internal("log: a kept line moved");
+    if (line.size() != at.size) return by_scan();
     guard_.AddSeed(line);
   }
   return Status::OK();
