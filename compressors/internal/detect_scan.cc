@@ -145,7 +145,7 @@ const char* const kConsolePatterns[] = {
     R"(^(?:added|removed|changed|up to date, audited) \d+ packages?)",
 };
 
-hs_database_t* CompileDatabase() {
+const hs_database_t* CompileDatabase() {
   std::vector<const char*> exprs;
   std::vector<unsigned> flags;
   std::vector<unsigned> ids;
@@ -169,7 +169,7 @@ hs_database_t* CompileDatabase() {
     ids.push_back(kLiteralBase + static_cast<unsigned>(l));
   }
   std::string error;
-  hs_database_t* db =
+  const hs_database_t* db =
       CompileMultiCached(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(exprs.size()), &error);
   if (db == nullptr) {
     // Fixed patterns: this only happens on a platform Hyperscan does not support. Detection
@@ -181,7 +181,7 @@ hs_database_t* CompileDatabase() {
 }
 
 const hs_database_t* Database() {
-  static hs_database_t* const db = CompileDatabase();
+  static const hs_database_t* const db = CompileDatabase();
   return db;
 }
 

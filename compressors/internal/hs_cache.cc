@@ -120,20 +120,114 @@ hs_database_t* Load(const std::string& path) {
 std::atomic<const char*> embedded_begin{nullptr};
 std::atomic<size_t> embedded_size{0};
 
-hs_database_t* LoadEmbedded(const std::string& key) {
+// An image entry (compressors/pattern_databases.h): kImageMagic, the image's ImageChecksum
+// (8 bytes, little-endian), zero bytes up to the next multiple of kImageAlign from the start of
+// the blob, then the database as hs_deserialize_database_at wrote it at an address that is a
+// multiple of kImageAlign. Hyperscan places the bytecode by the database's address modulo 64
+// and holds no pointers (its deserialisation is a header copy and a memcpy), so the image is
+// a valid database wherever it lies at such an address: in the executable's read-only image,
+// it is used in place. hs_db_gen checks the premise for the library it links (two addresses,
+// the same bytes) and writes the serialised form otherwise.
+constexpr char kImageMagic[8] = {'C', 'V', 'H', 'S', 'I', 'M', 'G', '1'};
+constexpr size_t kImageAlign = 64;
+constexpr size_t kImageHeaderBytes = sizeof(kImageMagic) + 8;
+
+uint64_t LoadLe64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+void AppendLe64(uint64_t v, std::string* out) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+uint64_t MixWord(uint64_t h, uint64_t w) {
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;  // odd: every step is a bijection of h
+  h = (h ^ w) * kMul;
+  return (h << 29) | (h >> 35);
+}
+
+// A checksum against accidental damage of an image (Hyperscan's own CRC-32C runs only when a
+// scratch is allocated, where a failure would silently disable the patterns). Four lanes of
+// 8-byte words, each step a bijection of the lane, so a change confined to one word always
+// changes the result; about 0.03 ms for the 212 KB detection database, where SHA-256 took 0.2.
+uint64_t ImageChecksum(std::string_view bytes) {
+  uint64_t h[4] = {1, 2, 3, 4};
+  const char* p = bytes.data();
+  size_t n = bytes.size();
+  auto block = [&h](const char* b) {
+    for (int k = 0; k < 4; ++k) {
+      uint64_t w;
+      std::memcpy(&w, b + 8 * k, 8);
+      h[k] = MixWord(h[k], w);
+    }
+  };
+  for (; n >= 32; p += 32, n -= 32) block(p);
+  if (n > 0) {
+    char tail[32] = {};
+    std::memcpy(tail, p, n);
+    block(tail);
+  }
+  uint64_t r = bytes.size();
+  for (uint64_t lane : h) r = MixWord(r, lane);
+  return r;
+}
+
+size_t ImagePadding(size_t header_end) { return (kImageAlign - header_end % kImageAlign) % kImageAlign; }
+
+// The database of an image entry `entry` that starts `offset` bytes into the blob, or nullptr
+// if it is damaged. In place when it lies at a multiple of kImageAlign (the embedded blob),
+// otherwise copied to memory that does (a blob registered from elsewhere).
+const hs_database_t* FromImageEntry(std::string_view entry, size_t offset) {
+  if (entry.size() < kImageHeaderBytes) return nullptr;
+  const size_t pad = ImagePadding(offset + kImageHeaderBytes);
+  if (entry.size() < kImageHeaderBytes + pad + sizeof(void*)) return nullptr;
+  const std::string_view image = entry.substr(kImageHeaderBytes + pad);
+  if (ImageChecksum(image) != LoadLe64(entry.data() + sizeof(kImageMagic))) return nullptr;
+  const hs_database_t* db = reinterpret_cast<const hs_database_t*>(image.data());
+  hs_database_t* copy = nullptr;
+  if (reinterpret_cast<uintptr_t>(image.data()) % kImageAlign != 0) {
+    void* p = std::aligned_alloc(kImageAlign, (image.size() + kImageAlign - 1) / kImageAlign * kImageAlign);
+    if (p == nullptr) return nullptr;
+    std::memcpy(p, image.data(), image.size());
+    db = copy = static_cast<hs_database_t*>(p);  // freed through hs_free_database: std::free
+  }
+  size_t size = 0;
+  if (hs_database_size(db, &size) != HS_SUCCESS || size != image.size()) {
+    std::free(copy);
+    return nullptr;
+  }
+  return db;
+}
+
+const hs_database_t* LoadEmbedded(const std::string& key) {
   const char* p = embedded_begin.load(std::memory_order_acquire);
   if (p == nullptr || key.size() != kEmbeddedKeyBytes) return nullptr;
-  std::string_view rest(p, embedded_size.load(std::memory_order_acquire));
+  const std::string_view blob(p, embedded_size.load(std::memory_order_acquire));
+  std::string_view rest = blob;
   while (rest.size() >= kEmbeddedKeyBytes + 8) {
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<uint8_t>(rest[kEmbeddedKeyBytes + i]);
+    const uint64_t n = LoadLe64(rest.data() + kEmbeddedKeyBytes);
     const std::string_view entry_key = rest.substr(0, kEmbeddedKeyBytes);
     rest.remove_prefix(kEmbeddedKeyBytes + 8);
     if (n > rest.size()) return nullptr;  // malformed: ignore the rest
-    if (entry_key == key) return FromFileBytes(rest.substr(0, n), /*check_digest=*/false);
+    if (entry_key == key) {
+      const std::string_view entry = rest.substr(0, n);
+      if (entry.size() >= sizeof(kImageMagic) && std::memcmp(entry.data(), kImageMagic, sizeof(kImageMagic)) == 0) {
+        return FromImageEntry(entry, static_cast<size_t>(entry.data() - blob.data()));
+      }
+      return FromFileBytes(entry, /*check_digest=*/false);
+    }
     rest.remove_prefix(n);
   }
   return nullptr;
+}
+
+bool InRegisteredBlob(const void* q) {
+  const char* p = embedded_begin.load(std::memory_order_acquire);
+  if (p == nullptr) return false;
+  const auto at = reinterpret_cast<uintptr_t>(q), begin = reinterpret_cast<uintptr_t>(p);
+  return at >= begin && at - begin < embedded_size.load(std::memory_order_acquire);
 }
 
 void Store(const std::string& dir, const std::string& path, const hs_database_t* db) {
@@ -171,11 +265,11 @@ std::string HsCacheDirectory() {
   return "";
 }
 
-hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned* flags, const unsigned* ids,
-                                  unsigned count, std::string* error) {
+const hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned* flags, const unsigned* ids,
+                                        unsigned count, std::string* error) {
   const std::string key = CacheKey(expressions, flags, ids, count);
   if (!key.empty()) {
-    if (hs_database_t* db = LoadEmbedded(key)) return db;
+    if (const hs_database_t* db = LoadEmbedded(key)) return db;
   }
   const std::string dir = HsCacheDirectory();
   std::string path;
@@ -194,15 +288,53 @@ hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned
   return db;
 }
 
+void FreeCachedDatabase(const hs_database_t* db) {
+  if (db != nullptr && !InRegisteredBlob(db)) hs_free_database(const_cast<hs_database_t*>(db));
+}
+
 }  // namespace caveman::internal
 
 namespace caveman {
 
 void AppendPatternDatabaseEntry(std::string_view key, std::string_view file_bytes, std::string* blob) {
   blob->append(key);
-  const uint64_t n = file_bytes.size();
-  for (int i = 0; i < 8; ++i) blob->push_back(static_cast<char>((n >> (8 * i)) & 0xFF));
+  internal::AppendLe64(file_bytes.size(), blob);
   blob->append(file_bytes);
+}
+
+bool AppendPatternDatabaseImage(std::string_view key, std::string_view file_bytes, std::string* blob) {
+  using internal::kImageAlign;
+  if (file_bytes.size() <= internal::kHeaderBytes ||
+      std::memcmp(file_bytes.data(), internal::kMagic, sizeof(internal::kMagic)) != 0) {
+    return false;
+  }
+  const std::string_view payload = file_bytes.substr(internal::kHeaderBytes);
+  size_t size = 0;
+  if (hs_serialized_database_size(payload.data(), payload.size(), &size) != HS_SUCCESS) return false;
+  // Deserialised at two different multiples of kImageAlign, the bytes must be the same: the
+  // premise of using the image in place anywhere at such an address.
+  std::string space(size + 3 * kImageAlign, '\0');
+  std::string other(size + 3 * kImageAlign, '\0');
+  auto aligned = [](std::string& s, size_t extra) {
+    const auto at = reinterpret_cast<uintptr_t>(s.data());
+    return s.data() + ((kImageAlign - at % kImageAlign) % kImageAlign) + extra;
+  };
+  char* a = aligned(space, 0);
+  char* b = aligned(other, kImageAlign);
+  if (hs_deserialize_database_at(payload.data(), payload.size(), reinterpret_cast<hs_database_t*>(a)) != HS_SUCCESS ||
+      hs_deserialize_database_at(payload.data(), payload.size(), reinterpret_cast<hs_database_t*>(b)) != HS_SUCCESS ||
+      std::memcmp(a, b, size) != 0) {
+    return false;
+  }
+  const std::string_view image(a, size);
+  std::string entry(internal::kImageMagic, sizeof(internal::kImageMagic));
+  internal::AppendLe64(internal::ImageChecksum(image), &entry);
+  // The entry starts after the key and the length.
+  entry.append(internal::ImagePadding(blob->size() + internal::kEmbeddedKeyBytes + 8 + internal::kImageHeaderBytes),
+               '\0');
+  entry.append(image);
+  AppendPatternDatabaseEntry(key, entry, blob);
+  return true;
 }
 
 void RegisterEmbeddedPatternDatabases(std::string_view blob) {

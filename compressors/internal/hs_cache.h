@@ -24,9 +24,15 @@
 namespace caveman::internal {
 
 // hs_compile_multi in block mode for the host platform, through the cache. On failure returns
-// nullptr and, if `error` is non-null, the compiler's message.
-hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned* flags, const unsigned* ids,
-                                  unsigned count, std::string* error);
+// nullptr and, if `error` is non-null, the compiler's message. The database may be the
+// registered blob's own bytes, used in place (read-only): release it with FreeCachedDatabase,
+// never hs_free_database.
+const hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned* flags, const unsigned* ids,
+                                        unsigned count, std::string* error);
+
+// Frees a database from CompileMultiCached unless it lies in the registered blob. REQUIRES: the
+// blob it came from is still the registered one. nullptr is ignored.
+void FreeCachedDatabase(const hs_database_t* db);
 
 // The cache directory CompileMultiCached uses ("" when disabled). Exposed for tests.
 std::string HsCacheDirectory();

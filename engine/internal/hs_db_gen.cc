@@ -2,7 +2,8 @@
 //   hs_db_gen OUT
 // compiles every pattern database into an empty private cache directory of its own (the
 // compressors' disk cache format), then writes each file as one blob entry: 32 hex key bytes,
-// a little-endian uint64 length, the file's bytes. Exit 0 and an empty OUT if Hyperscan cannot
+// a little-endian uint64 length, the database as an image used in place at run time, or the
+// file's bytes where an image cannot be made. Exit 0 and an empty OUT if Hyperscan cannot
 // compile on this machine (the binaries then compile at run time, as without this step).
 #include <dirent.h>
 #include <sys/stat.h>
@@ -52,13 +53,19 @@ int main(int argc, char** argv) {
   }
   std::sort(names.begin(), names.end());  // the same bytes for the same databases
   std::string blob;
+  size_t images = 0;
   for (const std::string& name : names) {
     const std::string path = dir + "/" + name;
     std::ifstream in(path, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     unlink(path.c_str());
     if (!in.good() && !in.eof()) return Fail("cannot read " + path);
-    caveman::AppendPatternDatabaseEntry(std::string_view(name).substr(3, 32), bytes, &blob);
+    const std::string_view key = std::string_view(name).substr(3, 32);
+    if (caveman::AppendPatternDatabaseImage(key, bytes, &blob)) {
+      ++images;
+    } else {
+      caveman::AppendPatternDatabaseEntry(key, bytes, &blob);
+    }
   }
   rmdir(dir.c_str());
   const std::string out = argv[1];
@@ -69,6 +76,6 @@ int main(int argc, char** argv) {
     if (!o.good()) return Fail("cannot write " + tmp_out);
   }
   if (std::rename(tmp_out.c_str(), out.c_str()) != 0) return Fail("cannot rename to " + out);
-  std::printf("hs_db_gen: %zu databases, %zu bytes\n", names.size(), blob.size());
+  std::printf("hs_db_gen: %zu databases (%zu as images used in place), %zu bytes\n", names.size(), images, blob.size());
   return 0;
 }

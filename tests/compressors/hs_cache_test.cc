@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -50,9 +51,9 @@ class HsCacheTest : public ::testing::Test {
     unsetenv("CAVEMAN_CACHE_DIR");
     fs::remove_all(dir_);
   }
-  hs_database_t* Compile() {
+  const hs_database_t* Compile() {
     std::string error;
-    hs_database_t* db = internal::CompileMultiCached(kExprs, kFlags, kIds, 3, &error);
+    const hs_database_t* db = internal::CompileMultiCached(kExprs, kFlags, kIds, 3, &error);
     EXPECT_NE(db, nullptr) << error;
     return db;
   }
@@ -68,7 +69,7 @@ class HsCacheTest : public ::testing::Test {
 };
 
 TEST_F(HsCacheTest, FirstCallStoresLaterCallsLoadTheSameDatabase) {
-  hs_database_t* first = Compile();
+  const hs_database_t* first = Compile();
   ASSERT_EQ(Files().size(), 1u);
   EXPECT_EQ(Scan(first, text_), want_);
   struct stat st;
@@ -77,23 +78,23 @@ TEST_F(HsCacheTest, FirstCallStoresLaterCallsLoadTheSameDatabase) {
   ASSERT_EQ(stat(Files()[0].c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   const auto mtime = fs::last_write_time(Files()[0]);
-  hs_database_t* second = Compile();  // loaded: the file is not rewritten
+  const hs_database_t* second = Compile();  // loaded: the file is not rewritten
   EXPECT_EQ(Scan(second, text_), want_);
   EXPECT_EQ(fs::last_write_time(Files()[0]), mtime);
   EXPECT_EQ(Files().size(), 1u);
-  hs_free_database(first);
-  hs_free_database(second);
+  internal::FreeCachedDatabase(first);
+  internal::FreeCachedDatabase(second);
   // A different pattern set gets its own file.
   const char* const other[] = {"WARN"};
   const unsigned f0[] = {0}, i0[] = {1};
-  hs_database_t* db = internal::CompileMultiCached(other, f0, i0, 1, nullptr);
+  const hs_database_t* db = internal::CompileMultiCached(other, f0, i0, 1, nullptr);
   ASSERT_NE(db, nullptr);
-  hs_free_database(db);
+  internal::FreeCachedDatabase(db);
   EXPECT_EQ(Files().size(), 2u);
 }
 
 TEST_F(HsCacheTest, DamagedOrForeignFilesAreNeverUsed) {
-  hs_free_database(Compile());
+  internal::FreeCachedDatabase(Compile());
   ASSERT_EQ(Files().size(), 1u);
   const fs::path file = Files()[0];
   // Flip one payload byte: the checksum no longer matches, so it is recompiled and rewritten.
@@ -102,34 +103,34 @@ TEST_F(HsCacheTest, DamagedOrForeignFilesAreNeverUsed) {
     f.seekp(100);
     f.put('\x5a');
   }
-  hs_database_t* db = Compile();
+  const hs_database_t* db = Compile();
   EXPECT_EQ(Scan(db, text_), want_);
-  hs_free_database(db);
+  internal::FreeCachedDatabase(db);
   // Truncated to its header.
   fs::resize_file(file, 20);
   db = Compile();
   EXPECT_EQ(Scan(db, text_), want_);
-  hs_free_database(db);
+  internal::FreeCachedDatabase(db);
   // A group-writable file is ignored (and not replaced through).
   fs::permissions(file, fs::perms::group_write, fs::perm_options::add);
   std::ofstream(file, std::ios::binary | std::ios::trunc) << "garbage";
   db = Compile();
   EXPECT_EQ(Scan(db, text_), want_);
-  hs_free_database(db);
+  internal::FreeCachedDatabase(db);
 }
 
 TEST_F(HsCacheTest, SharedDirectoryOrEmptySettingMeansNoCache) {
   fs::create_directories(dir_ / "cache");
   fs::permissions(dir_ / "cache", fs::perms::all);  // 0777: others could plant files
-  hs_database_t* db = Compile();
+  const hs_database_t* db = Compile();
   EXPECT_EQ(Scan(db, text_), want_);
-  hs_free_database(db);
+  internal::FreeCachedDatabase(db);
   EXPECT_TRUE(Files().empty());
   setenv("CAVEMAN_CACHE_DIR", "", 1);
   EXPECT_EQ(internal::HsCacheDirectory(), "");
   db = Compile();
   EXPECT_EQ(Scan(db, text_), want_);
-  hs_free_database(db);
+  internal::FreeCachedDatabase(db);
 }
 
 }  // namespace
@@ -152,7 +153,7 @@ std::string BlobEntry(const fs::path& file) {
 // compiled or written), a damaged entry is ignored (compiled and cached instead), and a
 // process-wide registration is undone by registering an empty blob.
 TEST_F(HsCacheTest, RegisteredBlobIsUsedFirstAndADamagedEntryIgnored) {
-  hs_free_database(Compile());
+  internal::FreeCachedDatabase(Compile());
   ASSERT_EQ(Files().size(), 1u);
   const fs::path file = Files()[0];
   static std::string blob;  // must outlive the registration
@@ -164,14 +165,14 @@ TEST_F(HsCacheTest, RegisteredBlobIsUsedFirstAndADamagedEntryIgnored) {
   fs::remove(file);
   RegisterEmbeddedPatternDatabases(blob);
 
-  hs_database_t* db = Compile();
+  const hs_database_t* db = Compile();
   EXPECT_EQ(Scan(db, text_), want_);
-  hs_free_database(db);
+  internal::FreeCachedDatabase(db);
   EXPECT_TRUE(Files().empty()) << "the registered database was compiled again";
   // A pattern set that is not in the blob still compiles (and is cached).
-  hs_database_t* w = internal::CompileMultiCached(other, f0, i0, 1, nullptr);
+  const hs_database_t* w = internal::CompileMultiCached(other, f0, i0, 1, nullptr);
   ASSERT_NE(w, nullptr);
-  hs_free_database(w);
+  internal::FreeCachedDatabase(w);
   EXPECT_EQ(Files().size(), 1u);
   fs::remove_all(dir_ / "cache");
 
@@ -189,7 +190,7 @@ TEST_F(HsCacheTest, RegisteredBlobIsUsedFirstAndADamagedEntryIgnored) {
     RegisterEmbeddedPatternDatabases(blob);
     db = Compile();
     EXPECT_EQ(Scan(db, text_), want_) << "byte " << at;
-    hs_free_database(db);
+    internal::FreeCachedDatabase(db);
     ++tried;
     refused += Files().size();  // compiled and cached: the entry was refused
   }
@@ -199,10 +200,75 @@ TEST_F(HsCacheTest, RegisteredBlobIsUsedFirstAndADamagedEntryIgnored) {
   fs::remove_all(dir_ / "cache");
   db = Compile();
   EXPECT_EQ(Scan(db, text_), want_);
-  hs_free_database(db);
+  internal::FreeCachedDatabase(db);
   EXPECT_EQ(Files().size(), 1u) << "a damaged database must be ignored and the set compiled";
   EXPECT_GT(refused * 10, tried * 9) << refused << " of " << tried << " flips refused";
 
+  RegisterEmbeddedPatternDatabases({});
+}
+
+// Image entries (issue 19): the database already deserialised. A blob at a multiple of 64
+// bytes, as the executable embeds it, lends the database in place (no copy); elsewhere it is
+// copied. Both scan as the compiled database, nothing is compiled, and a damaged image is
+// refused and the set compiled instead.
+TEST_F(HsCacheTest, ImageEntriesAreUsedInPlaceAndADamagedImageRefused) {
+  internal::FreeCachedDatabase(Compile());
+  ASSERT_EQ(Files().size(), 1u);
+  const fs::path file = Files()[0];
+  std::ifstream in(file, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string key = file.filename().string().substr(3, 32);
+  std::string built;
+  AppendPatternDatabaseEntry("0123456789abcdef0123456789abcdef", "x", &built);  // an entry first
+  ASSERT_TRUE(AppendPatternDatabaseImage(key, bytes, &built));
+  EXPECT_FALSE(AppendPatternDatabaseImage(key, bytes.substr(0, bytes.size() / 2), &built));
+  EXPECT_FALSE(AppendPatternDatabaseImage(key, "not a database", &built));
+  fs::remove(file);
+
+  // The blob at a multiple of 64, then 8 bytes past one.
+  static std::string storage;  // must outlive the registrations
+  storage.assign(built.size() + 128, '\0');
+  const auto base = reinterpret_cast<uintptr_t>(storage.data());
+  char* const aligned = storage.data() + (64 - base % 64) % 64;
+  for (size_t shift : {size_t{0}, size_t{8}}) {
+    SCOPED_TRACE(shift);
+    char* const at = aligned + shift;
+    std::memcpy(at, built.data(), built.size());
+    const std::string_view blob(at, built.size());
+    RegisterEmbeddedPatternDatabases(blob);
+    fs::remove_all(dir_ / "cache");
+    const hs_database_t* db = Compile();
+    EXPECT_EQ(Scan(db, text_), want_);
+    const auto p = reinterpret_cast<uintptr_t>(db);
+    const bool in_place = p >= reinterpret_cast<uintptr_t>(at) && p < reinterpret_cast<uintptr_t>(at) + built.size();
+    EXPECT_EQ(in_place, shift == 0);
+    internal::FreeCachedDatabase(db);
+    EXPECT_TRUE(Files().empty()) << "the image was not used";
+
+    // Every 97th byte flipped: the image's bytes are checked, so a flip there is refused; a
+    // flip elsewhere (the other entry, the padding) must scan the same.
+    const std::string intact(blob);
+    const size_t image_start = built.size() - (bytes.size() - 40);  // never past the image's start
+    size_t refused = 0, in_image = 0;
+    for (size_t i = 0; i < built.size(); i += 97) {
+      std::memcpy(at, intact.data(), intact.size());
+      at[i] ^= 0x10;
+      RegisterEmbeddedPatternDatabases(blob);
+      fs::remove_all(dir_ / "cache");
+      db = Compile();
+      EXPECT_EQ(Scan(db, text_), want_) << "byte " << i;
+      internal::FreeCachedDatabase(db);
+      const bool compiled = !Files().empty();
+      refused += compiled;
+      if (i >= image_start) {
+        ++in_image;
+        EXPECT_TRUE(compiled) << "a flip of byte " << i << " inside the image was not refused";
+      }
+    }
+    EXPECT_GT(in_image, 10u);
+    EXPECT_GE(refused, in_image);
+    std::memcpy(at, intact.data(), intact.size());
+  }
   RegisterEmbeddedPatternDatabases({});
 }
 
