@@ -27,7 +27,8 @@ constexpr off_t kMaxFileBytes = 64 << 20;
 constexpr size_t kEmbeddedKeyBytes = 32;  // CacheKey: 16 bytes of SHA-256 in hex
 
 // Hyperscan's database allocator: malloc, but a block of kPopulateBytes or more (a
-// deserialised database: the detection database is ≈ 240 KB) has its pages made present and
+// database deserialised from the disk cache or a file entry, or just compiled; the build-time
+// image entries are used in place and allocate nothing) has its pages made present and
 // writable in one madvise(MADV_POPULATE_WRITE) before Hyperscan zero-fills and copies into it,
 // instead of one page fault per 4 KiB page (≈ 60 faults, a few µs each in a virtual machine:
 // ≈ 0.3 ms of every small `compress`, issue 19). Best effort: without the call (kernels before
