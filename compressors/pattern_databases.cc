@@ -9,8 +9,8 @@
 namespace caveman {
 
 // Each database is built on first use, so one use of each builds them all. A new
-// CompileMultiCached caller belongs here too; tests/compressors/pattern_databases_test.cc
-// checks that a process which registered the generated blob compiles nothing.
+// CompileMultiCached caller belongs here too; tests/cli/embedded_databases.sh checks that the
+// executable, which registers the generated blob, compiles nothing.
 void CompileAllPatternDatabases() {
   constexpr std::string_view kLine = "x\n";
   (void)internal::ScanDetectPatterns(kLine, std::vector<size_t>{0});

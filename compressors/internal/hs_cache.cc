@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -11,7 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string_view>
+#include <vector>
 
 #include "caveman/stream/byte_io.h"
 #include "compressors/pattern_databases.h"
@@ -132,6 +135,9 @@ std::atomic<size_t> embedded_size{0};
 constexpr char kImageMagic[8] = {'C', 'V', 'H', 'S', 'I', 'M', 'G', '1'};
 constexpr size_t kImageAlign = 64;
 constexpr size_t kImageHeaderBytes = sizeof(kImageMagic) + 8;
+// Shorter than any database (Hyperscan's header alone is about 100 bytes): refused before
+// hs_database_size reads the header.
+constexpr size_t kMinImageBytes = 256;
 
 uint64_t LoadLe64(const char* p) {
   uint64_t v = 0;
@@ -183,7 +189,7 @@ size_t ImagePadding(size_t header_end) { return (kImageAlign - header_end % kIma
 const hs_database_t* FromImageEntry(std::string_view entry, size_t offset) {
   if (entry.size() < kImageHeaderBytes) return nullptr;
   const size_t pad = ImagePadding(offset + kImageHeaderBytes);
-  if (entry.size() < kImageHeaderBytes + pad + sizeof(void*)) return nullptr;
+  if (entry.size() < kImageHeaderBytes + pad + kMinImageBytes) return nullptr;
   const std::string_view image = entry.substr(kImageHeaderBytes + pad);
   if (ImageChecksum(image) != LoadLe64(entry.data() + sizeof(kImageMagic))) return nullptr;
   const hs_database_t* db = reinterpret_cast<const hs_database_t*>(image.data());
@@ -202,6 +208,14 @@ const hs_database_t* FromImageEntry(std::string_view entry, size_t offset) {
   return db;
 }
 
+// The databases lent in place from a registered blob, which FreeCachedDatabase leaves alone
+// (whatever blob is registered by then).
+std::mutex lent_mu;
+std::vector<const void*>* LentDatabases() {
+  static auto* lent = new std::vector<const void*>();  // never destroyed: used at exit
+  return lent;
+}
+
 const hs_database_t* LoadEmbedded(const std::string& key) {
   const char* p = embedded_begin.load(std::memory_order_acquire);
   if (p == nullptr || key.size() != kEmbeddedKeyBytes) return nullptr;
@@ -215,20 +229,19 @@ const hs_database_t* LoadEmbedded(const std::string& key) {
     if (entry_key == key) {
       const std::string_view entry = rest.substr(0, n);
       if (entry.size() >= sizeof(kImageMagic) && std::memcmp(entry.data(), kImageMagic, sizeof(kImageMagic)) == 0) {
-        return FromImageEntry(entry, static_cast<size_t>(entry.data() - blob.data()));
+        const hs_database_t* db = FromImageEntry(entry, static_cast<size_t>(entry.data() - blob.data()));
+        if (db != nullptr && reinterpret_cast<const char*>(db) >= entry.data() &&
+            reinterpret_cast<const char*>(db) < entry.data() + entry.size()) {
+          std::lock_guard<std::mutex> lock(lent_mu);
+          LentDatabases()->push_back(db);
+        }
+        return db;
       }
       return FromFileBytes(entry, /*check_digest=*/false);
     }
     rest.remove_prefix(n);
   }
   return nullptr;
-}
-
-bool InRegisteredBlob(const void* q) {
-  const char* p = embedded_begin.load(std::memory_order_acquire);
-  if (p == nullptr) return false;
-  const auto at = reinterpret_cast<uintptr_t>(q), begin = reinterpret_cast<uintptr_t>(p);
-  return at >= begin && at - begin < embedded_size.load(std::memory_order_acquire);
 }
 
 void Store(const std::string& dir, const std::string& path, const hs_database_t* db) {
@@ -290,7 +303,17 @@ const hs_database_t* CompileMultiCached(const char* const* expressions, const un
 }
 
 void FreeCachedDatabase(const hs_database_t* db) {
-  if (db != nullptr && !InRegisteredBlob(db)) hs_free_database(const_cast<hs_database_t*>(db));
+  if (db == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(lent_mu);
+    std::vector<const void*>& lent = *LentDatabases();
+    const auto it = std::find(lent.begin(), lent.end(), db);
+    if (it != lent.end()) {  // in place: nothing to free
+      lent.erase(it);
+      return;
+    }
+  }
+  hs_free_database(const_cast<hs_database_t*>(db));
 }
 
 }  // namespace caveman::internal
@@ -312,16 +335,19 @@ bool AppendPatternDatabaseImage(std::string_view key, std::string_view file_byte
   const std::string_view payload = file_bytes.substr(internal::kHeaderBytes);
   size_t size = 0;
   if (hs_serialized_database_size(payload.data(), payload.size(), &size) != HS_SUCCESS) return false;
-  // Deserialised at two different multiples of kImageAlign, the bytes must be the same: the
-  // premise of using the image in place anywhere at such an address.
-  std::string space(size + 3 * kImageAlign, '\0');
-  std::string other(size + 3 * kImageAlign, '\0');
+  // Deserialised at two addresses that are multiples of kImageAlign but differ modulo every
+  // larger power of two up to a page (one page aligned, the other 3 * kImageAlign past a page),
+  // the bytes must be the same: the premise of using the image in place anywhere at such an
+  // address.
+  constexpr size_t kPage = 4096;
+  std::string space(size + 2 * kPage, '\0');
+  std::string other(size + 2 * kPage, '\0');
   auto aligned = [](std::string& s, size_t extra) {
     const auto at = reinterpret_cast<uintptr_t>(s.data());
-    return s.data() + ((kImageAlign - at % kImageAlign) % kImageAlign) + extra;
+    return s.data() + ((kPage - at % kPage) % kPage) + extra;
   };
   char* a = aligned(space, 0);
-  char* b = aligned(other, kImageAlign);
+  char* b = aligned(other, 3 * kImageAlign);
   if (hs_deserialize_database_at(payload.data(), payload.size(), reinterpret_cast<hs_database_t*>(a)) != HS_SUCCESS ||
       hs_deserialize_database_at(payload.data(), payload.size(), reinterpret_cast<hs_database_t*>(b)) != HS_SUCCESS ||
       std::memcmp(a, b, size) != 0) {

@@ -30,8 +30,8 @@ namespace caveman::internal {
 const hs_database_t* CompileMultiCached(const char* const* expressions, const unsigned* flags, const unsigned* ids,
                                         unsigned count, std::string* error);
 
-// Frees a database from CompileMultiCached unless it lies in the registered blob. REQUIRES: the
-// blob it came from is still the registered one. nullptr is ignored.
+// Frees a database from CompileMultiCached, unless it was lent in place from a registered blob
+// (then only forgets it, whichever blob is registered by now). nullptr is ignored.
 void FreeCachedDatabase(const hs_database_t* db);
 
 // The cache directory CompileMultiCached uses ("" when disabled). Exposed for tests.
