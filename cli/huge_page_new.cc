@@ -1,6 +1,6 @@
 // Global operator new/delete of the caveman-engine program (not of the library: a library
 // must not replace its users' allocator). Same contract as the default ones — malloc, the
-// new-handler loop, std::bad_alloc — plus one thing: blocks of 4 MiB and more are advised for
+// new-handler loop, std::bad_alloc — plus one thing: blocks of 2 MiB and more are advised for
 // transparent huge pages (stream/huge_pages.h), so a large buffer that is filled once takes
 // one page fault per 2 MiB instead of one per 4 KiB. That reaches the allocations we do not
 // make ourselves: simdjson's structural index (up to 4 bytes per input byte, its largest

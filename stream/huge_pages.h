@@ -13,8 +13,13 @@
 
 namespace caveman {
 
-// Buffers smaller than this are not advised (the rounding would cost more than it saves).
-inline constexpr size_t kHugePageAdviceMin = 4u << 20;
+// Blocks from the heap (AdviseHugePages) smaller than this are not advised: only the whole
+// 2 MiB pages inside a block can be, so one huge page is the least worth asking for. Filling
+// 2 MiB of fresh 4 KiB pages costs 5–6 ms on this VM, one huge page ≈ 0.2 ms
+// (scripts/page_sources.c, modes 0 and 3; docs/PERFORMANCE.md, "Pattern databases used in
+// place"). It was 4 MiB until 2026-12-07. Spools map their own blocks in huge pages from
+// SpoolMemory::kMapBytes on (stream/spool.cc).
+inline constexpr size_t kHugePageAdviceMin = 2u << 20;
 
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 

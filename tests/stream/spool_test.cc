@@ -238,9 +238,9 @@ TEST(Spool, RaisedLimitStaysInMemoryAndGrowthFailureSpills) {
 namespace caveman {
 namespace {
 
-// SpoolMemory from 4 MiB on: the block starts and ends on 2 MiB boundaries whether it grew in
-// place or had to move (a page mapped right after it forces the move every few appends), and
-// keeps every byte across both. (Kernels from 6.7 on align large anonymous mappings
+// SpoolMemory from kMapBytes (256 KiB) on: the block starts and ends on 2 MiB boundaries
+// whether it grew in place or had to move (a page mapped right after it forces the move every
+// few appends), and keeps every byte across both. (Kernels from 6.7 on align large anonymous mappings
 // themselves; on older ones, Debian 12's 6.1 among them, only the spool's own alignment does.)
 TEST(SpoolMemory, GrowsInPlaceOrMovesAlignedKeepingEveryByte) {
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;
@@ -255,7 +255,7 @@ TEST(SpoolMemory, GrowsInPlaceOrMovesAlignedKeepingEveryByte) {
     m.Append(chunk);
     expected += chunk;
     ASSERT_GE(m.capacity(), m.size());
-    if (m.capacity() >= (4u << 20)) {
+    if (m.capacity() >= internal::SpoolMemory::kMapBytes) {
       EXPECT_EQ(reinterpret_cast<uintptr_t>(m.view().data()) % kHuge, 0u) << m.size();
       EXPECT_EQ(m.capacity() % kHuge, 0u) << m.size();
     }
