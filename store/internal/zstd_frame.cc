@@ -3,7 +3,13 @@
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getFrameHeader / ZSTD_frameHeader
 #include <zstd.h>
 
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+
 #include "stream/check.h"
+#include "stream/huge_pages.h"
 
 namespace caveman::internal {
 namespace {
@@ -16,6 +22,47 @@ Status ZstdInternal(const char* what, size_t code) {
   return Status::Internal(std::string("zstd ") + what + ": " + ZSTD_getErrorName(code));
 }
 
+// zstd's allocations, with the large ones in transparent huge pages (issue 19): a level-3
+// context for a large record allocates a workspace of ≈ 3 MiB (window and match tables) that
+// it fills, which in fresh 4 KiB pages took ≈ 550 page faults of the 64 MiB CI log's run, at
+// 5–10 µs each on this VM (docs/PERFORMANCE.md, "Pattern databases used in place"). A small
+// record's context stays under kHugeFrom and comes from malloc as before. Every block has a
+// header of kHeader bytes (keeping zstd's 64-byte alignment needs) holding the length of its
+// mapping, or 0 for malloc.
+constexpr size_t kHugeFrom = 256 << 10;
+constexpr size_t kHeader = 64;
+
+void* ZstdAlloc(void*, size_t size) {
+  size_t mapped = 0;
+  char* base;
+  if (size >= kHugeFrom) {
+    mapped = (size + kHeader + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    void* p = MapHugeAligned(mapped);
+    if (p == MAP_FAILED) return nullptr;
+    (void)::madvise(p, mapped, MADV_HUGEPAGE);
+    base = static_cast<char*>(p);
+  } else {
+    base = static_cast<char*>(std::malloc(size + kHeader));
+    if (base == nullptr) return nullptr;
+  }
+  std::memcpy(base, &mapped, sizeof mapped);
+  return base + kHeader;
+}
+
+void ZstdFree(void*, void* address) {
+  if (address == nullptr) return;
+  char* base = static_cast<char*>(address) - kHeader;
+  size_t mapped;
+  std::memcpy(&mapped, base, sizeof mapped);
+  if (mapped != 0) {
+    ::munmap(base, mapped);
+  } else {
+    std::free(base);
+  }
+}
+
+constexpr ZSTD_customMem kZstdMemory = {ZstdAlloc, ZstdFree, nullptr};
+
 }  // namespace
 
 Result<std::unique_ptr<FrameEncoder>> FrameEncoder::New(int level) {
@@ -23,7 +70,7 @@ Result<std::unique_ptr<FrameEncoder>> FrameEncoder::New(int level) {
     return Status::InvalidArgument("zstd level must be an integer from 1 to 19");
   }
   std::unique_ptr<FrameEncoder> enc(new FrameEncoder());
-  enc->cctx_ = ZSTD_createCCtx();
+  enc->cctx_ = ZSTD_createCCtx_advanced(kZstdMemory);
   if (enc->cctx_ == nullptr) return Status::Internal("zstd: cannot allocate a compression context");
   size_t r = ZSTD_CCtx_setParameter(enc->cctx_, ZSTD_c_compressionLevel, level);
   if (ZSTD_isError(r)) return ZstdInternal("set level", r);
@@ -120,7 +167,7 @@ Status FrameEncoder::Drain(bool end, ByteSink& out) {
 
 Result<std::unique_ptr<FrameDecoder>> FrameDecoder::New() {
   std::unique_ptr<FrameDecoder> dec(new FrameDecoder());
-  dec->dctx_ = ZSTD_createDCtx();
+  dec->dctx_ = ZSTD_createDCtx_advanced(kZstdMemory);
   if (dec->dctx_ == nullptr) return Status::Internal("zstd: cannot allocate a decompression context");
   dec->buf_ = ChunkBuffer(ZSTD_DStreamOutSize());
   return dec;
