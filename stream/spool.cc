@@ -128,6 +128,9 @@ void SpoolMemory::Reserve(size_t n) {
       void* dest = MapHugeAligned(want);
       if (dest != MAP_FAILED) {
         p = ::mremap(data_, capacity_, want, MREMAP_MAYMOVE | MREMAP_FIXED, dest);
+        // (A failed MREMAP_FIXED may already have unmapped `dest`; another thread's mapping
+        // could land there before this munmap. The kernel fails it only on limits such as
+        // the mapping count, where the process is failing anyway; kept as it was.)
         if (p == MAP_FAILED) ::munmap(dest, want);
       }
     }
@@ -186,7 +189,9 @@ void Spool::Clear() {
 
 bool Spool::RoomInMemory(size_t more) {
   if (fd_ >= 0 || mem_.size() + more > options_.memory_limit) return false;
-  // Grow geometrically but never past the limit, so a spool costs at most memory_limit.
+  // Grow geometrically but never asking past the limit: a spool holds at most memory_limit
+  // bytes in memory, and its block is at most that rounded up to whole 2 MiB huge pages (a
+  // 1 MiB limit can cost 2 MiB of RSS once the block is mapped).
   const size_t need = mem_.size() + more;
   if (need <= mem_.capacity()) return true;
   try {

@@ -47,8 +47,8 @@ class SpoolMemory {
   std::string_view view() const { return {data_, size_}; }
   size_t size() const { return size_; }
   size_t capacity() const { return capacity_; }
-  // Capacity for at least `n` bytes (exactly what is asked, rounded up to a page when mapped,
-  // to 2 MiB from 4 MiB on).
+  // Capacity for at least `n` bytes: on the heap, exactly what is asked plus Body::kViewPadding;
+  // from kMapBytes on, that rounded up to whole 2 MiB huge pages.
   void Reserve(size_t n);
   // REQUIRES: size() + d.size() <= capacity() or grows by Reserve's rule (at least doubling).
   void Append(std::string_view d);
@@ -136,7 +136,8 @@ class Spool final : public ByteSink {
 void SetSpoolSpillFailureForTest(bool fail);
 // TEST ONLY: true makes every write to an open spill file fail with ENOSPC.
 void SetSpoolDiskFullForTest(bool fail);
-// TEST ONLY: nonzero makes growing a spool's memory past `above` bytes fail (std::bad_alloc).
+// TEST ONLY: nonzero makes every growth of a spool's memory that asks for more than `above`
+// bytes fail (std::bad_alloc); growth inside a block already mapped (2 MiB steps) still works.
 void SetSpoolMemoryFailureForTest(size_t above);
 
 // Re-readable input of a compressor.

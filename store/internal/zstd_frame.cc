@@ -25,14 +25,16 @@ Status ZstdInternal(const char* what, size_t code) {
 // zstd's allocations, with the large ones in transparent huge pages (issue 19): a level-3
 // context for a large record allocates a workspace of ≈ 3 MiB (window and match tables) that
 // it fills, which in fresh 4 KiB pages took ≈ 550 page faults of the 64 MiB CI log's run, at
-// 5–10 µs each on this VM (docs/PERFORMANCE.md, "Pattern databases used in place"). A small
-// record's context stays under kHugeFrom and comes from malloc as before. Every block has a
-// header of kHeader bytes (keeping zstd's 64-byte alignment needs) holding the length of its
-// mapping, or 0 for malloc.
+// 5–10 µs each on this VM (docs/PERFORMANCE.md, "Pattern databases used in place"). A 4 KiB
+// record's context stays under kHugeFrom and comes from malloc as before; from some tens of
+// KiB on a record's tables pass it and take a 2 MiB mapping (RSS rounds up to 2 MiB). Every
+// block has a header of kHeader bytes (malloc's alignment kept, 64 on mappings) holding the
+// length of its mapping, or 0 for malloc. The sanitizer builds keep zstd's own allocator, so
+// LeakSanitizer still sees its blocks.
 constexpr size_t kHugeFrom = 256 << 10;
 constexpr size_t kHeader = 64;
 
-void* ZstdAlloc(void*, size_t size) {
+[[maybe_unused]] void* ZstdAlloc(void*, size_t size) {
   size_t mapped = 0;
   char* base;
   if (size >= kHugeFrom) {
@@ -49,7 +51,7 @@ void* ZstdAlloc(void*, size_t size) {
   return base + kHeader;
 }
 
-void ZstdFree(void*, void* address) {
+[[maybe_unused]] void ZstdFree(void*, void* address) {
   if (address == nullptr) return;
   char* base = static_cast<char*>(address) - kHeader;
   size_t mapped;
@@ -61,7 +63,18 @@ void ZstdFree(void*, void* address) {
   }
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define CAVEMAN_ZSTD_OWN_MEMORY 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CAVEMAN_ZSTD_OWN_MEMORY 1
+#endif
+#endif
+#ifdef CAVEMAN_ZSTD_OWN_MEMORY
+constexpr ZSTD_customMem kZstdMemory = {nullptr, nullptr, nullptr};  // zstd's own (malloc)
+#else
 constexpr ZSTD_customMem kZstdMemory = {ZstdAlloc, ZstdFree, nullptr};
+#endif
 
 }  // namespace
 
