@@ -19,6 +19,7 @@
 #include "compressors/internal/templates.h"
 #include "compressors/text_util.h"
 #include "compressors/repetition.h"
+#include "stream/bits.h"
 #include "stream/line_splitter.h"
 #include "stream/spool.h"
 
@@ -68,7 +69,7 @@ class ByteLog {
     if (pending_.size() >= kBuffer) Flush();
   }
   void AppendU64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) pending_.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+    internal::AppendLe64(v, &pending_);
     if (pending_.size() >= kBuffer) Flush();
   }
   Status Finish() {
@@ -95,8 +96,8 @@ class ByteLog {
     }
     uint64_t NextU64() {  // little-endian, as AppendU64 wrote it
       uint64_t v = 0;
-      if (buf_.size() - pos_ >= 8 && std::endian::native == std::endian::little) {
-        std::memcpy(&v, buf_.data() + pos_, 8);
+      if (buf_.size() - pos_ >= 8) {
+        v = internal::LoadLe64(buf_.data() + pos_);
         pos_ += 8;
         return v;
       }

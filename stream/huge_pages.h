@@ -54,6 +54,17 @@ inline void* MapHugeAligned(size_t bytes) {
   return reinterpret_cast<void*>(aligned);
 }
 
+// `n` rounded up to whole huge pages.
+inline size_t RoundUpToHugePages(size_t n) { return (n + kHugePageBytes - 1) & ~(kHugePageBytes - 1); }
+
+// MapHugeAligned of `bytes` (a multiple of kHugePageBytes) advised for transparent huge pages
+// before anything touches it, so each 2 MiB stretch can be one huge page; or MAP_FAILED.
+inline void* MapHugePages(size_t bytes) {
+  void* p = MapHugeAligned(bytes);
+  if (p != MAP_FAILED) (void)::madvise(p, bytes, MADV_HUGEPAGE);
+  return p;
+}
+
 }  // namespace caveman
 
 #endif  // CAVEMAN_STREAM_HUGE_PAGES_H_

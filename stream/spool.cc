@@ -120,7 +120,7 @@ void SpoolMemory::Reserve(size_t n) {
   // touched before the advice would stay 4 KiB pages for good (an unaligned or late-advised
   // mapping left its first stretches, and after a move every one, in 4 KiB pages). RSS rounds
   // up to 2 MiB per mapped block.
-  size_t want = (n + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  const size_t want = RoundUpToHugePages(n);
   void* p;
   if (mapped_) {
     p = ::mremap(data_, capacity_, want, 0);  // in place, when the addresses after it are free
@@ -136,11 +136,8 @@ void SpoolMemory::Reserve(size_t n) {
     }
     if (p == MAP_FAILED) p = ::mremap(data_, capacity_, want, MREMAP_MAYMOVE);
   } else {
-    p = MapHugeAligned(want);
-    if (p != MAP_FAILED) {
-      (void)::madvise(p, want, MADV_HUGEPAGE);  // before the copy touches it
-      if (size_ > 0) std::memcpy(p, data_, size_);
-    }
+    p = MapHugePages(want);  // advised before the copy touches it
+    if (p != MAP_FAILED && size_ > 0) std::memcpy(p, data_, size_);
   }
   if (p == MAP_FAILED) throw std::bad_alloc();
   if (!mapped_) std::free(data_);

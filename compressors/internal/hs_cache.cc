@@ -18,6 +18,7 @@
 
 #include "caveman/stream/byte_io.h"
 #include "compressors/pattern_databases.h"
+#include "stream/bits.h"
 #include "stream/huge_pages.h"
 #include "stream/sha256.h"
 
@@ -138,16 +139,6 @@ constexpr size_t kImageHeaderBytes = sizeof(kImageMagic) + 8;
 // Shorter than any database (Hyperscan's header alone is about 100 bytes): refused before
 // hs_database_size reads the header.
 constexpr size_t kMinImageBytes = 256;
-
-uint64_t LoadLe64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
-
-void AppendLe64(uint64_t v, std::string* out) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
 
 uint64_t MixWord(uint64_t h, uint64_t w) {
   constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;  // odd: every step is a bijection of h

@@ -38,10 +38,9 @@ constexpr size_t kHeader = 64;
   size_t mapped = 0;
   char* base;
   if (size >= kHugeFrom) {
-    mapped = (size + kHeader + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
-    void* p = MapHugeAligned(mapped);
+    mapped = RoundUpToHugePages(size + kHeader);
+    void* p = MapHugePages(mapped);
     if (p == MAP_FAILED) return nullptr;
-    (void)::madvise(p, mapped, MADV_HUGEPAGE);
     base = static_cast<char*>(p);
   } else {
     base = static_cast<char*>(std::malloc(size + kHeader));

@@ -135,17 +135,15 @@ template <class T>
 struct HugePageAllocator {
   using value_type = T;
   static constexpr size_t kMin = size_t{1} << 20;
-  static constexpr size_t kHuge = kHugePageBytes;
   HugePageAllocator() = default;
   template <class U>
   explicit HugePageAllocator(const HugePageAllocator<U>&) {}
-  static size_t Rounded(size_t bytes) { return (bytes + kHuge - 1) & ~(kHuge - 1); }
+  static size_t Rounded(size_t bytes) { return RoundUpToHugePages(bytes); }
   T* allocate(size_t n) {
     const size_t bytes = n * sizeof(T);
     if (bytes < kMin) return static_cast<T*>(::operator new(bytes));
-    void* p = MapHugeAligned(Rounded(bytes));
+    void* p = MapHugePages(Rounded(bytes));
     if (p == MAP_FAILED) throw std::bad_alloc();
-    (void)::madvise(p, Rounded(bytes), MADV_HUGEPAGE);
     return static_cast<T*>(p);
   }
   void deallocate(T* p, size_t n) {
